@@ -1,0 +1,38 @@
+# The two commands of the quick start:
+#   make run    set up, then answer a sample question with the embedded default model
+#   make test   set up, then run the whole test suite (and the type and lint checks)
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.toolrouting-setup
+QUESTION ?= What does the latch on the storage-room door do?
+
+# llama.cpp threads busy-wait under OpenMP; with two model processes on few cores that
+# turns seconds into minutes. Passive waiting costs nothing when one process runs alone.
+export OMP_WAIT_POLICY := passive
+
+.PHONY: setup run test check bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml scripts/setup.sh
+	PYTHON=$(PYTHON) VENV=$(VENV) sh scripts/setup.sh
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/toolrouting run "$(QUESTION)"
+
+check: $(STAMP)
+	$(BIN)/ruff check toolrouting tests benchmarks
+	$(BIN)/ruff format --check toolrouting tests benchmarks
+	$(BIN)/mypy toolrouting
+
+test: check
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,191 @@
+"""The strict parser: a model's reply checked against the actions it was offered."""
+
+from __future__ import annotations
+
+import dataclasses
+import decimal
+import json
+import math
+import re
+from collections.abc import Collection
+from typing import Any
+
+from ._limits import MAX_REPLY_CHARS, MAX_REPLY_QUOTE
+from ._names import NONE_TOOL
+
+__all__ = ["NOT_AN_OBJECT", "Route", "parse_route", "quote_reply"]
+
+#: The error of a reply that is not a JSON object at all (prose, an array, nothing).
+NOT_AN_OBJECT = "the reply is not a JSON object"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Route:
+    """What :func:`parse_route` made of a reply.
+
+    Accepted (``ok``): ``tool``, the trimmed ``text`` and, for a tool other than
+    ``none``, its ``arguments``. Refused: ``error`` alone.
+    """
+
+    ok: bool
+    tool: str | None = None
+    arguments: dict[str, Any] | None = None
+    text: str | None = None
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The specification's hash shape: the keys that have a value, no ``None``s."""
+        return {f.name: v for f in dataclasses.fields(self) if (v := getattr(self, f.name)) is not None}
+
+
+class _Refusal(Exception):
+    """A reply the decoder hooks refuse; its message is the error."""
+
+
+def quote_reply(text: str, start: int = 0) -> str:
+    """At most ``MAX_REPLY_QUOTE`` characters of model output from ``start``, quoted and printable."""
+    snippet = text[start : start + MAX_REPLY_QUOTE]
+    printable = snippet.encode("utf-8", "backslashreplace").decode("utf-8")
+    more = "…" if len(text) > start + MAX_REPLY_QUOTE else ""
+    return json.dumps(printable, ensure_ascii=False) + more
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Refusal(f"the reply repeats the key {quote_reply(key)}")
+            seen.add(key)
+    return obj
+
+
+def _refuse_constant(literal: str) -> Any:
+    raise _Refusal(f"the reply uses {literal}, which is not JSON")
+
+
+def _finite_float(literal: str) -> float:
+    number = float(literal)
+    if math.isinf(number):
+        raise _Refusal(f"the reply has a number too large to be finite: {quote_reply(literal)}")
+    return number
+
+
+def _big_int(literal: str) -> int:
+    # Integers of any size are valid JSON; int(str) refuses more than 4,300 digits.
+    return int(decimal.Decimal(literal))
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_unique_object, parse_constant=_refuse_constant, parse_float=_finite_float
+)
+_BIG_INT_DECODER = json.JSONDecoder(
+    object_pairs_hook=_unique_object,
+    parse_constant=_refuse_constant,
+    parse_float=_finite_float,
+    parse_int=_big_int,
+)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def parse_route(text: str, names: Collection[str]) -> Route:
+    """Check a reply against the offered tool ``names``; never raises.
+
+    The whole trimmed reply must be one JSON object (RFC 7493 I-JSON: no duplicate keys,
+    no lone surrogates, no non-finite numbers) whose ``tool`` is ``"none"`` alone, or one
+    of ``names`` with exactly an object of ``arguments`` beside it. Nothing is repaired.
+    """
+    try:
+        return _parse(text, names)
+    except Exception as error:  # the promise is "never raises"; a bug becomes a refusal
+        return _refused(f"the reply could not be checked ({type(error).__name__})")
+
+
+def _refused(error: str) -> Route:
+    return Route(ok=False, error=error)
+
+
+def _parse(text: str, names: Collection[str]) -> Route:
+    if not isinstance(text, str):
+        return _refused(f"the reply is not text but {type(text).__name__}")
+    if len(text) > MAX_REPLY_CHARS:
+        return _refused(f"the reply has {len(text)} characters, over the limit of {MAX_REPLY_CHARS}")
+    trimmed = text.strip()
+    if not trimmed.startswith("{"):
+        return _refused(NOT_AN_OBJECT)
+    try:
+        value, end = _decode(trimmed)
+    except _Refusal as refusal:
+        return _refused(str(refusal))
+    except json.JSONDecodeError as error:
+        window = max(0, error.pos - MAX_REPLY_QUOTE // 2)
+        return _refused(
+            f"the reply is not valid JSON: {error.msg} (character {error.pos}): "
+            f"{quote_reply(trimmed, window)}"
+        )
+    except RecursionError:
+        return _refused("the reply nests too deeply to decode")
+    if end != len(trimmed):
+        return _refused(f"the reply has text after the JSON object: {quote_reply(trimmed, end)}")
+    if not trimmed.isascii() or _SURROGATE_ESCAPE.search(trimmed):
+        problem = _lone_surrogate(value)
+        if problem is not None:
+            return _refused(problem)
+    return _check_action(value, trimmed, names)
+
+
+def _decode(trimmed: str) -> tuple[Any, int]:
+    try:
+        return _DECODER.raw_decode(trimmed)
+    except ValueError as error:
+        if isinstance(error, json.JSONDecodeError) or "digits" not in str(error):
+            raise
+        return _BIG_INT_DECODER.raw_decode(trimmed)
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as error:
+                snippet = quote_reply(item, max(0, error.start - 8))
+                return f"the reply has a string with a lone surrogate: {snippet}"
+    return None
+
+
+def _check_action(value: dict[str, Any], trimmed: str, names: Collection[str]) -> Route:
+    if "tool" not in value:
+        return _refused('the reply has no "tool" key')
+    tool = value["tool"]
+    if not isinstance(tool, str) or not tool:
+        return _refused('the "tool" value is not a non-empty string')
+    if tool == NONE_TOOL:
+        if len(value) != 1:
+            return _refused(f'the "none" action carries other keys: {_keys(value, {"tool"})}')
+        return Route(ok=True, tool=NONE_TOOL, text=trimmed)
+    if tool not in names:
+        return _refused(f"the tool {quote_reply(tool)} is not one of the offered tools")
+    if len(value) != 2 or "arguments" not in value:
+        extra = _keys(value, {"tool", "arguments"})
+        if extra:
+            return _refused(
+                f'the action for {quote_reply(tool)} has keys besides "tool" and "arguments": {extra}'
+            )
+        return _refused(f'the action for {quote_reply(tool)} has no "arguments"')
+    arguments = value["arguments"]
+    if not isinstance(arguments, dict):
+        return _refused(f'the "arguments" of {quote_reply(tool)} are not a JSON object')
+    return Route(ok=True, tool=tool, arguments=arguments, text=trimmed)
+
+
+def _keys(value: dict[str, Any], allowed: set[str]) -> str:
+    return ", ".join(quote_reply(key) for key in value if key not in allowed)[: MAX_REPLY_QUOTE * 2]

@@ -1,0 +1,107 @@
+"""A backend that answers from a script: for tests, docs and users' own tests."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Self
+
+from ._backend import Completion, Message, Usage, is_truncated
+from ._errors import BackendError
+from ._settings import Settings
+
+__all__ = ["ScriptedBackend", "ScriptedRequest"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ScriptedRequest:
+    """One request a scripted backend received: the conversation and the settings it carried."""
+
+    messages: tuple[Message, ...]
+    settings: Settings
+
+
+Reply = str | Completion | BaseException | Callable[[ScriptedRequest], str | Completion]
+
+
+class ScriptedBackend:
+    """Answers each request with the next queued reply, and records every request.
+
+    A reply is a string, a :class:`Completion`, an exception to raise (fault injection),
+    or a callable that gets the :class:`ScriptedRequest` and returns either of the first
+    two. A string counts one token per whitespace-separated word; when it has more words
+    than ``settings.max_tokens`` it is cut there and reported truncated, as a server would.
+    Clones share the queue and the record, so a test sees what a routed clone was sent.
+    """
+
+    def __init__(self, replies: Iterable[Reply] = (), *, settings: Settings | None = None) -> None:
+        self._settings = settings if settings is not None else Settings()
+        self._queue: collections.deque[Reply] = collections.deque(replies)
+        self.requests: list[ScriptedRequest] = []
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    @property
+    def pending(self) -> int:
+        """How many queued replies are left."""
+        return len(self._queue)
+
+    def enqueue(self, *replies: Reply) -> None:
+        """Queue replies for the next requests, in order."""
+        self._queue.extend(replies)
+
+    def clone(self, **changes: Any) -> Self:
+        unknown = set(changes) - {"settings"}
+        if unknown:
+            raise TypeError(f"ScriptedBackend.clone takes only settings, not {sorted(unknown)}")
+        twin = object.__new__(type(self))
+        twin._settings = changes.get("settings", self._settings)
+        twin._queue = self._queue
+        twin.requests = self.requests
+        return twin
+
+    def complete(self, messages: Sequence[Message]) -> Completion:
+        request = ScriptedRequest(tuple(dict(m) for m in messages), self._settings)  # type: ignore[misc]
+        self.requests.append(request)
+        if not self._queue:
+            raise BackendError(
+                f"the scripted backend has no reply for request {len(self.requests)}; "
+                "queue one with enqueue()"
+            )
+        reply = self._queue.popleft()
+        if isinstance(reply, BaseException):
+            raise reply
+        if callable(reply):
+            reply = reply(request)
+        if isinstance(reply, Completion):
+            return reply
+        return self._complete_text(reply, messages)
+
+    def _complete_text(self, text: str, messages: Sequence[Message]) -> Completion:
+        cap = self._settings.max_tokens
+        words = text.split()
+        finish = "stop"
+        if cap is not None and len(words) > cap:
+            text, words, finish = " ".join(words[:cap]), words[:cap], "length"
+        usage = Usage(
+            prompt_tokens=sum(len(m["content"].split()) for m in messages),
+            completion_tokens=len(words),
+        )
+        return Completion(
+            text=text,
+            finish_reason=finish,
+            usage=usage,
+            truncated=is_truncated(finish, len(words), cap),
+        )
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
