@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
 
+import httpx
+import pytest
 from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
@@ -11,3 +19,78 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 settings.register_profile("ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("long", max_examples=100_000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# --- A real `python -m llama_cpp.server` for the tests that talk to one over HTTP ---------------
+
+#: Seconds the server gets to load the default model and answer /v1/models (it needs about two).
+LLAMA_SERVER_START_LIMIT = 120.0
+_LLAMA_SERVER_MODULES = (
+    "llama_cpp",
+    "uvicorn",
+    "fastapi",
+    "sse_starlette",
+    "starlette_context",
+    "pydantic_settings",
+)
+
+
+@pytest.fixture(scope="session")
+def llama_cpp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of a `python -m llama_cpp.server` on loopback with the default SmolLM2 model.
+
+    Started once per session (the loop's end-to-end tests reuse it) and terminated at the end.
+    """
+    from toolrouting._errors import ModelLoadError
+    from toolrouting._llamacpp import default_model_path
+
+    missing = [name for name in _LLAMA_SERVER_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        pytest.skip(
+            f"python -m llama_cpp.server needs {', '.join(missing)}: pip install -e '.[dev,embedded]'"
+        )
+    try:
+        model = default_model_path()
+    except ModelLoadError as error:
+        pytest.skip(str(error))
+    with socket.socket() as probe:  # a free port; the server binds it a moment later
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    log_path = tmp_path_factory.mktemp("llama_cpp_server") / "server.log"
+    command = [
+        sys.executable, "-m", "llama_cpp.server", "--model", str(model),
+        "--host", "127.0.0.1", "--port", str(port),
+        "--n_ctx", "2048", "--n_threads", "2", "--n_threads_batch", "2",
+    ]  # fmt: skip
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "OMP_WAIT_POLICY": "passive"}
+        )
+    try:
+        _wait_for_llama_server(process, url, log_path.read_text)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _wait_for_llama_server(process: subprocess.Popen[bytes], url: str, log: Callable[[], str]) -> None:
+    """Poll /v1/models until the model is loaded, the process dies, or the start limit passes."""
+    deadline = time.monotonic() + LLAMA_SERVER_START_LIMIT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"python -m llama_cpp.server exited with {process.returncode}:\n{log()[-2000:]}")
+        try:
+            if httpx.get(f"{url}/v1/models", timeout=2.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass  # not listening yet
+        time.sleep(0.2)
+    pytest.fail(
+        f"python -m llama_cpp.server did not answer within {LLAMA_SERVER_START_LIMIT:g} s:\n{log()[-2000:]}"
+    )

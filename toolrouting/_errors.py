@@ -6,8 +6,14 @@ ToolRoutingError
 │   ├── BackendConnectError            the server could not be reached
 │   ├── BackendTimeout                 the server did not answer in time
 │   ├── BackendHTTPError               the server answered with an error status
-│   └── BackendResponseError           the answer is not a usable chat completion
+│   ├── BackendResponseError           the answer is not a usable chat completion
+│   ├── GrammarError (also ValueError) a JSON schema llama.cpp cannot turn into a grammar
+│   └── ModelLoadError                 the embedded model or llama-cpp-python is missing or unreadable
+├── MemoryStoreError                   a memory database or notes folder that cannot be used
 └── RunError                           a routing run could not finish
+    ├── RepairsExhaustedError          the model's reply stayed invalid after its repairs
+    ├── RetriesExhaustedError          a backend kept failing past the retry budget
+    └── TranscriptError                a transcript that cannot be resumed
 """
 
 from __future__ import annotations
@@ -19,9 +25,15 @@ __all__ = [
     "BackendResponseError",
     "BackendTimeout",
     "CatalogueError",
+    "GrammarError",
+    "MemoryStoreError",
+    "ModelLoadError",
+    "RepairsExhaustedError",
+    "RetriesExhaustedError",
     "RunError",
     "SchemaIgnoredError",
     "ToolRoutingError",
+    "TranscriptError",
 ]
 
 
@@ -77,6 +89,11 @@ class BackendHTTPError(BackendError):
         self.retry_after = retry_after
         super().__init__(message)
 
+    def __reduce__(
+        self,
+    ) -> tuple[type[BackendHTTPError], tuple[int, str, str, str], dict[str, float | None]]:
+        return (type(self), (self.status, self.url, self.body, str(self)), {"retry_after": self.retry_after})
+
 
 class BackendResponseError(BackendError):
     """The server's answer is not a chat completion this backend can read."""
@@ -86,5 +103,75 @@ class SchemaIgnoredError(BackendResponseError):
     """A schema was sent and the reply is not JSON at all: the server did not constrain it."""
 
 
+class GrammarError(BackendError, ValueError):
+    """A request's JSON schema that llama.cpp's converter cannot turn into a grammar.
+
+    ``pointer`` is the JSON pointer of the sub-schema it refused, ``""`` when unknown.
+    """
+
+    def __init__(self, reason: str, pointer: str = "") -> None:
+        self.reason = reason
+        self.pointer = pointer
+        super().__init__(reason)
+
+    def __reduce__(self) -> tuple[type[GrammarError], tuple[str, str]]:
+        return (type(self), (self.reason, self.pointer))
+
+
+class ModelLoadError(BackendError):
+    """The embedded backend cannot start: llama-cpp-python or the model file is missing or unreadable."""
+
+
 class RunError(ToolRoutingError):
     """A routing run stopped before the model handed off."""
+
+
+class RepairsExhaustedError(RunError):
+    """The model's reply was refused, and still refused after the repairs the run allows.
+
+    ``round`` is the round it happened in, ``problem`` what was wrong with the last reply.
+    """
+
+    def __init__(self, round: int, problem: str, max_repairs: int) -> None:
+        self.round = round
+        self.problem = problem
+        self.max_repairs = max_repairs
+        super().__init__(
+            f"round {round}: the reply is still not a valid action after {max_repairs} "
+            f"repair{'s' if max_repairs != 1 else ''} (max_repairs): {problem}; "
+            "check that the backend enforces the route schema, or raise max_repairs"
+        )
+
+    def __reduce__(self) -> tuple[type[RepairsExhaustedError], tuple[int, str, int]]:
+        return (type(self), (self.round, self.problem, self.max_repairs))
+
+
+class RetriesExhaustedError(RunError):
+    """A request kept failing with retryable backend errors; the last one is ``__cause__``."""
+
+    def __init__(self, round: int, attempts: int, reason: str) -> None:
+        self.round = round
+        self.attempts = attempts
+        self.reason = reason
+        super().__init__(f"round {round}: the backend request failed {attempts} times: {reason}")
+
+    def __reduce__(self) -> tuple[type[RetriesExhaustedError], tuple[int, int, str]]:
+        return (type(self), (self.round, self.attempts, self.reason))
+
+
+class TranscriptError(RunError):
+    """A transcript file that cannot be read back or resumed; ``line`` is 1-based, 0 for the whole file."""
+
+    def __init__(self, path: str, line: int, reason: str) -> None:
+        self.path = path
+        self.line = line
+        self.reason = reason
+        where = f"{path}, line {line}" if line else path
+        super().__init__(f"transcript {where}: {reason}")
+
+    def __reduce__(self) -> tuple[type[TranscriptError], tuple[str, int, str]]:
+        return (type(self), (self.path, self.line, self.reason))
+
+
+class MemoryStoreError(ToolRoutingError):
+    """A memory database or a folder of notes that the demo memory store cannot use."""

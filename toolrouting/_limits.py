@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 __all__ = [
+    "DEFAULT_MAX_REPAIRS",
+    "DEFAULT_MAX_REPEATS",
+    "DEFAULT_MAX_ROUNDS",
+    "DEFAULT_REQUEST_TIMEOUT",
+    "DEFAULT_RETRIES",
     "DEFAULT_ROUTING_CAP",
+    "EMBEDDED_N_CTX",
+    "GRAMMAR_CACHE_SIZE",
     "MAX_BODY_QUOTE",
     "MAX_REPLY_CHARS",
     "MAX_REPLY_QUOTE",
-    "MAX_SCHEMA_DEPTH",
+    "MAX_RETRY_AFTER",
+    "MAX_TOOL_ERROR_CHARS",
+    "MEMORY_QUERY_CHARS",
+    "MEMORY_QUERY_TERMS",
+    "MEMORY_SEARCH_RESULTS",
+    "RETRY_BACKOFF_BASE",
+    "RETRY_BACKOFF_MAX",
     "ROUTE_SCHEMA_NAME",
 ]
 
@@ -28,6 +41,56 @@ DEFAULT_ROUTING_CAP = 512
 #: The name a routed backend gives its JSON schema on the wire.
 ROUTE_SCHEMA_NAME = "tool_route"
 
-#: Nesting depth a tool's parameters schema may reach. Real schemas stay in single
-#: digits; the bound turns a self-referencing or hostile catalogue into a clear error.
-MAX_SCHEMA_DEPTH = 64
+
+#: Seconds an HTTP backend waits to connect, to send, and for each read of the answer. A
+#: request without streaming sends nothing until generation ends, so this bounds a whole
+#: completion: generous enough for a few hundred tokens on a CPU, short of hanging forever.
+DEFAULT_REQUEST_TIMEOUT = 300.0
+
+#: Rounds a routing run may take before it is told to hand off. A retrieval phase that
+#: has not found what it needs in eight actions is looping, not searching.
+DEFAULT_MAX_ROUNDS = 8
+
+#: Times a refused reply is fed back for repair before the run fails. Under a grammar a
+#: refusal means the server did not constrain; one repair tells a model that strays from
+#: one that cannot follow the schema at all.
+DEFAULT_MAX_REPAIRS = 1
+
+#: Times the same call (tool and canonical arguments) may run again in one run. The first
+#: repeat may be a model that lost a result; the second is a loop.
+DEFAULT_MAX_REPEATS = 1
+
+#: Retries of one request after a retryable backend error (refused, reset, timeout, 429, 5xx).
+DEFAULT_RETRIES = 2
+
+#: Seconds before the first retry; each further retry waits twice as long, up to the cap.
+RETRY_BACKOFF_BASE = 0.5
+
+#: The longest wait between retries of our own choosing.
+RETRY_BACKOFF_MAX = 8.0
+
+#: The longest server ``Retry-After`` a run waits for; a longer one fails the run now
+#: rather than leaving it silent for minutes.
+MAX_RETRY_AFTER = 60.0
+
+#: Records one memory search returns: a few titles keep the result short for a small model.
+MEMORY_SEARCH_RESULTS = 5
+
+#: Characters a search query may have in the grammar: without a bound a small model can
+#: write one string until the completion cap cuts the action off.
+MEMORY_QUERY_CHARS = 80
+
+#: Terms of a model's search query that are used; the rest are dropped, bounding the query.
+MEMORY_QUERY_TERMS = 16
+
+#: Context window of the embedded model unless the caller names another: room for a
+#: routing conversation of several rounds, at a KV cache under 100 MB on the default model.
+EMBEDDED_N_CTX = 4096
+
+#: Distinct schemas whose llama.cpp grammar the embedded backend keeps. A run reuses one
+#: route schema per catalogue; a few dozen covers narrowing catalogues without growing forever.
+GRAMMAR_CACHE_SIZE = 32
+
+#: Characters of a tool function's exception message put in its error result: the gist
+#: for the model to act on, never a traceback flooding its context.
+MAX_TOOL_ERROR_CHARS = 500

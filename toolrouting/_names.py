@@ -20,6 +20,8 @@ def tool_name_problem(name: object) -> str | None:
         return f"the name is not a string but {type(name).__name__}"
     if not name.strip():
         return "the name is blank"
+    if name.isascii() and name.isprintable() and " " not in name:
+        return None  # the common case, decided in C
     for position, char in enumerate(name):
         category = unicodedata.category(char)
         if char.isspace() or category[0] in "CZ":

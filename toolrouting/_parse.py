@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import decimal
 import json
 import math
 import re
@@ -73,8 +72,15 @@ def _finite_float(literal: str) -> float:
 
 
 def _big_int(literal: str) -> int:
-    # Integers of any size are valid JSON; int(str) refuses more than 4,300 digits.
-    return int(decimal.Decimal(literal))
+    # Integers of any size are valid JSON, but int(str) refuses more than 4,300 digits and
+    # int(Decimal) is quadratic (40 s for a megabyte of digits); halving is subquadratic.
+    if literal.startswith("-"):
+        return -_big_int(literal[1:])
+    if len(literal) <= _INT_CHUNK:
+        return int(literal)
+    half = len(literal) // 2
+    power: int = 10**half
+    return _big_int(literal[:-half]) * power + _big_int(literal[-half:])
 
 
 _DECODER = json.JSONDecoder(
@@ -87,6 +93,11 @@ _BIG_INT_DECODER = json.JSONDecoder(
     parse_int=_big_int,
 )
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+#: Digits int() converts in one go under any interpreter setting (the lowest limit allowed is 640).
+_INT_CHUNK = 600
+#: RFC 8259's insignificant whitespace. str.strip() would also drop NBSP, U+2028, U+3000 and
+#: \x1c-\x1f, which no JSON text may carry: stripping them would be a repair.
+_JSON_WHITESPACE = " \t\n\r"
 
 
 def parse_route(text: str, names: Collection[str]) -> Route:
@@ -97,8 +108,38 @@ def parse_route(text: str, names: Collection[str]) -> Route:
     of ``names`` with exactly an object of ``arguments`` beside it. Nothing is repaired.
     """
     try:
-        return _parse(text, names)
-    except Exception as error:  # the promise is "never raises"; a bug becomes a refusal
+        if not isinstance(text, str):
+            return _refused(f"the reply is not text but {type(text).__name__}")
+        if len(text) > MAX_REPLY_CHARS:
+            return _refused(f"the reply has {len(text)} characters, over the limit of {MAX_REPLY_CHARS}")
+        trimmed = text.strip(_JSON_WHITESPACE)
+        if not trimmed.startswith("{"):
+            return _refused(NOT_AN_OBJECT)
+        try:
+            value, end = _DECODER.raw_decode(trimmed)
+        except _Refusal as refusal:
+            return _refused(str(refusal))
+        except json.JSONDecodeError as error:
+            return _not_json(error, trimmed)
+        except ValueError as error:
+            if "digits" not in str(error):
+                raise
+            try:
+                value, end = _BIG_INT_DECODER.raw_decode(trimmed)
+            except json.JSONDecodeError as later:  # past the big integer the first pass stopped at
+                return _not_json(later, trimmed)
+        if end != len(trimmed):
+            return _refused(f"the reply has text after the JSON object: {quote_reply(trimmed, end)}")
+        if not trimmed.isascii() or ("\\u" in trimmed and _SURROGATE_ESCAPE.search(trimmed)):
+            problem = _lone_surrogate(value)
+            if problem is not None:
+                return _refused(problem)
+        return _check_action(value, trimmed, names)
+    except _Refusal as refusal:  # from the big-integer decoder's second pass
+        return _refused(str(refusal))
+    except RecursionError:
+        return _refused("the reply nests too deeply to decode")
+    except Exception as error:  # the promise is "never raises": a bug becomes a refusal
         return _refused(f"the reply could not be checked ({type(error).__name__})")
 
 
@@ -106,42 +147,26 @@ def _refused(error: str) -> Route:
     return Route(ok=False, error=error)
 
 
-def _parse(text: str, names: Collection[str]) -> Route:
-    if not isinstance(text, str):
-        return _refused(f"the reply is not text but {type(text).__name__}")
-    if len(text) > MAX_REPLY_CHARS:
-        return _refused(f"the reply has {len(text)} characters, over the limit of {MAX_REPLY_CHARS}")
-    trimmed = text.strip()
-    if not trimmed.startswith("{"):
-        return _refused(NOT_AN_OBJECT)
-    try:
-        value, end = _decode(trimmed)
-    except _Refusal as refusal:
-        return _refused(str(refusal))
-    except json.JSONDecodeError as error:
-        window = max(0, error.pos - MAX_REPLY_QUOTE // 2)
-        return _refused(
-            f"the reply is not valid JSON: {error.msg} (character {error.pos}): "
-            f"{quote_reply(trimmed, window)}"
-        )
-    except RecursionError:
-        return _refused("the reply nests too deeply to decode")
-    if end != len(trimmed):
-        return _refused(f"the reply has text after the JSON object: {quote_reply(trimmed, end)}")
-    if not trimmed.isascii() or _SURROGATE_ESCAPE.search(trimmed):
-        problem = _lone_surrogate(value)
-        if problem is not None:
-            return _refused(problem)
-    return _check_action(value, trimmed, names)
+def _not_json(error: json.JSONDecodeError, trimmed: str) -> Route:
+    window = max(0, error.pos - MAX_REPLY_QUOTE // 2)
+    return _refused(
+        f"the reply is not valid JSON: {error.msg} (character {error.pos}): {quote_reply(trimmed, window)}"
+    )
 
 
-def _decode(trimmed: str) -> tuple[Any, int]:
-    try:
-        return _DECODER.raw_decode(trimmed)
-    except ValueError as error:
-        if isinstance(error, json.JSONDecodeError) or "digits" not in str(error):
-            raise
-        return _BIG_INT_DECODER.raw_decode(trimmed)
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _accepted(tool: str, arguments: dict[str, Any] | None, text: str) -> Route:
+    # The hot path: filling the slots directly is twice as fast as the dataclass __init__.
+    route: Route = _new(Route)
+    _set(route, "ok", True)
+    _set(route, "tool", tool)
+    _set(route, "arguments", arguments)
+    _set(route, "text", text)
+    _set(route, "error", None)
+    return route
 
 
 def _lone_surrogate(value: Any) -> str | None:
@@ -171,7 +196,7 @@ def _check_action(value: dict[str, Any], trimmed: str, names: Collection[str]) -
     if tool == NONE_TOOL:
         if len(value) != 1:
             return _refused(f'the "none" action carries other keys: {_keys(value, {"tool"})}')
-        return Route(ok=True, tool=NONE_TOOL, text=trimmed)
+        return _accepted(NONE_TOOL, None, trimmed)
     if tool not in names:
         return _refused(f"the tool {quote_reply(tool)} is not one of the offered tools")
     if len(value) != 2 or "arguments" not in value:
@@ -184,7 +209,7 @@ def _check_action(value: dict[str, Any], trimmed: str, names: Collection[str]) -
     arguments = value["arguments"]
     if not isinstance(arguments, dict):
         return _refused(f'the "arguments" of {quote_reply(tool)} are not a JSON object')
-    return Route(ok=True, tool=tool, arguments=arguments, text=trimmed)
+    return _accepted(tool, arguments, trimmed)
 
 
 def _keys(value: dict[str, Any], allowed: set[str]) -> str:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import math
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
 from ._errors import CatalogueError
-from ._limits import MAX_SCHEMA_DEPTH
+from ._metaschema import schema_problem
 from ._names import NONE_TOOL, tool_name_problem
 
 __all__ = [
@@ -34,14 +36,19 @@ class ToolSpec(TypedDict):
     function: FunctionSpec
 
 
-_NO_PARAMETERS: Mapping[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+_JSON_ENCODER = json.JSONEncoder(allow_nan=False)
+_JSON_DECODER = json.JSONDecoder()
 
-_NONE_ALTERNATIVE: Mapping[str, Any] = {
-    "type": "object",
-    "properties": {"tool": {"const": NONE_TOOL}},
-    "required": ["tool"],
-    "additionalProperties": False,
-}
+_NO_PARAMETERS_JSON = json.dumps({"type": "object", "properties": {}, "additionalProperties": False})
+
+_NONE_JSON = json.dumps(
+    {
+        "type": "object",
+        "properties": {"tool": {"const": NONE_TOOL}},
+        "required": ["tool"],
+        "additionalProperties": False,
+    }
+)
 
 
 def route_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -49,10 +56,14 @@ def route_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
     ``tool`` comes first in both ``properties`` and ``required``, so a grammar-compiling
     server has the model name its action before any argument. Each tool's parameters are
-    copied, never shared with the catalogue. Raises :class:`CatalogueError` on a bad entry.
+    copied, never shared with the catalogue; their ``$defs`` move to the route's own
+    ``$defs`` as ``TOOL.NAME`` so that their refs still resolve. Raises
+    :class:`CatalogueError` on a bad entry.
     """
     alternatives: list[dict[str, Any]] = []
-    for _, name, description, parameters in _checked(tools):
+    definitions: dict[str, Any] = {}
+    for index, name, description, parameters in _checked(tools):
+        parameters = _hoisted(parameters, name, f"/anyOf/{index}/properties/arguments", definitions)
         alternative: dict[str, Any] = {"type": "object"}
         if description is not None:
             alternative["description"] = description
@@ -60,8 +71,11 @@ def route_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         alternative["required"] = ["tool", "arguments"]
         alternative["additionalProperties"] = False
         alternatives.append(alternative)
-    alternatives.append(_detach(_NONE_ALTERNATIVE, -1, ""))
-    return {"type": "object", "anyOf": alternatives}
+    alternatives.append(json.loads(_NONE_JSON))
+    schema: dict[str, Any] = {"type": "object", "anyOf": alternatives}
+    if definitions:
+        schema["$defs"] = definitions
+    return schema
 
 
 def route_tool_names(tools: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -80,12 +94,21 @@ def _checked(
     if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
         raise TypeError(f"a tool catalogue is a sequence of tool declarations, not {type(tools).__name__}")
     seen: dict[str, int] = {}
+    folded: dict[str, int] = {}
     entries = []
     for index, tool in enumerate(tools):
         name, description, parameters = _entry(index, tool)
         if name in seen:
-            raise CatalogueError(index, f"the name {name!r} is used twice (first by entry {seen[name]})")
-        seen[name] = index
+            raise CatalogueError(index, f"the name {name!r:.80} is used twice (first by entry {seen[name]})")
+        # A model reads names, and some tokenizers normalise text (NFKC): two names that
+        # differ only there cannot be told apart reliably, so they are one name.
+        first = folded.get(_folded(name))
+        if first is not None:
+            raise CatalogueError(
+                index,
+                f"the name {name!r:.80} is entry {first}'s name up to case and Unicode normalisation",
+            )
+        seen[name] = folded[_folded(name)] = index
         entries.append((index, name, description, parameters))
     return entries
 
@@ -95,7 +118,7 @@ def _entry(index: int, tool: object) -> tuple[str, str | None, dict[str, Any]]:
         raise CatalogueError(index, f"a tool declaration is a mapping, not {type(tool).__name__}")
     if tool.get("type") != "function":
         raise CatalogueError(
-            index, f'the declaration is not "type": "function" (type is {tool.get("type")!r:.40})'
+            index, f'the declaration is not "type": "function" (type is {_shown(tool.get("type"))})'
         )
     function = tool.get("function")
     if not isinstance(function, Mapping):
@@ -106,37 +129,138 @@ def _entry(index: int, tool: object) -> tuple[str, str | None, dict[str, Any]]:
     problem = tool_name_problem(name)
     if problem is not None:
         raise CatalogueError(index, problem)
-    if name == NONE_TOOL:
-        raise CatalogueError(index, 'a tool named "none" would be indistinguishable from the handoff')
+    if _folded(name) == NONE_TOOL:
+        raise CatalogueError(index, f"a tool named {name!r:.80} would be indistinguishable from the handoff")
     description = function.get("description")
-    if description is not None and not isinstance(description, str):
-        raise CatalogueError(index, f"the description of {name!r} is not a string")
+    if description is not None and not (isinstance(description, str) and _encodable(description)):
+        raise CatalogueError(index, f"the description of {name!r:.80} is not a string of Unicode text")
     parameters = function.get("parameters")
     if parameters is None:
-        return name, description, _detach(_NO_PARAMETERS, index, "")
+        return name, description, json.loads(_NO_PARAMETERS_JSON)
     if not isinstance(parameters, Mapping) or parameters.get("type") != "object":
-        raise CatalogueError(index, f'the parameters of {name!r} are not an object schema ("type": "object")')
-    return name, description, _detach(parameters, index, "/parameters")
+        raise CatalogueError(
+            index, f'the parameters of {name!r:.80} are not an object schema ("type": "object")'
+        )
+    detached = _detach(parameters, index, "/parameters")
+    problem = schema_problem(detached, "/parameters")
+    if problem is not None:
+        raise CatalogueError(index, f"the parameters of {name!r:.80} are not a JSON Schema: {problem:.200}")
+    return name, description, detached
 
 
-def _detach(value: Any, index: int, pointer: str, depth: int = 0) -> Any:
+_DEFINITIONS = ("$defs", "definitions")
+# Values that are data, not schemas: a "$ref" key inside them is not a reference.
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+
+
+def _hoisted(parameters: dict[str, Any], name: str, at: str, definitions: dict[str, Any]) -> dict[str, Any]:
+    """``parameters`` with its ``$defs`` moved into ``definitions`` under ``NAME.KEY``.
+
+    A tool's local ``$ref`` means "from the parameters' root", but inside the route schema
+    "#" is the route's root: refs into its definitions are renamed to the hoisted ones (the
+    only form every grammar compiler resolves), and any other local ref gets the pointer
+    ``at`` of the tool's arguments in front.
+    """
+    if not any(isinstance(parameters.get(key), Mapping) for key in _DEFINITIONS):
+        return parameters
+    renamed = {
+        f"#/{key}/{_escape(defined)}": f"#/$defs/{_escape(f'{name}.{defined}')}"
+        for key in _DEFINITIONS
+        if isinstance(parameters.get(key), Mapping)
+        for defined in parameters[key]
+    }
+    rewritten: dict[str, Any] = _rewrite_refs(parameters, renamed, at)
+    for key in _DEFINITIONS:
+        if isinstance(rewritten.get(key), Mapping):
+            for defined, subschema in rewritten.pop(key).items():
+                definitions[f"{name}.{defined}"] = subschema
+    return rewritten
+
+
+def _rewrite_refs(value: Any, renamed: Mapping[str, str], at: str) -> Any:
+    if isinstance(value, list):
+        return [_rewrite_refs(item, renamed, at) for item in value]
+    if not isinstance(value, dict):
+        return value
+    copy: dict[str, Any] = {}
+    for key, item in value.items():
+        if key == "$ref" and isinstance(item, str) and item.startswith("#"):
+            head = "/".join(item.split("/", 3)[:3])
+            copy[key] = renamed[head] + item[len(head) :] if head in renamed else "#" + at + item[1:]
+        elif key in _DATA_KEYWORDS:
+            copy[key] = item
+        else:
+            copy[key] = _rewrite_refs(item, renamed, at)
+    return copy
+
+
+def _detach(value: Any, index: int, pointer: str) -> Any:
     """A deep copy of a JSON value; anything JSON cannot carry is a CatalogueError."""
-    if depth > MAX_SCHEMA_DEPTH:
-        raise CatalogueError(index, f"{pointer[:80]}... nests deeper than {MAX_SCHEMA_DEPTH} levels")
+    try:
+        # The common case in C: a round trip through JSON text copies and checks at once.
+        # It also turns non-string keys and tuples into something else, hence the comparison.
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        text.encode("utf-8")  # a lone surrogate is no JSON text (RFC 8259 section 8.2)
+        copy = json.loads(text)
+        if copy == value:
+            return copy
+    except (TypeError, ValueError, RecursionError):
+        pass
+    try:
+        return _detach_checked(value, index, pointer)
+    except RecursionError:
+        raise CatalogueError(index, f"{pointer} nests too deeply or refers to itself") from None
+
+
+def _detach_checked(value: Any, index: int, pointer: str) -> Any:
     if isinstance(value, Mapping):
         copy: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise CatalogueError(index, f"{pointer or '/'} has a key that is not a string: {key!r:.40}")
-            copy[key] = _detach(item, index, f"{pointer}/{_escape(key)}", depth + 1)
+                raise CatalogueError(index, f"{pointer or '/'} has a key that is not a string: {_shown(key)}")
+            if not _encodable(key):
+                raise CatalogueError(index, f"{pointer or '/'} has a key with a lone surrogate")
+            copy[key] = _detach_checked(item, index, f"{pointer}/{_escape(key)}")
         return copy
     if isinstance(value, (list, tuple)):
-        return [_detach(item, index, f"{pointer}/{i}", depth + 1) for i, item in enumerate(value)]
+        return [_detach_checked(item, index, f"{pointer}/{i}") for i, item in enumerate(value)]
     if isinstance(value, float) and not math.isfinite(value):
         raise CatalogueError(index, f"{pointer} is {value}, which JSON cannot carry")
+    if isinstance(value, str) and not _encodable(value):
+        raise CatalogueError(index, f"{pointer} has a lone surrogate, which JSON text cannot carry")
+    if isinstance(value, int) and not _writable(value):
+        raise CatalogueError(index, f"{pointer} is an integer too long for Python to write out")
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     raise CatalogueError(index, f"{pointer} is a {type(value).__name__}, which JSON cannot carry")
+
+
+def _folded(name: str) -> str:
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _writable(number: int) -> bool:
+    try:
+        int.__repr__(number)  # over sys.get_int_max_str_digits() digits, json.dumps raises
+    except ValueError:
+        return False
+    return True
+
+
+def _shown(value: object) -> str:
+    """At most 40 characters of ``value``'s repr; a huge int or a broken ``__repr__`` raises."""
+    try:
+        return f"{value!r:.40}"
+    except Exception:
+        return f"a {type(value).__name__}"
 
 
 def _escape(key: str) -> str:

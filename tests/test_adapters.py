@@ -1,0 +1,179 @@
+"""Catalogue adapters: every source shape to tools-for-llm, in order, copied, and refused by index."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from toolrouting import CatalogueError, route_schema, route_tool_names
+from toolrouting._adapters import (
+    tools_from,
+    tools_from_anthropic,
+    tools_from_declarations,
+    tools_from_mcp,
+    tools_from_openai,
+    tools_from_responses,
+)
+
+PARAMS = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
+EXPECTED = [
+    {
+        "type": "function",
+        "function": {"name": "search", "description": "Search notes.", "parameters": PARAMS},
+    },
+    {"type": "function", "function": {"name": "ping"}},
+]
+
+OPENAI = copy.deepcopy(EXPECTED)
+RESPONSES = [
+    {
+        "type": "function",
+        "name": "search",
+        "description": "Search notes.",
+        "parameters": PARAMS,
+        "strict": False,
+    },
+    {"type": "function", "name": "ping"},
+]
+MCP = [
+    {"name": "search", "title": "Search", "description": "Search notes.", "inputSchema": PARAMS},
+    {"name": "ping"},
+]
+ANTHROPIC = [
+    {
+        "name": "search",
+        "description": "Search notes.",
+        "input_schema": PARAMS,
+        "cache_control": {"type": "ephemeral"},
+    },
+    {"type": "custom", "name": "ping"},
+]
+DECLARATIONS = [{"name": "search", "description": "Search notes.", "parameters": PARAMS}, {"name": "ping"}]
+
+SHAPES = {
+    "openai": (tools_from_openai, OPENAI),
+    "responses": (tools_from_responses, RESPONSES),
+    "anthropic": (tools_from_anthropic, ANTHROPIC),
+    "declarations": (tools_from_declarations, DECLARATIONS),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_each_shape_becomes_tools_for_llm(shape: str) -> None:
+    convert, source = SHAPES[shape]
+    assert convert(source) == EXPECTED
+    assert tools_from(source) == EXPECTED
+
+
+def test_mcp_keeps_description_and_falls_back_to_title() -> None:
+    assert tools_from_mcp(MCP) == EXPECTED
+    titled = tools_from_mcp([{"name": "ls", "title": "List a directory", "inputSchema": {"type": "object"}}])
+    assert titled[0]["function"]["description"] == "List a directory"
+
+
+def test_mcp_takes_a_whole_tools_list_result() -> None:
+    result = {"tools": MCP, "nextCursor": "abc"}
+    assert tools_from_mcp(result) == EXPECTED
+    assert tools_from(result) == EXPECTED
+
+
+def test_a_list_may_mix_shapes_and_keeps_their_order() -> None:
+    mixed = [
+        MCP[1],
+        RESPONSES[0],
+        {"name": "c", "input_schema": {"type": "object"}},
+        {"type": "function", "function": {"name": "d"}},
+        {"name": "e", "parameters": PARAMS},
+    ]
+    assert route_tool_names(tools_from(mixed)) == ["ping", "search", "c", "d", "e"]
+
+
+def test_parameters_are_copied_not_shared() -> None:
+    source = copy.deepcopy(MCP)
+    tools = tools_from_mcp(source)
+    tools[0]["function"]["parameters"]["properties"]["query"]["type"] = "integer"  # type: ignore[index]
+    assert source[0]["inputSchema"]["properties"]["query"]["type"] == "string"
+
+
+def test_declarations_lower_capitalised_types_and_take_parameters_json_schema() -> None:
+    gemini = [
+        {"name": "a", "parameters": {"type": "OBJECT", "properties": {"n": {"type": "INTEGER"}}}},
+        {"name": "b", "parametersJsonSchema": PARAMS},
+    ]
+    tools = tools_from_declarations(gemini)
+    assert tools[0]["function"]["parameters"] == {"type": "object", "properties": {"n": {"type": "integer"}}}
+    assert tools[1]["function"]["parameters"] == PARAMS
+    assert gemini[0]["parameters"]["type"] == "OBJECT"  # the source is untouched
+
+
+def test_every_corpus_catalogue_converts_and_builds_a_route() -> None:
+    for path in sorted((Path(__file__).parent / "catalogues").glob("*.json")):
+        data = json.loads(path.read_text())
+        assert len(route_schema(tools_from(data))["anyOf"]) == len(data["tools"]) + 1, path.name
+
+
+REFUSED: list[tuple[Any, Any, int, str]] = [
+    (tools_from_openai, [OPENAI[0], {"type": "function", "name": "flat"}], 1, '"function": {...}'),
+    (tools_from_openai, [OPENAI[0], {"type": "function", "function": {}}], 1, "has no name"),
+    (tools_from_responses, [RESPONSES[0], {"type": "function"}], 1, "Responses tool"),
+    (tools_from_mcp, [MCP[0], {"inputSchema": PARAMS}], 1, "MCP tool has no name"),
+    (tools_from_mcp, [MCP[0], {"name": "bad", "inputSchema": {"type": "string"}}], 1, "not an object schema"),
+    (tools_from_anthropic, [{"type": "web_search_20250305", "name": "web_search"}], 0, "server tool"),
+    (tools_from_anthropic, [{"description": "x"}], 0, "Anthropic tool has no name"),
+    (tools_from_declarations, [{"description": "x"}], 0, "declaration has no name"),
+    (tools_from_declarations, [DECLARATIONS[0], DECLARATIONS[0]], 1, "used twice (first by entry 0)"),
+    (tools_from_declarations, [{"name": "none"}], 0, "indistinguishable from the handoff"),
+    (tools_from_declarations, [{"name": "a", "description": 3}], 0, "description"),
+    (tools_from_declarations, [{"name": "two words"}], 0, "whitespace"),
+    (tools_from, [MCP[0], "search"], 1, "mapping, not str"),
+    (tools_from, [MCP[0], {"label": "x"}], 1, "not a tool in a known shape"),
+    (
+        tools_from,
+        [{"name": "x", "parameters": {"type": "object", "default": float("nan")}}],
+        0,
+        "JSON cannot carry",
+    ),
+]
+
+
+@pytest.mark.parametrize(("convert", "source", "index", "reason"), REFUSED)
+def test_refusals_name_the_entry_and_the_reason(convert: Any, source: Any, index: int, reason: str) -> None:
+    with pytest.raises(CatalogueError) as caught:
+        convert(source)
+    assert caught.value.index == index
+    assert reason in caught.value.reason
+
+
+@pytest.mark.parametrize("source", ["tools", {"name": "x"}, 3])
+def test_a_list_is_required(source: Any) -> None:
+    with pytest.raises(TypeError, match="sequence of tool declarations"):
+        tools_from(source)
+
+
+def test_route_schema_hoists_each_tools_defs_so_its_refs_resolve() -> None:
+    # Inside the route, "#" is the route's root: a tool's own $defs move there, renamed TOOL.NAME.
+    parameters = {
+        "type": "object",
+        "properties": {
+            "who": {"$ref": "#/$defs/Person"},
+            "again": {"$ref": "#/properties/who"},
+            "example": {"type": "object", "default": {"$ref": "#/not/a/reference"}},
+        },
+        "$defs": {"Person": {"type": "object", "properties": {"boss": {"$ref": "#/$defs/Person"}}}},
+    }
+    schema = route_schema(tools_from([{"name": "a/b", "parameters": parameters}]))
+    arguments = schema["anyOf"][0]["properties"]["arguments"]
+    assert "$defs" not in arguments
+    assert schema["$defs"] == {
+        "a/b.Person": {"type": "object", "properties": {"boss": {"$ref": "#/$defs/a~1b.Person"}}}
+    }
+    assert arguments["properties"]["who"] == {"$ref": "#/$defs/a~1b.Person"}
+    assert arguments["properties"]["again"] == {"$ref": "#/anyOf/0/properties/arguments/properties/who"}
+    assert arguments["properties"]["example"]["default"] == {"$ref": "#/not/a/reference"}
+    assert parameters["$defs"]["Person"]["properties"]["boss"] == {"$ref": "#/$defs/Person"}  # untouched
+    Draft202012Validator(schema).validate({"tool": "a/b", "arguments": {"who": {"boss": {}}}})

@@ -1,0 +1,312 @@
+"""The command line through ``main([...])`` and as ``python -m toolrouting``.
+
+``python tests/test_cli.py`` rewrites the ``--help`` blocks of docs/cli.md from the parser.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolrouting import ScriptedBackend, parse_route, route_schema, split_routed_result
+from toolrouting._cli import help_texts, main
+from toolrouting._feedback import is_repair_message
+from toolrouting._transcript import read_transcript
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "cli.md"
+QUESTION = "What does the latch on the storage-room door do?"
+SEARCH = '{"tool": "memory_search", "arguments": {"query": "latch"}}'
+READ = '{"tool": "memory_read", "arguments": {"ids": ["M4"]}}'
+NONE = '{"tool": "none"}'
+_BLOCK = re.compile(r"^### `(?P<command>[^`]+) --help`\n\n```text\n(?P<text>.*?)```\n", re.M | re.S)
+
+
+def _tool(name: str) -> dict[str, Any]:
+    parameters = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
+    return {"type": "function", "function": {"name": name, "parameters": parameters}}
+
+
+@pytest.fixture
+def catalogue(tmp_path: Path) -> Path:
+    path = tmp_path / "catalogue.json"
+    path.write_text(json.dumps([_tool("memory_search")]), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedBackend:
+    # A fake model in place of the real ones, to drive `run`'s plumbing (progress, outcome,
+    # transcript, errors) reply by reply; the real models drive it in the tests marked `model`.
+    backend = ScriptedBackend()
+    monkeypatch.setattr("toolrouting._cli._backend", lambda args: backend)
+    return backend
+
+
+def _python_m(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolrouting", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "OMP_WAIT_POLICY": "passive"},
+        timeout=600,
+        check=False,
+    )
+
+
+def _run_lines(transcript: Path) -> list[tuple[str, str]]:
+    messages = read_transcript(transcript).messages
+    return [(m["role"], m["content"]) for m in messages]
+
+
+def test_the_docs_show_every_help_text_as_it_is() -> None:
+    documented = {m["command"]: m["text"] for m in _BLOCK.finditer(DOC.read_text(encoding="utf-8"))}
+    assert documented == help_texts(), "docs/cli.md is stale: run `python tests/test_cli.py`"
+
+
+def test_help_and_no_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    assert "run" in capsys.readouterr().out
+    assert main([]) == 2
+    assert "usage: toolrouting" in capsys.readouterr().err
+    assert main(["run", "--cap", "0", "q"]) == 2
+    assert "'0' is not a positive integer" in capsys.readouterr().err
+
+
+def test_schema_prints_the_route_schema(catalogue: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema", str(catalogue)]) == 0
+    assert json.loads(capsys.readouterr().out) == route_schema([_tool("memory_search")])
+    catalogue.write_text(json.dumps({"tools": [_tool("memory_search")]}), encoding="utf-8")
+    assert main(["schema", str(catalogue)]) == 0
+    assert json.loads(capsys.readouterr().out)["anyOf"][0]["properties"]["tool"] == {"const": "memory_search"}
+
+
+def test_a_bad_catalogue_is_one_error_line(catalogue: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    catalogue.write_text(json.dumps([_tool("search"), _tool("none")]), encoding="utf-8")
+    assert main(["schema", str(catalogue)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("CatalogueError: tool catalogue entry 1: a tool named ")
+    assert err.endswith("from the handoff\n")
+    assert err.count("\n") == 1
+    assert main(["schema", str(catalogue.with_name("absent.json"))]) == 2
+    assert "toolrouting schema: error: cannot read" in capsys.readouterr().err
+    catalogue.write_text("[{", encoding="utf-8")
+    assert main(["parse", str(catalogue), NONE]) == 2
+    assert "is not JSON" in capsys.readouterr().err
+    catalogue.write_text('"tools"', encoding="utf-8")
+    assert main(["schema", str(catalogue)]) == 2
+    assert "holds no catalogue" in capsys.readouterr().err
+
+
+def test_parse_exits_0_on_an_action_and_1_on_a_refusal(
+    catalogue: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert main(["parse", str(catalogue), SEARCH]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "ok": True,
+        "tool": "memory_search",
+        "arguments": {"query": "latch"},
+        "text": SEARCH,
+    }
+    assert main(["parse", str(catalogue), "Sure!"]) == 1
+    assert json.loads(capsys.readouterr().out) == {"ok": False, "error": "the reply is not a JSON object"}
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"  {NONE}\n"))
+    assert main(["parse", str(catalogue)]) == 0
+    assert json.loads(capsys.readouterr().out)["tool"] == "none"
+
+
+def test_python_m_toolrouting_parses_and_prints_schemas(catalogue: Path) -> None:
+    accepted = _python_m("parse", str(catalogue), stdin=SEARCH)
+    assert accepted.returncode == 0, accepted.stderr
+    assert json.loads(accepted.stdout)["arguments"] == {"query": "latch"}
+    refused = _python_m("parse", str(catalogue), '{"tool": "memory_read", "arguments": {}}')
+    assert refused.returncode == 1
+    assert "is not one of the offered tools" in json.loads(refused.stdout)["error"]
+    schema = _python_m("schema", str(catalogue))
+    assert schema.returncode == 0
+    assert json.loads(schema.stdout)["anyOf"][-1]["properties"] == {"tool": {"const": "none"}}
+    usage = _python_m("bogus")
+    assert usage.returncode == 2
+    assert "invalid choice" in usage.stderr
+
+
+def test_run_shows_progress_on_stderr_and_the_outcome_on_stdout(
+    scripted: ScriptedBackend, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted.enqueue("Let me see.", SEARCH, READ, NONE)
+    transcript = tmp_path / "run.jsonl"
+    assert main(["run", QUESTION, "--transcript", str(transcript)]) == 0
+    out, err = capsys.readouterr()
+    assert out == "ended: handoff after 3 rounds, 2 tool calls\n"
+    assert err.splitlines() == [
+        "round 1: memory_search | none",
+        "  repair 1: the reply is not a JSON object",
+        "round 1: memory_search | none",
+        '  -> memory_search {"query": "latch"}',
+        '  <- {"records":[{"id":"M4","title":"The storage-room latch"}]}',
+        "round 2: memory_search | memory_read | none",
+        '  -> memory_read {"ids": ["M4"]}',
+        '  <- {"records":[{"id":"M4","title":"The storage-room latch","text":"The storage-room door '
+        "has a spring …",
+        "round 3: memory_search | memory_read | none",
+        "  -> none",
+    ]
+    lines = _run_lines(transcript)
+    assert lines[1] == ("user", QUESTION)
+    assert len(lines) == 9
+
+
+def test_run_json_answer_and_resume(
+    scripted: ScriptedBackend, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    transcript = tmp_path / "run.jsonl"
+    scripted.enqueue(SEARCH, NONE, "It locks by itself.")
+    assert main(["run", QUESTION, "--answer", "--json", "--transcript", str(transcript)]) == 0
+    outcome = json.loads(capsys.readouterr().out)
+    assert outcome["reason"] == "handoff"
+    assert outcome["answer"] == "It locks by itself."
+    assert [a["tool"] for a in outcome["actions"]] == ["memory_search", "none"]
+    assert outcome["messages"][-1] == {"role": "assistant", "content": "It locks by itself."}
+    # Cut the transcript back to before the handoff, with a torn line, and resume it.
+    data = transcript.read_bytes()
+    lines = data.splitlines(keepends=True)
+    transcript.write_bytes(b"".join(lines[:4]) + lines[4][:9])
+    scripted.enqueue(NONE, "It locks by itself.")
+    assert main(["run", "--resume", "--answer", "--transcript", str(transcript)]) == 0
+    out, err = capsys.readouterr()
+    assert transcript.read_bytes() == data
+    assert out == "ended: handoff after 2 rounds, 1 tool call\nIt locks by itself.\n"
+    assert err.startswith('resumed at round 2 after 4 messages; dropped a torn last line "{\\"role\\":\\""\n')
+
+
+def test_run_usage_errors(
+    scripted: ScriptedBackend, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run"]) == 2
+    assert "the question is missing" in capsys.readouterr().err
+    assert main(["run", "--resume"]) == 2
+    assert "--resume continues a run from --transcript" in capsys.readouterr().err
+    assert main(["run", QUESTION, "--resume", "--transcript", str(tmp_path / "t.jsonl")]) == 2
+    assert "--resume takes no QUESTION" in capsys.readouterr().err
+    assert main(["run", QUESTION, "--db", str(tmp_path / "absent")]) == 2
+    assert "no such database file or folder" in capsys.readouterr().err
+
+
+def test_run_library_errors_are_one_line(
+    scripted: ScriptedBackend, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.sqlite"
+    bad.write_text("not a database", encoding="utf-8")
+    assert main(["run", QUESTION, "--db", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("MemoryStoreError: ")
+    assert err.count("\n") == 1
+    assert main(["run", QUESTION, "--transcript", str(tmp_path / "no" / "such" / "dir.jsonl")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("TranscriptError: transcript ")
+    assert "cannot be written (No such file or directory)" in err
+    assert main(["run", "--resume", "--transcript", str(tmp_path / "absent.jsonl")]) == 1
+    assert "TranscriptError: " in capsys.readouterr().err
+    scripted.enqueue("prose", "more prose " * 50)
+    assert main(["run", QUESTION]) == 1
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith(
+        "RepairsExhaustedError: round 1: the reply is still not a valid action after 1 repair"
+    )
+    assert len(last) < 400
+
+
+def test_run_over_a_folder_of_notes(scripted: ScriptedBackend, tmp_path: Path) -> None:
+    (tmp_path / "pump.txt").write_text("The pump\nPrime it with a cup of water.\n", encoding="utf-8")
+    scripted.enqueue('{"tool": "memory_search", "arguments": {"query": "pump"}}', NONE)
+    transcript = tmp_path / "run.jsonl"
+    assert (
+        main(["run", "How do I prime the pump?", "--db", str(tmp_path), "--transcript", str(transcript)]) == 0
+    )
+    assert '"title":"The pump"' in _run_lines(transcript)[3][1]
+
+
+def test_run_against_a_closed_port_retries_then_fails_in_one_line() -> None:
+    with socket.socket() as probe:  # a port nothing listens on: connections are refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    done = _python_m(
+        "run", QUESTION, "--base-url", f"http://127.0.0.1:{port}/v1", "--dialect", "llama-cpp-python"
+    )
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert [line.split(" in ")[0] for line in lines if "retry" in line] == ["  retry 1", "  retry 2"]
+    assert lines[-1].startswith(
+        "RetriesExhaustedError: round 1: the backend request failed 3 times: BackendConnect"
+    )
+    assert done.stdout == ""
+
+
+def _check_run_mechanics(transcript: Path, outcome: dict[str, Any]) -> None:
+    """Every routed reply in the transcript was parsed: accepted and answered, or refused and repaired."""
+    messages = read_transcript(transcript).messages
+    assert messages == tuple(outcome["messages"])
+    assert outcome["reason"] in ("handoff", "max_rounds", "max_repeats")
+    assert outcome["actions"][-1]["tool"] == "none"
+    names = ("memory_search", "memory_read")
+    for reply, following in zip(messages[2::2], messages[3::2], strict=False):
+        assert reply["role"] == "assistant"
+        route = parse_route(reply["content"], names)
+        if is_repair_message(following["content"]):
+            continue
+        assert route.ok, reply["content"]
+        assert route.text == reply["content"]
+        assert split_routed_result(following["content"]) is not None
+    assert parse_route(messages[-1]["content"], names).tool == "none"
+
+
+@pytest.mark.model
+def test_the_sample_question_on_the_embedded_default_model(tmp_path: Path) -> None:
+    transcript = tmp_path / "run.jsonl"
+    done = _python_m("run", QUESTION, "--json", "--transcript", str(transcript))
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    _check_run_mechanics(transcript, outcome)
+    assert "round 1: memory_search | none" in done.stderr
+
+
+@pytest.mark.model
+def test_the_sample_question_over_a_llama_cpp_server(
+    llama_cpp_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    transcript = tmp_path / "run.jsonl"
+    argv = ["run", QUESTION, "--base-url", llama_cpp_server, "--dialect", "llama-cpp-python"]
+    assert main([*argv, "--json", "--transcript", str(transcript)]) == 0
+    _check_run_mechanics(transcript, json.loads(capsys.readouterr().out))
+
+
+def _write_docs() -> None:
+    texts = help_texts()
+    doc = DOC.read_text(encoding="utf-8")
+    missing = set(texts) - {m["command"] for m in _BLOCK.finditer(doc)}
+    for command in [c for c in texts if c in missing]:
+        doc += f"\n### `{command} --help`\n\n```text\n```\n"
+    doc = _BLOCK.sub(
+        lambda m: (
+            f"### `{m['command']} --help`\n\n```text\n{texts[m['command']]}```\n"
+            if m["command"] in texts
+            else ""
+        ),
+        doc,
+    )
+    DOC.write_text(doc, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    _write_docs()

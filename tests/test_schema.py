@@ -1,0 +1,186 @@
+"""route_schema, route_choices and route_tool_names, and every refusal of a bad catalogue."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from toolrouting import CatalogueError, route_choices, route_schema, route_tool_names
+
+
+def tool(name: str, description: str | None = None, parameters: Any = None) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": name}
+    if description is not None:
+        function["description"] = description
+    if parameters is not None:
+        function["parameters"] = parameters
+    return {"type": "function", "function": function}
+
+
+SEARCH_PARAMS = {
+    "type": "object",
+    "properties": {"query": {"type": "string"}},
+    "required": ["query"],
+}
+READ_PARAMS = {
+    "type": "object",
+    "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
+    "required": ["ids"],
+}
+TOOLS = [
+    tool("memory_search", "Search memories.", SEARCH_PARAMS),
+    tool("memory_read", "Read memories by id.", READ_PARAMS),
+]
+
+
+def test_seed_synopsis_choices() -> None:
+    assert route_choices(TOOLS) == ["memory_search", "memory_read", "none"]
+    assert route_tool_names(TOOLS) == ["memory_search", "memory_read"]
+
+
+def test_schema_is_exactly_the_specified_shape() -> None:
+    assert route_schema(TOOLS) == {
+        "type": "object",
+        "anyOf": [
+            {
+                "type": "object",
+                "description": "Search memories.",
+                "properties": {"tool": {"const": "memory_search"}, "arguments": SEARCH_PARAMS},
+                "required": ["tool", "arguments"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "description": "Read memories by id.",
+                "properties": {"tool": {"const": "memory_read"}, "arguments": READ_PARAMS},
+                "required": ["tool", "arguments"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {"tool": {"const": "none"}},
+                "required": ["tool"],
+                "additionalProperties": False,
+            },
+        ],
+    }
+
+
+def test_tool_comes_first_in_properties_and_required() -> None:
+    for alternative in route_schema(TOOLS)["anyOf"]:
+        assert next(iter(alternative["properties"])) == "tool"
+        assert alternative["required"][0] == "tool"
+
+
+def test_description_only_when_the_tool_has_one() -> None:
+    schema = route_schema([tool("ping")])
+    assert "description" not in schema["anyOf"][0]
+    assert list(schema["anyOf"][0]) == ["type", "properties", "required", "additionalProperties"]
+
+
+def test_tool_without_parameters_takes_exactly_the_empty_object() -> None:
+    arguments = route_schema([tool("ping")])["anyOf"][0]["properties"]["arguments"]
+    assert arguments == {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+def test_empty_catalogue_offers_only_none() -> None:
+    schema = route_schema([])
+    assert [alt["properties"]["tool"]["const"] for alt in schema["anyOf"]] == ["none"]
+    assert route_choices([]) == ["none"]
+
+
+def test_catalogue_order_is_kept() -> None:
+    names = [f"t{i}" for i in range(50)][::-1]
+    schema = route_schema([tool(n) for n in names])
+    assert [alt["properties"]["tool"]["const"] for alt in schema["anyOf"]] == [*names, "none"]
+
+
+def test_schema_is_byte_stable() -> None:
+    first = json.dumps(route_schema(TOOLS))
+    assert all(json.dumps(route_schema(copy.deepcopy(TOOLS))) == first for _ in range(5))
+
+
+def test_parameters_are_detached_from_the_catalogue() -> None:
+    catalogue = copy.deepcopy(TOOLS)
+    schema = route_schema(catalogue)
+    schema["anyOf"][0]["properties"]["arguments"]["properties"]["query"]["type"] = "integer"
+    catalogue[1]["function"]["parameters"]["required"].append("mutated")
+    assert catalogue[0]["function"]["parameters"]["properties"]["query"]["type"] == "string"
+    assert route_schema(catalogue)["anyOf"][1]["properties"]["arguments"]["required"] == ["ids", "mutated"]
+    assert schema["anyOf"][1]["properties"]["arguments"]["required"] == ["ids"]
+    fresh = route_schema(TOOLS)
+    fresh["anyOf"][-1]["properties"]["tool"]["const"] = "x"
+    assert route_schema(TOOLS)["anyOf"][-1]["properties"]["tool"]["const"] == "none"
+
+
+def test_schema_is_a_valid_json_schema() -> None:
+    Draft202012Validator.check_schema(route_schema(TOOLS))
+
+
+@pytest.mark.parametrize(
+    ("entries", "index", "reason"),
+    [
+        ([tool("a"), {"type": "retrieval", "function": {"name": "b"}}], 1, '"type": "function"'),
+        ([{"function": {"name": "a"}}], 0, '"type": "function"'),
+        ([tool("a"), "memory_search"], 1, "a mapping, not str"),
+        ([{"type": "function"}], 0, 'no "function" mapping'),
+        ([{"type": "function", "function": {"description": "x"}}], 0, "has no name"),
+        ([tool("")], 0, "blank"),
+        ([tool("   ")], 0, "blank"),
+        ([{"type": "function", "function": {"name": 7}}], 0, "not a string"),
+        ([tool("a"), tool("b"), tool("a")], 2, "used twice (first by entry 0)"),
+        ([tool("a"), tool("none")], 1, "indistinguishable from the handoff"),
+        ([tool("a", parameters={"type": "array"})], 0, "not an object schema"),
+        ([tool("a", parameters={"properties": {}})], 0, "not an object schema"),
+        ([tool("a", parameters=["type", "object"])], 0, "not an object schema"),
+        ([tool("a", parameters={"type": "object", "x": {1}})], 0, "/parameters/x is a set"),
+        ([tool("a", parameters={"type": "object", "x": float("nan")})], 0, "/parameters/x is nan"),
+        ([tool("a", parameters={"type": "object", 1: "x"})], 0, "key that is not a string"),
+        ([tool("a", description=["x"])], 0, "description"),
+        ([tool("two words")], 0, "whitespace or control character (U+0020) at position 3"),
+        ([tool("tab\tname")], 0, "U+0009"),
+        ([tool("line\nbreak")], 0, "U+000A"),
+        ([tool("nbsp\u00a0name")], 0, "U+00A0"),
+        ([tool("zero\u200bwidth")], 0, "U+200B"),
+        ([tool("bidi\u202ename")], 0, "U+202E"),
+    ],
+)
+def test_bad_catalogues_are_refused_with_index_and_reason(
+    entries: list[Any], index: int, reason: str
+) -> None:
+    for builder in (route_schema, route_tool_names, route_choices):
+        with pytest.raises(CatalogueError) as caught:
+            builder(entries)
+        assert caught.value.index == index
+        assert reason in caught.value.reason
+        assert str(caught.value).startswith(f"tool catalogue entry {index}: ")
+
+
+def test_catalogue_error_is_a_value_error_and_pickles() -> None:
+    import pickle
+
+    error = CatalogueError(3, "the name is blank")
+    assert isinstance(error, ValueError)
+    again = pickle.loads(pickle.dumps(error))
+    assert (again.index, again.reason, str(again)) == (3, "the name is blank", str(error))
+
+
+def test_self_referencing_parameters_are_refused() -> None:
+    parameters: dict[str, Any] = {"type": "object", "properties": {}}
+    parameters["properties"]["loop"] = parameters
+    with pytest.raises(CatalogueError, match="nests too deeply or refers to itself"):
+        route_schema([tool("a", parameters=parameters)])
+
+
+@pytest.mark.parametrize("catalogue", [{"type": "function"}, "tools", None, 3])
+def test_a_catalogue_is_a_sequence(catalogue: Any) -> None:
+    with pytest.raises(TypeError, match="sequence of tool declarations"):
+        route_schema(catalogue)
+
+
+def test_non_ascii_letters_make_a_valid_name() -> None:
+    assert route_tool_names([tool("récupérer_mémoire"), tool("検索")]) == ["récupérer_mémoire", "検索"]

@@ -1,0 +1,12 @@
+"""``python -m toolrouting``: the command line."""
+
+from __future__ import annotations
+
+import sys
+
+from ._cli import main
+
+__all__: list[str] = []
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""The typed progress events of a routing run, in the order a run emits them.
+
+Every routing request starts with :class:`RoundStarted`; a refused reply gives
+:class:`RepairRequested`, and the repaired request starts again under the same round number.
+An accepted reply gives :class:`ActionChosen`, then :class:`ToolResult` (or
+:class:`LimitReached` when the action trips a limit and is not run). :class:`RetryScheduled`
+comes before a retried request, :class:`Resumed` first on a resumed run, and
+:class:`RunFinished` last.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ._outcome import LimitName, RunResult
+
+__all__ = [
+    "ActionChosen",
+    "Event",
+    "LimitReached",
+    "RepairRequested",
+    "Resumed",
+    "RetryScheduled",
+    "RoundStarted",
+    "RunFinished",
+    "ToolResult",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class Resumed:
+    """A run picked up from its transcript: ``messages`` read back, the ``round`` it goes on with."""
+
+    messages: int
+    round: int
+    torn_line: str | None
+    """The start of a torn last line that was dropped, ``None`` when the file ended cleanly."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RoundStarted:
+    """A routing request is about to be made; ``choices`` are the actions it offers."""
+
+    round: int
+    choices: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class RetryScheduled:
+    """A request failed with a retryable backend error and is retried after ``delay`` seconds."""
+
+    round: int
+    attempt: int
+    delay: float
+    error: str
+
+
+@dataclasses.dataclass(frozen=True)
+class RepairRequested:
+    """The reply was refused (``problem``) and fed back; ``attempt`` counts from 1 within the round."""
+
+    round: int
+    attempt: int
+    problem: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ActionChosen:
+    """The reply was accepted: the model chose ``tool`` (``"none"`` for the handoff)."""
+
+    round: int
+    tool: str
+    arguments: dict[str, Any] | None
+    text: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolResult:
+    """The tool ran (or raised) and its result was fed back under ``call_id``."""
+
+    round: int
+    tool: str
+    call_id: str
+    content: str
+    is_error: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class LimitReached:
+    """The action tripped ``limit``; it was not run, ``notice`` was fed back, only ``none`` remains."""
+
+    round: int
+    limit: LimitName
+    tool: str
+    call_id: str
+    notice: str
+
+
+@dataclasses.dataclass(frozen=True)
+class RunFinished:
+    """The run ended; ``result`` is what :meth:`RoutingLoop.run` returns."""
+
+    result: RunResult
+
+
+Event = (
+    Resumed
+    | RoundStarted
+    | RetryScheduled
+    | RepairRequested
+    | ActionChosen
+    | ToolResult
+    | LimitReached
+    | RunFinished
+)

@@ -1,0 +1,82 @@
+"""Everything the loop itself tells the model: repairs, limits and tool failures, worded once."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._names import NONE_TOOL
+from ._outcome import LimitName
+
+__all__ = [
+    "ANSWER_PROMPT",
+    "REPAIR_LEAD",
+    "bad_tool_output",
+    "is_repair_message",
+    "limit_notice",
+    "repair_message",
+    "tool_exception",
+    "truncated_problem",
+]
+
+#: How every repair message begins; resuming a transcript recognises repairs by it.
+REPAIR_LEAD = "Your last reply is not a valid action: "
+
+_HANDOFF = json.dumps({"tool": NONE_TOOL})
+
+#: The user message that asks for the final answer after the handoff. Without it a small
+#: model answers the last tool result with one more action, in the shape it has been writing.
+ANSWER_PROMPT = "Now answer the question in plain words, from the tool results above."
+
+
+def repair_message(problem: str, tools: Sequence[Mapping[str, Any]]) -> str:
+    """The user message that answers a refused reply: what was wrong, then every valid shape."""
+    shapes = [_shape(tool) for tool in tools]
+    shapes.append(f"{_HANDOFF} when no tool call is needed")
+    lines = "\n".join(shapes)
+    return (
+        f"{REPAIR_LEAD}{problem}.\n"
+        f"Reply with exactly one JSON object and nothing else, one of:\n{lines}\n"
+        "Fix the reply and try again."
+    )
+
+
+def is_repair_message(text: str) -> bool:
+    """Whether ``text`` is a message :func:`repair_message` wrote."""
+    return text.startswith(REPAIR_LEAD) and text.endswith("Fix the reply and try again.")
+
+
+def truncated_problem(cap: int) -> str:
+    """The problem of a reply cut off at its completion cap, which is never dispatched."""
+    return f"it was cut off at the completion cap of {cap} tokens before the action was complete"
+
+
+def limit_notice(limit: LimitName, value: int, runs: int = 0) -> str:
+    """The content of the error result that answers an action tripping ``limit`` (set to ``value``)."""
+    if limit == "max_rounds":
+        why = f"this run has used all of its {value} rounds (max_rounds)"
+    else:
+        why = (
+            f"this exact call has already run {runs} time{'s' if runs != 1 else ''}, "
+            f"and max_repeats allows {value} repeat{'s' if value != 1 else ''}; its result is above"
+        )
+    return f"Not run: {why}. No more tools can be called: reply {_HANDOFF}."
+
+
+def tool_exception(error: BaseException) -> str:
+    """The content of the error result for a tool that raised."""
+    return f"the tool failed: {type(error).__name__}: {error}"
+
+
+def bad_tool_output(value: object) -> str:
+    """The content of the error result for a tool that returned something other than a ToolOutput."""
+    return f"the tool returned {type(value).__name__}, not a ToolOutput"
+
+
+def _shape(tool: Mapping[str, Any]) -> str:
+    function = tool["function"]
+    parameters = function.get("parameters") or {}
+    properties = parameters.get("properties") or {}
+    arguments = ", ".join(f"{json.dumps(name)}: ..." for name in list(properties)[:8])
+    return f'{{"tool": {json.dumps(function["name"])}, "arguments": {{{arguments}}}}}'

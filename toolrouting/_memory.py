@@ -1,0 +1,248 @@
+"""The demo memory store: notes in SQLite with FTS5 search, offered as memory_search and memory_read.
+
+The catalogue narrows as a run goes. Before any search has handed out an id,
+``memory_read`` is not offered at all: an ``enum`` with no members is refused by most
+grammar compilers, and with nothing to read the model has only ``memory_search`` and
+``none`` to choose from. Once searches have listed records, ``memory_read``'s ``ids`` take
+an ``enum`` of exactly the ids listed so far, so the grammar keeps the model from
+inventing one.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Self
+
+from ._errors import MemoryStoreError
+from ._limits import MEMORY_QUERY_CHARS, MEMORY_QUERY_TERMS, MEMORY_SEARCH_RESULTS
+from ._provider import ToolOutput
+
+__all__ = ["MemoryStore", "sample_notes"]
+
+#: The file types a folder of notes is indexed from.
+NOTE_SUFFIXES = (".txt", ".md")
+
+_SCHEMA = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS memories USING fts5(id UNINDEXED, title, body, tokenize='porter')"
+)
+# Letters and digits: underscores split too, so "radio_check" looks for "radio" and "check".
+_TERM = re.compile(r"[^\W_]+")
+
+
+def sample_notes() -> list[tuple[str, str]]:
+    """The demo's notes (title, body), shipped as package data, in file-name order."""
+    folder = importlib.resources.files("toolrouting").joinpath("data")
+    files = sorted((item for item in folder.iterdir() if item.name.endswith(NOTE_SUFFIXES)), key=str)
+    return [_note(item.read_text(encoding="utf-8")) for item in files]
+
+
+class MemoryStore:
+    """Notes with short ids (``M1``, ``M2``, ...) in an SQLite database, searched with FTS5.
+
+    ``path`` is a database file (created when missing) or ``":memory:"``. As a tool
+    provider it remembers the ids its searches have listed, which narrow ``memory_read``.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] = ":memory:") -> None:
+        self.path = os.fspath(path)
+        try:
+            self._db = sqlite3.connect(self.path)
+            self._db.execute(_SCHEMA)
+            self._db.execute("SELECT id, title, body FROM memories LIMIT 1").fetchall()
+        except sqlite3.Error as error:
+            raise MemoryStoreError(
+                f"{self.path} is not a memory database ({error}); point at a database this store made, "
+                "or at a folder of .txt or .md notes"
+            ) from error
+        self._listed: list[str] = []
+
+    @classmethod
+    def sample(cls) -> Self:
+        """An in-memory store of the demo's sample notes."""
+        store = cls()
+        store.add_many(sample_notes())
+        return store
+
+    @classmethod
+    def from_folder(cls, folder: str | os.PathLike[str], path: str | os.PathLike[str] = ":memory:") -> Self:
+        """A store of every ``.txt`` and ``.md`` file in ``folder`` (title: the first line), by file name."""
+        root = Path(folder)
+        if not root.is_dir():
+            raise MemoryStoreError(f"{root} is not a folder of notes")
+        files = sorted(p for p in root.iterdir() if p.suffix in NOTE_SUFFIXES and p.is_file())
+        if not files:
+            raise MemoryStoreError(f"{root} has no .txt or .md files to index")
+        notes = []
+        for file in files:
+            try:
+                notes.append(_note(file.read_text(encoding="utf-8")))
+            except (OSError, UnicodeDecodeError) as error:
+                raise MemoryStoreError(f"{file} cannot be read as UTF-8 text ({error})") from error
+        store = cls(path)
+        store.add_many(notes)
+        return store
+
+    def add(self, title: str, body: str) -> str:
+        """Store one note and return its id."""
+        return self.add_many([(title, body)])[0]
+
+    def add_many(self, notes: Iterable[tuple[str, str]]) -> list[str]:
+        """Store notes in order, in one transaction, and return their ids."""
+        ids = []
+        with self._db:
+            (last,) = self._db.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()
+            for offset, (title, body) in enumerate(notes, start=1):
+                ids.append(f"M{last + offset}")
+                self._db.execute(
+                    "INSERT INTO memories (rowid, id, title, body) VALUES (?, ?, ?, ?)",
+                    (last + offset, ids[-1], title, body),
+                )
+        return ids
+
+    def search(self, query: str) -> list[tuple[str, str]]:
+        """``(id, title)`` of the best matches for any word of ``query``, best first.
+
+        The words are quoted, so FTS5 syntax in a model's query (``AND``, ``"``, ``*``,
+        ``NEAR(``) is only ever text to match.
+        """
+        terms = _TERM.findall(query)[:MEMORY_QUERY_TERMS]
+        if not terms:
+            return []
+        match = " OR ".join(f'"{term}"' for term in terms)
+        rows = self._db.execute(
+            "SELECT id, title FROM memories WHERE memories MATCH ? ORDER BY bm25(memories), rowid LIMIT ?",
+            (match, MEMORY_SEARCH_RESULTS),
+        ).fetchall()
+        return [(str(id), str(title)) for id, title in rows]
+
+    def read(self, ids: Iterable[str]) -> list[tuple[str, str, str]]:
+        """``(id, title, body)`` of the notes with these ids, in the order asked; unknown ids are skipped."""
+        found = []
+        for id in ids:
+            row = self._db.execute("SELECT id, title, body FROM memories WHERE id = ?", (id,)).fetchone()
+            if row is not None:
+                found.append((str(row[0]), str(row[1]), str(row[2])))
+        return found
+
+    @property
+    def listed(self) -> tuple[str, ...]:
+        """The ids searches have handed out so far, in the order first listed."""
+        return tuple(self._listed)
+
+    def tools_for_llm(self) -> list[dict[str, Any]]:
+        tools: list[dict[str, Any]] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": "memory_search",
+                    "description": "Search the notes for words; lists the ids and titles of matching notes.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "query": {
+                                "type": "string",
+                                "description": "A few words to look for.",
+                                "minLength": 1,
+                                "maxLength": MEMORY_QUERY_CHARS,
+                            }
+                        },
+                        "required": ["query"],
+                        "additionalProperties": False,
+                    },
+                },
+            }
+        ]
+        if self._listed:
+            tools.append(
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "memory_read",
+                        "description": "Read the full text of notes, by the ids memory_search listed.",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {
+                                "ids": {
+                                    "type": "array",
+                                    "items": {"type": "string", "enum": list(self._listed)},
+                                    "minItems": 1,
+                                    "maxItems": len(self._listed),
+                                }
+                            },
+                            "required": ["ids"],
+                            "additionalProperties": False,
+                        },
+                    },
+                }
+            )
+        return tools
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        # Arguments are checked here too: a server that ignores the schema lets anything through.
+        if name == "memory_search":
+            query = arguments.get("query")
+            if set(arguments) != {"query"} or not isinstance(query, str):
+                return ToolOutput('memory_search takes {"query": "a few words"}', is_error=True)
+            records = self.search(query)
+            for id, _ in records:
+                if id not in self._listed:
+                    self._listed.append(id)
+            return ToolOutput(_json({"records": [{"id": id, "title": title} for id, title in records]}))
+        if name == "memory_read":
+            ids = arguments.get("ids")
+            if set(arguments) != {"ids"} or not isinstance(ids, list) or not ids:
+                return ToolOutput(
+                    'memory_read takes {"ids": ["M1", ...]}, ids that memory_search listed', True
+                )
+            wanted = list(dict.fromkeys(id for id in ids if isinstance(id, str)))
+            notes = self.read(wanted)
+            found = {note[0] for note in notes}
+            missing = [id for id in ids if not isinstance(id, str) or id not in found]
+            if missing:
+                shown = ", ".join(_json(id)[:20] for id in missing[:5])
+                return ToolOutput(f"no note has the id {shown}; use the ids memory_search lists", True)
+            return ToolOutput(
+                _json({"records": [{"id": id, "title": title, "text": body} for id, title, body in notes]})
+            )
+        return ToolOutput(f"there is no tool {json.dumps(name)[:80]} here", is_error=True)
+
+    def restore(self, calls: Sequence[tuple[str, dict[str, Any], ToolOutput]]) -> None:
+        """List again the ids that the searches of a resumed run handed out (see RoutingLoop)."""
+        for name, _, output in calls:
+            if name != "memory_search" or output.is_error:
+                continue
+            try:
+                records = json.loads(output.content)["records"]
+                ids = [record["id"] for record in records]
+            except (ValueError, TypeError, KeyError):
+                continue  # not what this store writes: nothing to restore from it
+            for id, _, _ in self.read(id for id in ids if isinstance(id, str)):
+                if id not in self._listed:
+                    self._listed.append(id)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _note(text: str) -> tuple[str, str]:
+    """A note file's (title, body): the first non-blank line, without Markdown's ``#``, then the rest."""
+    lines = text.strip().splitlines()
+    if not lines:
+        return ("(untitled)", "")
+    return (lines[0].lstrip("#").strip() or "(untitled)", "\n".join(lines[1:]).strip())
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,179 @@
+"""The shape JSON Schema 2020-12's metaschema demands of a schema, checked without a dependency.
+
+A tool's parameters go into the route schema verbatim, and a server that cannot compile a
+schema may generate unconstrained (KoboldCpp does, after "JSON to GBNF failed"), so a
+catalogue whose schema the metaschema would refuse is refused here, by keyword.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["schema_problem"]
+
+_SIMPLE_TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
+# The metaschema's anchorString; $id may end in an empty fragment only.
+_ANCHOR = re.compile(r"[A-Za-z_][-A-Za-z0-9._]*")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_count(value: object) -> bool:
+    # JSON Schema's "integer" is a number with no fractional part, so 2.0 counts.
+    if isinstance(value, float):
+        return value >= 0 and value.is_integer()
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _regex_problem(pattern: str) -> str | None:
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError) as error:
+        return f"is not a regular expression ({str(error)[:60]})"
+    return None
+
+
+def _type_problem(value: object) -> str | None:
+    names = value if isinstance(value, list) else [value]
+    if not names or any(not isinstance(n, str) or n not in _SIMPLE_TYPES for n in names):
+        return f"is not one of {', '.join(sorted(_SIMPLE_TYPES))}, or a non-empty list of them"
+    return "lists a type twice" if len(set(names)) != len(names) else None
+
+
+def _names_problem(value: object) -> str | None:
+    if not isinstance(value, list) or any(not isinstance(item, str) for item in value):
+        return "is not a list of strings"
+    return "lists a name twice" if len(set(value)) != len(value) else None
+
+
+def _expect(test: Callable[[Any], bool], what: str) -> Callable[[Any], str | None]:
+    return lambda value: None if test(value) else f"is not {what}"
+
+
+# Keywords whose values are schemas, keyed by how they hold them.
+_ONE_SCHEMA = frozenset(
+    {"items", "contains", "additionalProperties", "propertyNames", "if", "then", "else", "not"}
+    | {"unevaluatedItems", "unevaluatedProperties", "contentSchema"}
+)
+_SCHEMA_LISTS = frozenset({"prefixItems", "allOf", "anyOf", "oneOf"})
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"})
+
+# Every other keyword the metaschema constrains, with its constraint.
+_VALUE_RULES: dict[str, Callable[[Any], str | None]] = {
+    **dict.fromkeys(
+        [
+            "$schema",
+            "$ref",
+            "$dynamicRef",
+            "$recursiveRef",
+            "$comment",
+            "title",
+            "description",
+            "format",
+            "contentEncoding",
+            "contentMediaType",
+        ],
+        _expect(lambda v: isinstance(v, str), "a string"),
+    ),
+    "$id": _expect(lambda v: isinstance(v, str) and "#" not in v[:-1], "a URI without a fragment"),
+    **dict.fromkeys(
+        ["$anchor", "$dynamicAnchor", "$recursiveAnchor"],
+        _expect(lambda v: isinstance(v, str) and _ANCHOR.fullmatch(v) is not None, "an anchor name"),
+    ),
+    "$vocabulary": _expect(
+        lambda v: isinstance(v, dict) and all(isinstance(b, bool) for b in v.values()), "a map to booleans"
+    ),
+    "type": _type_problem,
+    **dict.fromkeys(["enum", "examples"], _expect(lambda v: isinstance(v, list), "an array")),
+    "multipleOf": _expect(lambda v: _is_number(v) and v > 0, "a number above zero"),
+    **dict.fromkeys(
+        ["maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum"], _expect(_is_number, "a number")
+    ),
+    **dict.fromkeys(
+        [
+            "maxLength",
+            "minLength",
+            "maxItems",
+            "minItems",
+            "maxContains",
+            "minContains",
+            "maxProperties",
+            "minProperties",
+        ],
+        _expect(_is_count, "a non-negative integer"),
+    ),
+    "pattern": lambda v: _regex_problem(v) if isinstance(v, str) else "is not a string",
+    **dict.fromkeys(
+        ["uniqueItems", "deprecated", "readOnly", "writeOnly"],
+        _expect(lambda v: isinstance(v, bool), "a boolean"),
+    ),
+    "required": _names_problem,
+    "dependentRequired": lambda v: (
+        "is not an object"
+        if not isinstance(v, dict)
+        else next((p for p in map(_names_problem, v.values()) if p is not None), None)
+    ),
+}
+
+
+_ONE, _LIST, _MAP = "schema", "schemas", "map"
+_KINDS: dict[str, str] = {
+    **dict.fromkeys(_ONE_SCHEMA, _ONE),
+    **dict.fromkeys(_SCHEMA_LISTS, _LIST),
+    **dict.fromkeys(_SCHEMA_MAPS, _MAP),
+}
+# A node's place as (parent's place, key), spelled out as a JSON pointer only for an error.
+_Place = tuple[Any, ...]
+
+
+def _pointer(root: str, place: _Place) -> str:
+    keys = []
+    while place:
+        place, key = place
+        keys.append(str(key).replace("~", "~0").replace("/", "~1")[:40])
+    return root + "".join(f"/{key}" for key in reversed(keys)) or "/"
+
+
+def schema_problem(schema: Any, pointer: str = "") -> str | None:
+    """Where and why ``schema`` (plain JSON values) breaks the 2020-12 metaschema, or ``None``."""
+    stack: list[tuple[Any, _Place]] = [(schema, ())]
+    while stack:
+        node, place = stack.pop()
+        if node is True or node is False:
+            continue
+        if not isinstance(node, dict):
+            return f"{_pointer(pointer, place)} is not a schema (an object or a boolean)"
+        for key, value in node.items():
+            kind = _KINDS.get(key)
+            if kind is _ONE:
+                stack.append((value, (place, key)))
+            elif kind is _LIST:
+                if not isinstance(value, list) or not value:
+                    return f"{_pointer(pointer, (place, key))} is not a non-empty array of schemas"
+                stack.extend((item, ((place, key), i)) for i, item in enumerate(value))
+            elif kind is _MAP:
+                if not isinstance(value, dict):
+                    return f"{_pointer(pointer, (place, key))} is not an object of schemas"
+                for name, item in value.items():
+                    problem = _regex_problem(name) if key == "patternProperties" else None
+                    if problem is not None:
+                        return f"{_pointer(pointer, (place, key))}: the key {name[:40]!r} {problem}"
+                    stack.append((item, ((place, key), name)))
+            elif key == "dependencies":
+                if not isinstance(value, dict):
+                    return f"{_pointer(pointer, (place, key))} is not an object"
+                for name, item in value.items():
+                    problem = _names_problem(item) if isinstance(item, list) else None
+                    if problem is not None:
+                        return f"{_pointer(pointer, ((place, key), name))} {problem}"
+                    if not isinstance(item, list):
+                        stack.append((item, ((place, key), name)))
+            elif key in _VALUE_RULES:
+                problem = _VALUE_RULES[key](value)
+                if problem is not None:
+                    return f"{_pointer(pointer, (place, key))} {problem}"
+    return None

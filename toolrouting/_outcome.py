@@ -1,0 +1,82 @@
+"""What a routing run produced: its actions, its usage per round, and why it ended."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Literal
+
+from ._backend import Message, Usage
+
+__all__ = ["Action", "EndReason", "LimitName", "RoundUsage", "RunResult"]
+
+#: Why a run ended: the model handed off on its own (``handoff``), or after a named limit
+#: tripped and left it only ``none`` (``max_rounds``, ``max_repeats``).
+EndReason = Literal["handoff", "max_rounds", "max_repeats"]
+
+#: The named limits a run can trip (the loop's keyword arguments of the same names).
+LimitName = Literal["max_rounds", "max_repeats"]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Action:
+    """An accepted action: ``tool`` (``"none"`` for the handoff), its ``arguments`` and exact ``text``."""
+
+    round: int
+    tool: str
+    arguments: dict[str, Any] | None
+    """``None`` for ``none``, which takes no arguments."""
+    text: str
+    """The action as the model wrote it, trimmed; also the assistant message's content."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RoundUsage:
+    """Tokens one round consumed over all its requests (a repaired round makes more than one)."""
+
+    round: int
+    requests: int
+    usage: Usage
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RunResult:
+    """A finished routing run."""
+
+    messages: tuple[Message, ...]
+    """The whole conversation, as the transcript holds it: the caller's messages, then the run's."""
+    actions: tuple[Action, ...]
+    """Every accepted action in order, the final ``none`` included."""
+    answer: str | None
+    """The final answer, when the run was asked for one."""
+    usage: tuple[RoundUsage, ...]
+    """Usage of the rounds this process ran (a resumed run's earlier rounds are not known)."""
+    answer_usage: Usage | None
+    reason: EndReason
+    torn_line: str | None = None
+    """On a resumed run: the start of a torn last transcript line that was dropped, if any."""
+
+    @property
+    def rounds(self) -> int:
+        """How many rounds the run took, the handoff's included."""
+        return self.actions[-1].round if self.actions else 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The result as plain JSON values."""
+        return {
+            "reason": self.reason,
+            "rounds": self.rounds,
+            "answer": self.answer,
+            "actions": [dataclasses.asdict(action) for action in self.actions],
+            "usage": [
+                {
+                    "round": item.round,
+                    "requests": item.requests,
+                    "prompt_tokens": item.usage.prompt_tokens,
+                    "completion_tokens": item.usage.completion_tokens,
+                }
+                for item in self.usage
+            ],
+            "answer_usage": dataclasses.asdict(self.answer_usage) if self.answer_usage else None,
+            "messages": [dict(message) for message in self.messages],
+            "torn_line": self.torn_line,
+        }
