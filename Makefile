@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml scripts/setup.sh
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/toolrouting run "$(QUESTION)"
+	$(BIN)/toolrouting run --answer "$(QUESTION)"
 
 check: $(STAMP)
 	$(BIN)/ruff check toolrouting tests benchmarks

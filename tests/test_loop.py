@@ -112,10 +112,12 @@ def test_actions_run_until_none_with_the_catalogue_read_every_round() -> None:
     assert [a.tool for a in result.actions] == ["memory_search", "memory_read", "none"]
     assert [a.round for a in result.actions] == [1, 2, 3]
     assert result.rounds == 3
-    # The first round offers no memory_read (nothing listed yet); the second narrows its ids.
+    # The first round offers no memory_read (nothing listed yet); the second narrows its ids and,
+    # with a listed note unread, leaves search out; the third offers both again.
     assert _names(backend.requests[0]) == ["memory_search", "none"]
-    assert _names(backend.requests[1]) == ["memory_search", "memory_read", "none"]
-    read_schema = backend.requests[1].settings.json_schema["anyOf"][1]  # type: ignore[index]
+    assert _names(backend.requests[1]) == ["memory_read", "none"]
+    assert _names(backend.requests[2]) == ["memory_search", "memory_read", "none"]
+    read_schema = backend.requests[1].settings.json_schema["anyOf"][0]  # type: ignore[index]
     assert read_schema["properties"]["arguments"]["properties"]["ids"]["items"]["enum"] == list(store.listed)
     assert all(
         r.settings.max_tokens == 64 and r.settings.json_schema_name == "tool_route" for r in backend.requests

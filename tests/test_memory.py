@@ -61,7 +61,8 @@ def test_memory_read_is_offered_only_after_a_search_and_only_with_listed_ids() -
     store.call("memory_search", {"query": "key"})
     store.call("memory_search", {"query": "latch"})
     tools = store.tools_for_llm()
-    ids = tools[1]["function"]["parameters"]["properties"]["ids"]
+    assert [t["function"]["name"] for t in tools] == ["memory_read"]  # read what was found first
+    ids = tools[0]["function"]["parameters"]["properties"]["ids"]
     assert ids["items"]["enum"] == list(store.listed)
     assert "M4" in store.listed
     assert len(set(store.listed)) == len(store.listed)
@@ -72,9 +73,33 @@ def test_memory_read_is_offered_only_after_a_search_and_only_with_listed_ids() -
     assert validator.is_valid({"tool": "memory_read", "arguments": {"ids": ["M4"]}})
     assert not validator.is_valid({"tool": "memory_read", "arguments": {"ids": ["M99"]}})
     assert not validator.is_valid({"tool": "memory_read", "arguments": {"ids": []}})
-    assert not validator.is_valid(
+    fresh = jsonschema.Draft202012Validator(route_schema(MemoryStore.sample().tools_for_llm()))
+    assert fresh.is_valid({"tool": "memory_search", "arguments": {"query": "x" * MEMORY_QUERY_CHARS}})
+    assert not fresh.is_valid(
         {"tool": "memory_search", "arguments": {"query": "x" * (MEMORY_QUERY_CHARS + 1)}}
     )
+
+
+def test_search_comes_back_once_every_listed_note_was_read() -> None:
+    store = MemoryStore.sample()
+    store.call("memory_search", {"query": "latch"})
+    assert [t["function"]["name"] for t in store.tools_for_llm()] == ["memory_read"]
+    assert not store.call("memory_read", {"ids": list(store.listed)}).is_error
+    assert [t["function"]["name"] for t in store.tools_for_llm()] == ["memory_search", "memory_read"]
+    store.call("memory_search", {"query": "key"})
+    names = [t["function"]["name"] for t in store.tools_for_llm()]
+    assert names == (["memory_read"] if len(store.listed) > 1 else ["memory_search", "memory_read"])
+
+
+def test_restore_lists_and_opens_again() -> None:
+    first = MemoryStore.sample()
+    search = first.call("memory_search", {"query": "latch"})
+    read = first.call("memory_read", {"ids": list(first.listed)})
+    resumed = MemoryStore.sample()
+    resumed.restore([("memory_search", {"query": "latch"}, search)])
+    assert [t["function"]["name"] for t in resumed.tools_for_llm()] == ["memory_read"]
+    resumed.restore([("memory_read", {"ids": list(first.listed)}, read)])
+    assert resumed.tools_for_llm() == first.tools_for_llm()
 
 
 @pytest.mark.parametrize(

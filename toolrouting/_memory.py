@@ -5,7 +5,9 @@ The catalogue narrows as a run goes. Before any search has handed out an id,
 grammar compilers, and with nothing to read the model has only ``memory_search`` and
 ``none`` to choose from. Once searches have listed records, ``memory_read``'s ``ids`` take
 an ``enum`` of exactly the ids listed so far, so the grammar keeps the model from
-inventing one.
+inventing one. While a search has listed notes that no read has opened yet, ``memory_search``
+is left out: the model reads what it found (or hands off) before it searches again, which
+keeps a small model from repeating one search until the repeat limit ends the run.
 """
 
 from __future__ import annotations
@@ -42,6 +44,29 @@ def sample_notes() -> list[tuple[str, str]]:
     return [_note(item.read_text(encoding="utf-8")) for item in files]
 
 
+def _search_tool() -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": "memory_search",
+            "description": "Search the notes for words; lists the ids and titles of matching notes.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": {
+                        "type": "string",
+                        "description": "A few words to look for.",
+                        "minLength": 1,
+                        "maxLength": MEMORY_QUERY_CHARS,
+                    }
+                },
+                "required": ["query"],
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
 class MemoryStore:
     """Notes with short ids (``M1``, ``M2``, ...) in an SQLite database, searched with FTS5.
 
@@ -61,6 +86,7 @@ class MemoryStore:
                 "or at a folder of .txt or .md notes"
             ) from error
         self._listed: list[str] = []
+        self._opened: set[str] = set()
 
     @classmethod
     def sample(cls) -> Self:
@@ -136,28 +162,9 @@ class MemoryStore:
         return tuple(self._listed)
 
     def tools_for_llm(self) -> list[dict[str, Any]]:
-        tools: list[dict[str, Any]] = [
-            {
-                "type": "function",
-                "function": {
-                    "name": "memory_search",
-                    "description": "Search the notes for words; lists the ids and titles of matching notes.",
-                    "parameters": {
-                        "type": "object",
-                        "properties": {
-                            "query": {
-                                "type": "string",
-                                "description": "A few words to look for.",
-                                "minLength": 1,
-                                "maxLength": MEMORY_QUERY_CHARS,
-                            }
-                        },
-                        "required": ["query"],
-                        "additionalProperties": False,
-                    },
-                },
-            }
-        ]
+        tools: list[dict[str, Any]] = []
+        if set(self._listed) <= self._opened:
+            tools.append(_search_tool())
         if self._listed:
             tools.append(
                 {
@@ -203,6 +210,7 @@ class MemoryStore:
             wanted = list(dict.fromkeys(id for id in ids if isinstance(id, str)))
             notes = self.read(wanted)
             found = {note[0] for note in notes}
+            self._opened.update(found)
             missing = [id for id in ids if not isinstance(id, str) or id not in found]
             if missing:
                 shown = ", ".join(_json(id)[:20] for id in missing[:5])
@@ -213,8 +221,10 @@ class MemoryStore:
         return ToolOutput(f"there is no tool {json.dumps(name)[:80]} here", is_error=True)
 
     def restore(self, calls: Sequence[tuple[str, dict[str, Any], ToolOutput]]) -> None:
-        """List again the ids that the searches of a resumed run handed out (see RoutingLoop)."""
-        for name, _, output in calls:
+        """List and open again the ids of a resumed run's searches and reads (see RoutingLoop)."""
+        for name, arguments, output in calls:
+            if name == "memory_read" and not output.is_error:
+                self._opened.update(id for id in arguments.get("ids", ()) if isinstance(id, str))
             if name != "memory_search" or output.is_error:
                 continue
             try:
