@@ -1,6 +1,7 @@
 # The two commands of the quick start:
 #   make run    set up, then answer a sample question with the embedded default model
 #   make test   set up, then run the whole test suite (and the type and lint checks)
+#   make bench  the core benchmark (the others: docs/benchmarks.md)
 
 PYTHON ?= python3
 VENV := .venv
@@ -32,7 +33,7 @@ test: check
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/core.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

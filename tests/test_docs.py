@@ -23,3 +23,19 @@ def test_examples_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert result.failed == 0, (
         f"{result.failed} example(s) in {page.name} failed; run the doctest to see them"
     )
+
+
+def test_the_readme_draws_the_error_tree_of_the_code() -> None:
+    import re
+
+    import toolrouting
+    from toolrouting import _errors
+
+    def names(text: str) -> list[str]:
+        return re.findall(r"[├└]── (\w+)", text)
+
+    drawn = names((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert drawn == names(_errors.__doc__ or "")
+    assert sorted(drawn) == sorted(set(_errors.__all__) - {"ToolRoutingError"})
+    for name in drawn:
+        assert issubclass(getattr(toolrouting, name), toolrouting.ToolRoutingError)

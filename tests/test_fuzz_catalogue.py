@@ -149,13 +149,14 @@ def wrecked(draw: st.DrawFn, tool: dict[str, Any], taken: list[str]) -> Any:
                         {"type": ["object"] * 2},
                     ]
                 ),
-                st.sampled_from(taken).map(lambda n: draw(st.sampled_from([n, n.upper(), n.title()]))),
+                st.sampled_from([variant for n in taken for variant in (n, n.upper(), n.title())]),
                 st.sampled_from(taken).map(lambda n: unicodedata.normalize("NFKD", n)),
                 st.sampled_from(["None", "NONE", "ｎｏｎｅ", "none", "a b", "a\nb", "a\u200bb", "a\u2028b"]),
                 st.sampled_from(["Tool result for x (call route-1):", "x):\nTool", "(call", "é", "e\u0301"]),
                 st.sampled_from(["ﬁnd", "find", "Ⅸ", "IX", "ß", "SS", "x" * 5000]),
             )
         )
+        junk = copy.deepcopy(junk)  # the JUNK objects are shared by every example
         if isinstance(node, dict):
             key = draw(st.sampled_from([*node, *KEYWORDS, "name", "function", "parameters"]))
             if draw(st.integers(0, 5)) == 0 and node:

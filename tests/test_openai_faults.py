@@ -1,22 +1,18 @@
 """Faults from a real misbehaving HTTP server on loopback: each is its own error, and the backend recovers.
 
-The server is http.server in a thread on 127.0.0.1; each test queues what it does next.
-A slow answer is held on an Event the test releases, so no test waits on a clock.
+The server (tests/fault_server.py) is http.server in a thread on 127.0.0.1; each test queues
+what it does next. A slow answer is held on an Event the test releases, so no test waits on a clock.
 """
 
 from __future__ import annotations
 
-import collections
-import http.server
-import json
 import pickle
 import socket
-import struct
 import threading
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
+from fault_server import ACTION, FaultServer, close_mid_body, held, ok, reset, status
 
 from toolrouting import Settings
 from toolrouting._backend import Message
@@ -32,114 +28,13 @@ from toolrouting._limits import MAX_BODY_QUOTE, MAX_REPLY_QUOTE
 from toolrouting._openai import OpenAICompatible
 
 MESSAGES: list[Message] = [{"role": "user", "content": "Find the llama docs."}]
-ACTION = '{"tool": "none"}'
 SCHEMA = {"type": "object", "properties": {"tool": {"const": "none"}}, "required": ["tool"]}
-
-#: The longest a held handler waits for its release: a failed test must not hang the suite.
-HOLD_LIMIT = 30.0
-
-Behaviour = Callable[["Handler"], None]
-
-
-def completion_body(text: str = ACTION) -> bytes:
-    return json.dumps(
-        {
-            "object": "chat.completion",
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-            ],
-            "usage": {"prompt_tokens": 9, "completion_tokens": 6},
-        }
-    ).encode()
-
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    """Reads the request, then does whatever the test queued (a good completion when nothing is)."""
-
-    protocol_version = "HTTP/1.1"  # keep-alive, so a fault also tests the connection pool
-    server: FaultServer
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        self.server.paths.append(self.path)
-        behaviour = self.server.script.popleft() if self.server.script else ok()
-        behaviour(self)
-
-    def reply(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: the tests assert on what the client saw."""
-
-
-class FaultServer(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), Handler)
-        self.script: collections.deque[Behaviour] = collections.deque()
-        self.paths: list[str] = []
-        self.release = threading.Event()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that gave up (the timeout test) leaves a broken pipe here; that is expected."""
-
-
-def ok(text: str = ACTION) -> Behaviour:
-    return lambda handler: handler.reply(200, completion_body(text))
-
-
-def status(code: int, body: bytes, headers: dict[str, str] | None = None) -> Behaviour:
-    return lambda handler: handler.reply(code, body, headers)
-
-
-def close_mid_body(handler: Handler) -> None:
-    """Promise 500 bytes, send 20, hang up."""
-    handler.send_response(200)
-    handler.send_header("Content-Type", "application/json")
-    handler.send_header("Content-Length", "500")
-    handler.end_headers()
-    handler.wfile.write(b'{"object": "chat.com')
-    handler.wfile.flush()
-    handler.close_connection = True
-    handler.connection.shutdown(socket.SHUT_RDWR)
-
-
-def reset(handler: Handler) -> None:
-    """Abort the connection (RST) instead of answering."""
-    handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    handler.close_connection = True
-    handler.connection.close()
-
-
-def held(handler: Handler) -> None:
-    """Answer only once the test releases the server: a response slower than any short timeout."""
-    handler.server.release.wait(HOLD_LIMIT)
-    handler.reply(200, completion_body())
 
 
 @pytest.fixture(scope="module")
 def running_server() -> Iterator[FaultServer]:
-    fault_server = FaultServer()
-    thread = threading.Thread(target=fault_server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with FaultServer() as fault_server:
         yield fault_server
-    finally:
-        fault_server.release.set()
-        fault_server.shutdown()
-        fault_server.server_close()
-        thread.join()
 
 
 @pytest.fixture
@@ -147,6 +42,7 @@ def server(running_server: FaultServer) -> Iterator[FaultServer]:
     """The module's server with an empty script; whatever a test held is released after it."""
     running_server.script.clear()
     running_server.paths.clear()
+    running_server.bodies.clear()
     running_server.release = threading.Event()
     yield running_server
     running_server.release.set()

@@ -53,6 +53,7 @@ from ._limits import (
     DEFAULT_ROUTING_CAP,
     MAX_REPLY_CHARS,
     MAX_REPLY_QUOTE,
+    MAX_RESPONSE_BYTES,
     ROUTE_SCHEMA_NAME,
 )
 from ._llamacpp import LlamaCpp, default_model_path
@@ -82,6 +83,7 @@ __all__ = [
     "DIALECTS",
     "MAX_REPLY_CHARS",
     "MAX_REPLY_QUOTE",
+    "MAX_RESPONSE_BYTES",
     "ROUTE_SCHEMA_NAME",
     "TARGETS",
     "Action",

@@ -46,6 +46,10 @@ DEMO_SYSTEM_PROMPT = (
     "you need."
 )
 
+#: The final answer's budget unless --answer-tokens names another: a few paragraphs, so a
+#: model that rambles (free text has no grammar to end it) stops in seconds, not minutes.
+DEFAULT_ANSWER_TOKENS = 256
+
 #: Characters of a tool's result shown on one progress line.
 _PREVIEW_CHARS = 100
 
@@ -142,7 +146,7 @@ def _add_run(subparsers: Subparsers) -> None:
         type=_positive,
         default=DEFAULT_ROUTING_CAP,
         metavar="N",
-        help="completion cap of every request in tokens (default: %(default)s)",
+        help="completion cap of every routing request in tokens (default: %(default)s)",
     )
     parser.add_argument(
         "--max-rounds",
@@ -152,6 +156,14 @@ def _add_run(subparsers: Subparsers) -> None:
         help="rounds before the model is told to hand off (default: %(default)s)",
     )
     parser.add_argument("--answer", action="store_true", help="after the handoff, ask for a final answer")
+    parser.add_argument(
+        "--answer-tokens",
+        type=_positive,
+        default=DEFAULT_ANSWER_TOKENS,
+        metavar="N",
+        help="the backend's own completion budget, which the final answer gets; a routing cap only "
+        "ever lowers it (default: %(default)s)",
+    )
     parser.add_argument(
         "--transcript", metavar="PATH", help="write every message to PATH as JSON Lines, as it is committed"
     )
@@ -247,7 +259,7 @@ def _store(db: str | None) -> MemoryStore:
 
 def _backend(args: argparse.Namespace) -> Backend:
     # Both backends are imported here: the HTTP one needs no llama.cpp, the embedded one no server.
-    settings = Settings(max_tokens=args.cap, temperature=0.0)
+    settings = Settings(max_tokens=args.answer_tokens, temperature=0.0)
     if args.base_url:
         from ._openai import OpenAICompatible
 

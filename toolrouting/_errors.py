@@ -7,6 +7,7 @@ ToolRoutingError
 │   ├── BackendTimeout                 the server did not answer in time
 │   ├── BackendHTTPError               the server answered with an error status
 │   ├── BackendResponseError           the answer is not a usable chat completion
+│   │   └── SchemaIgnoredError         a schema was sent and prose came back
 │   ├── GrammarError (also ValueError) a JSON schema llama.cpp cannot turn into a grammar
 │   └── ModelLoadError                 the embedded model or llama-cpp-python is missing or unreadable
 ├── MemoryStoreError                   a memory database or notes folder that cannot be used

@@ -14,6 +14,7 @@ __all__ = [
     "MAX_BODY_QUOTE",
     "MAX_REPLY_CHARS",
     "MAX_REPLY_QUOTE",
+    "MAX_RESPONSE_BYTES",
     "MAX_RETRY_AFTER",
     "MAX_TOOL_ERROR_CHARS",
     "MEMORY_QUERY_CHARS",
@@ -22,6 +23,7 @@ __all__ = [
     "RETRY_BACKOFF_BASE",
     "RETRY_BACKOFF_MAX",
     "ROUTE_SCHEMA_NAME",
+    "VALID_SCHEMA_MEMORY",
 ]
 
 #: Characters of a model's reply quoted in an error: enough to recognise it, never a flood.
@@ -42,10 +44,17 @@ DEFAULT_ROUTING_CAP = 512
 ROUTE_SCHEMA_NAME = "tool_route"
 
 
-#: Seconds an HTTP backend waits to connect, to send, and for each read of the answer. A
-#: request without streaming sends nothing until generation ends, so this bounds a whole
-#: completion: generous enough for a few hundred tokens on a CPU, short of hanging forever.
+#: Seconds an HTTP backend waits to connect, to send, and for each read of the answer, and
+#: the most the whole answer may take to arrive (a server dribbling bytes never trips a read
+#: timeout). A request without streaming sends nothing until generation ends, so this bounds
+#: a whole completion: generous enough for a few hundred tokens on a CPU, short of hanging forever.
 DEFAULT_REQUEST_TIMEOUT = 300.0
+
+#: Bytes of an HTTP answer an HTTP backend reads before it gives up on it. A completion holds
+#: one reply (a routing reply is refused past MAX_REPLY_CHARS, at most 6 bytes a character
+#: once JSON-escaped) and a little metadata; a server sending more is broken or hostile, and
+#: reading on would only fill memory.
+MAX_RESPONSE_BYTES = 16_000_000
 
 #: Rounds a routing run may take before it is told to hand off. A retrieval phase that
 #: has not found what it needs in eight actions is looping, not searching.
@@ -94,3 +103,8 @@ GRAMMAR_CACHE_SIZE = 32
 #: Characters of a tool function's exception message put in its error result: the gist
 #: for the model to act on, never a traceback flooding its context.
 MAX_TOOL_ERROR_CHARS = 500
+
+#: Distinct parameter schemas whose metaschema check route_schema remembers. The loop
+#: rebuilds the route schema every round from a catalogue that mostly repeats; the memory
+#: is cleared when full, so it never grows past this.
+VALID_SCHEMA_MEMORY = 4096

@@ -170,8 +170,8 @@ class RoutingLoop:
         if self.transcript is not None:
             run.writer = TranscriptWriter(self.transcript)
         try:
-            for message in conversation:
-                _commit(run, message)
+            # One commit: a transcript holding only part of the caller's messages could not be resumed.
+            _commit(run, *conversation)
             yield from self._steps(run, None)
         finally:
             if run.writer is not None:
@@ -248,13 +248,15 @@ class RoutingLoop:
         route = parse_route(text, names)
         if truncated or not route.ok:
             problem = truncated_problem(cap) if truncated else str(route.error)
-            if not committed:
-                _commit(run, Message(role="assistant", content=text))
+            refused = [] if committed else [Message(role="assistant", content=text)]
             if run.repairs >= self.max_repairs:
+                _commit(run, *refused)
                 raise RepairsExhaustedError(run.round, problem, self.max_repairs)
             run.repairs += 1
+            # The refusal and its repair are one commit: a refused reply left unanswered is judged
+            # again on resume, where a valid action cut at the cap no longer shows it was cut.
+            _commit(run, *refused, Message(role="user", content=repair_message(problem, tools)))
             yield RepairRequested(run.round, run.repairs, problem)
-            _commit(run, Message(role="user", content=repair_message(problem, tools)))
             return
         action = _action(run.round, route)
         if not committed:
@@ -431,11 +433,11 @@ def _call_key(route: Route) -> str:
     return json.dumps(call, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _commit(run: _Run, message: Message) -> None:
+def _commit(run: _Run, *messages: Message) -> None:
     # On disk first: a message is part of the run only once the transcript holds it.
-    if run.writer is not None:
-        run.writer.append(message)
-    run.messages.append(message)
+    if run.writer is not None and messages:
+        run.writer.append(*messages)
+    run.messages.extend(messages)
 
 
 def _add_usage(run: _Run, round: int, usage: Usage) -> None:

@@ -6,6 +6,7 @@ import datetime
 import email.utils
 import json
 import math
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
@@ -21,7 +22,7 @@ from ._errors import (
     BackendTimeout,
     SchemaIgnoredError,
 )
-from ._limits import DEFAULT_REQUEST_TIMEOUT, MAX_BODY_QUOTE
+from ._limits import DEFAULT_REQUEST_TIMEOUT, MAX_BODY_QUOTE, MAX_RESPONSE_BYTES
 from ._parse import quote_reply
 from ._settings import Settings
 
@@ -162,8 +163,37 @@ class OpenAICompatible:
 
     def _post(self, body: Mapping[str, Any]) -> httpx.Response:
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else None
+        # httpx's timeout bounds each read, so a server dribbling its answer a byte at a time
+        # would hold the request for ever; the deadline bounds the whole answer as well.
+        deadline = time.monotonic() + self._timeout
         try:
-            return self._client.post(self._url, json=body, headers=headers, timeout=self._timeout)
+            with self._client.stream(
+                "POST", self._url, json=body, headers=headers, timeout=self._timeout
+            ) as response:
+                content = bytearray()
+                for chunk in response.iter_bytes():
+                    content += chunk
+                    if len(content) > MAX_RESPONSE_BYTES:
+                        raise BackendResponseError(
+                            f"{self._url} answered more than MAX_RESPONSE_BYTES ({MAX_RESPONSE_BYTES:,} "
+                            "bytes) and was left unread; a chat completion is far smaller, so check that "
+                            "base_url points at the model server"
+                        )
+                    if time.monotonic() > deadline:
+                        raise BackendTimeout(
+                            f"{self._url} did not finish its answer within the timeout of "
+                            f"{self._timeout:g} s (it was still arriving, {len(content)} bytes so far); "
+                            "a long generation needs a larger timeout= or a lower max_tokens"
+                        )
+            # The same answer, read: its content is decoded, so it no longer has an encoding.
+            kept = [(k, v) for k, v in response.headers.multi_items() if k.lower() != "content-encoding"]
+            return httpx.Response(
+                response.status_code,
+                headers=kept,
+                content=bytes(content),
+                request=response.request,
+                extensions=response.extensions,
+            )
         except httpx.TimeoutException as error:
             raise BackendTimeout(
                 f"{self._url} did not answer within the timeout of {self._timeout:g} s "

@@ -130,7 +130,8 @@ def parse_route(text: str, names: Collection[str]) -> Route:
                 return _not_json(later, trimmed)
         if end != len(trimmed):
             return _refused(f"the reply has text after the JSON object: {quote_reply(trimmed, end)}")
-        if not trimmed.isascii() or ("\\u" in trimmed and _SURROGATE_ESCAPE.search(trimmed)):
+        # "\\" first: a one-character search is memchr, far faster than searching for "\\u".
+        if not trimmed.isascii() or ("\\" in trimmed and _SURROGATE_ESCAPE.search(trimmed)):
             problem = _lone_surrogate(value)
             if problem is not None:
                 return _refused(problem)

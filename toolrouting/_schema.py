@@ -6,9 +6,11 @@ import json
 import math
 import unicodedata
 from collections.abc import Mapping, Sequence
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, NotRequired, TypedDict
 
 from ._errors import CatalogueError
+from ._limits import VALID_SCHEMA_MEMORY
 from ._metaschema import schema_problem
 from ._names import NONE_TOOL, tool_name_problem
 
@@ -36,8 +38,36 @@ class ToolSpec(TypedDict):
     function: FunctionSpec
 
 
-_JSON_ENCODER = json.JSONEncoder(allow_nan=False)
-_JSON_DECODER = json.JSONDecoder()
+
+
+def _unencodable(value: object) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+# json.dumps rebuilds its C encoder on every call; for a catalogue of a thousand tools that
+# set-up is most of the work, so the encoder is made once (where CPython has one).
+_C_ENCODER = (
+    None
+    if c_make_encoder is None
+    else c_make_encoder(None, _unencodable, encode_basestring, None, ":", ",", False, False, False)
+)
+
+
+def _encode(value: Any) -> str:
+    if _C_ENCODER is None:
+        return json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+    return "".join(_C_ENCODER(value, 0))
+
+
+def _decode(text: str) -> Any:
+    return _DECODER.raw_decode(text)[0]
+
+
+_DECODER = json.JSONDecoder()
+
+# The compact JSON text of parameters that passed the metaschema check: the loop re-reads
+# the same catalogue every round, and the check is the one step that is not done in C.
+_VALID_PARAMETERS: set[str] = set()
 
 _NO_PARAMETERS_JSON = json.dumps({"type": "object", "properties": {}, "additionalProperties": False})
 
@@ -102,13 +132,14 @@ def _checked(
             raise CatalogueError(index, f"the name {name!r:.80} is used twice (first by entry {seen[name]})")
         # A model reads names, and some tokenizers normalise text (NFKC): two names that
         # differ only there cannot be told apart reliably, so they are one name.
-        first = folded.get(_folded(name))
+        key = _folded(name)
+        first = folded.get(key)
         if first is not None:
             raise CatalogueError(
                 index,
                 f"the name {name!r:.80} is entry {first}'s name up to case and Unicode normalisation",
             )
-        seen[name] = folded[_folded(name)] = index
+        seen[name] = folded[key] = index
         entries.append((index, name, description, parameters))
     return entries
 
@@ -141,10 +172,16 @@ def _entry(index: int, tool: object) -> tuple[str, str | None, dict[str, Any]]:
         raise CatalogueError(
             index, f'the parameters of {name!r:.80} are not an object schema ("type": "object")'
         )
-    detached = _detach(parameters, index, "/parameters")
-    problem = schema_problem(detached, "/parameters")
-    if problem is not None:
-        raise CatalogueError(index, f"the parameters of {name!r:.80} are not a JSON Schema: {problem:.200}")
+    detached, text = _detach(parameters, index, "/parameters")
+    if text not in _VALID_PARAMETERS:
+        problem = schema_problem(detached, "/parameters")
+        if problem is not None:
+            raise CatalogueError(
+                index, f"the parameters of {name!r:.80} are not a JSON Schema: {problem:.200}"
+            )
+        if len(_VALID_PARAMETERS) >= VALID_SCHEMA_MEMORY:
+            _VALID_PARAMETERS.clear()
+        _VALID_PARAMETERS.add(text)
     return name, description, detached
 
 
@@ -194,22 +231,23 @@ def _rewrite_refs(value: Any, renamed: Mapping[str, str], at: str) -> Any:
     return copy
 
 
-def _detach(value: Any, index: int, pointer: str) -> Any:
-    """A deep copy of a JSON value; anything JSON cannot carry is a CatalogueError."""
+def _detach(value: Any, index: int, pointer: str) -> tuple[Any, str]:
+    """A deep copy of a JSON value and its compact JSON text; what JSON cannot carry is a CatalogueError."""
     try:
         # The common case in C: a round trip through JSON text copies and checks at once.
         # It also turns non-string keys and tuples into something else, hence the comparison.
-        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        text = _encode(value)
         text.encode("utf-8")  # a lone surrogate is no JSON text (RFC 8259 section 8.2)
-        copy = json.loads(text)
+        copy = _decode(text)
         if copy == value:
-            return copy
+            return copy, text
     except (TypeError, ValueError, RecursionError):
         pass
     try:
-        return _detach_checked(value, index, pointer)
+        copy = _detach_checked(value, index, pointer)
     except RecursionError:
         raise CatalogueError(index, f"{pointer} nests too deeply or refers to itself") from None
+    return copy, _encode(copy)
 
 
 def _detach_checked(value: Any, index: int, pointer: str) -> Any:
@@ -236,6 +274,8 @@ def _detach_checked(value: Any, index: int, pointer: str) -> Any:
 
 
 def _folded(name: str) -> str:
+    if name.isascii():
+        return name.lower()  # NFKC leaves ASCII as it is, and ASCII casefolds to lower case
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
 
 

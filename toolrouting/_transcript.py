@@ -28,7 +28,7 @@ def encode_message(message: Message) -> bytes:
 
 
 class TranscriptWriter:
-    """Appends messages to a transcript file; each is flushed and fsync'd before ``append`` returns.
+    """Appends messages to a transcript file; they are flushed and fsync'd before ``append`` returns.
 
     A message is committed once its whole line, newline included, is on disk: a run killed
     at any point leaves at most one torn last line, which :func:`read_transcript` drops.
@@ -41,10 +41,14 @@ class TranscriptWriter:
         except OSError as error:
             raise TranscriptError(self.path, 0, f"cannot be written ({error.strerror or error})") from error
 
-    def append(self, message: Message) -> None:
-        """Write one message and return once it is on disk; a failure is a :class:`TranscriptError`."""
+    def append(self, *messages: Message) -> None:
+        """Commit ``messages`` in one write and one fsync, and return once they are on disk.
+
+        A kill leaves all of them or none, unless the kernel tears the write itself, which
+        leaves a torn last line like any other. A failure is a :class:`TranscriptError`.
+        """
         try:
-            self._file.write(encode_message(message))
+            self._file.write(b"".join(encode_message(message) for message in messages))
             self._file.flush()
             os.fsync(self._file.fileno())
         except OSError as error:

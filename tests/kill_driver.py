@@ -1,0 +1,156 @@
+"""A routing run for tests/test_kill.py to kill: ``python tests/kill_driver.py run|resume TRANSCRIPT``.
+
+The model is a fake (a ScriptedBackend whose reply depends only on the conversation it is
+sent), so an interrupted run resumed must write the same bytes as a run left alone. It
+refuses once, calls a tool that raises, is cut at its cap once with a valid action, and
+then answers. The tools take a little real time and count their calls, so kills land at
+varied points and a resume that forgot the calls would write other bytes.
+
+After every committed message the driver reports ``committed N`` (N messages on disk so
+far), so the killer knows how far the run got; ``torn TEXT`` when a resume dropped a torn
+line; ``finished REASON`` at the end. From the command line it prints them; tests/test_kill.py
+forks it with :func:`child`, which sends them on a pipe.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection
+from typing import Any
+
+from toolrouting import _loop
+from toolrouting._backend import Completion, Message, Usage
+from toolrouting._events import Event, Resumed
+from toolrouting._feedback import REPAIR_LEAD
+from toolrouting._loop import RoutingLoop
+from toolrouting._provider import ToolOutput
+from toolrouting._results import split_routed_result
+from toolrouting._scripted import ScriptedBackend, ScriptedRequest
+from toolrouting._transcript import TranscriptWriter
+
+__all__ = ["QUESTION", "Counter", "backend", "child", "drive", "loop", "model"]
+
+QUESTION: list[Message] = [
+    {"role": "system", "content": "Answer from the notes."},
+    {"role": "user", "content": "What does the latch on the storage-room door do?"},
+]
+#: Seconds a tool call and a model reply take: enough to spread the kill points over a run.
+TOOL_SECONDS = 0.015
+MODEL_SECONDS = 0.004
+
+_WORDS = ("latch", "door", "hinge", "spring", "key")
+
+
+def _lookup(word: str) -> str:
+    return json.dumps({"tool": "lookup", "arguments": {"word": word}})
+
+
+def model(request: ScriptedRequest) -> str | Completion:
+    """The fake model: its next reply from how many results and repairs the conversation holds."""
+    time.sleep(MODEL_SECONDS)
+    if request.settings.json_schema is None:
+        return "The latch keeps the storage-room door shut until the key turns it."
+    messages = request.messages
+    results = sum(1 for m in messages if m["role"] == "user" and split_routed_result(m["content"]))
+    repairs = sum(1 for m in messages if m["role"] == "user" and m["content"].startswith(REPAIR_LEAD))
+    if results == 0 and repairs == 0:
+        return "Let me search the notes first."
+    if results == 1:
+        return '{"tool": "explode", "arguments": {}}'
+    if results == 3 and repairs == 1:
+        # A whole action, yet the server says the cap cut it: refused, never run.
+        return Completion(text=_lookup("hinge"), finish_reason="length", usage=Usage(), truncated=True)
+    words = (_WORDS[0], None, *_WORDS[1:])
+    return _lookup(str(words[results])) if results < len(words) else '{"tool": "none"}'
+
+
+class Counter:
+    """Two tools: ``lookup`` numbers its answers (state that resume restores), ``explode`` raises."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def tools_for_llm(self) -> list[dict[str, Any]]:
+        word = {"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]}
+        return [
+            {"type": "function", "function": {"name": "lookup", "parameters": word}},
+            {"type": "function", "function": {"name": "explode", "parameters": {"type": "object"}}},
+        ]
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        time.sleep(TOOL_SECONDS)
+        if name == "explode":
+            raise RuntimeError("the tool blew up")
+        self.calls += 1
+        return ToolOutput(f"note {self.calls}: {arguments['word']} is part of the storage-room door.")
+
+    def restore(self, calls: Sequence[tuple[str, dict[str, Any], ToolOutput]]) -> None:
+        self.calls = sum(1 for tool, _, _ in calls if tool == "lookup")
+
+
+def backend() -> ScriptedBackend:
+    return ScriptedBackend([model] * 30)
+
+
+def loop(transcript: str, **options: Any) -> RoutingLoop:
+    return RoutingLoop(backend(), Counter(), transcript=transcript, answer=True, **options)
+
+
+class _Reporting(TranscriptWriter):
+    """The loop's writer, saying when each message is on disk (test instrumentation)."""
+
+    report: Callable[[str], object] = print
+    committed = 0
+    commits: list[int] = []  # noqa: RUF012 (one run a process)
+    """The file's size after each commit."""
+
+    def append(self, *messages: Message) -> None:
+        super().append(*messages)
+        _Reporting.commits.append(os.path.getsize(self.path))
+        for _ in messages:
+            _Reporting.committed += 1
+            _Reporting.report(f"committed {_Reporting.committed}")
+
+
+def _on_event(event: Event) -> None:
+    if isinstance(event, Resumed):
+        _Reporting.committed = event.messages
+        if event.torn_line is not None:
+            _Reporting.report(f"torn {event.torn_line!r}")
+
+
+def drive(mode: str, transcript: str, report: Callable[[str], object]) -> list[int]:
+    """Run (``mode`` ``run``) or resume the driver's run; returns the file size after each commit."""
+    _Reporting.report, _Reporting.committed, _Reporting.commits = report, 0, []
+    _loop.TranscriptWriter = _Reporting  # type: ignore[attr-defined]
+    try:
+        run = loop(transcript, on_event=_on_event)
+        result = run.run(QUESTION) if mode == "run" else run.resume()
+    finally:
+        _loop.TranscriptWriter = TranscriptWriter  # type: ignore[attr-defined]
+    report(f"finished {result.reason}")
+    return _Reporting.commits
+
+
+def child(mode: str, transcript: str, connection: Connection) -> None:
+    """:func:`drive` in a process forked by tests/test_kill.py, reporting on ``connection``."""
+    try:
+        drive(mode, transcript, connection.send)
+    except BaseException:
+        connection.send(f"error {traceback.format_exc()}")
+        raise
+
+
+def main(argv: list[str]) -> int:
+    mode, transcript = argv
+    drive(mode, transcript, lambda line: print(line, flush=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,197 @@
+"""Kill a routing run with SIGKILL at random points: every transcript stays valid, and resume finishes it.
+
+The run is tests/kill_driver.py in its own process (a fake model, tools that take a little
+real time), forked from a server that has imported toolrouting once, so a kill costs
+milliseconds rather than an interpreter start; the run never killed, which every chain must
+match, is the driver's command line in a fresh interpreter. Each chain starts a run, kills
+it after it has reported a random number of committed messages plus a random instant,
+resumes it in a new process, kills that too, and so on, then lets the last resume finish;
+its transcript must equal the reference byte for byte. A longer campaign (it prints the tally):
+
+    KILLS=500 .venv/bin/python -m pytest tests/test_kill.py -q -s
+
+``KILL_SEED`` picks another sequence of kill points."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import multiprocessing
+import multiprocessing.context
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import kill_driver
+import pytest
+from kill_driver import QUESTION
+
+from toolrouting._errors import TranscriptError
+from toolrouting._transcript import encode_message, read_transcript
+
+ROOT = Path(__file__).resolve().parent.parent
+DRIVER = Path(__file__).with_name("kill_driver.py")
+KILLS = int(os.environ.get("KILLS", "50"))
+SEED = int(os.environ.get("KILL_SEED", "2026"))
+#: Kills in one chain before its last resume is left to finish.
+KILLS_PER_CHAIN = 3
+#: The longest random instant between the last committed line read and the kill, in seconds:
+#: about one tool call, so a kill lands before, inside or after the next one.
+KILL_DELAY = 0.02
+#: A driver process that has not ended this long after it was killed or started is hung.
+PROCESS_LIMIT = 60.0
+
+
+@dataclasses.dataclass
+class Tally:
+    kills: int = 0
+    nothing_committed: int = 0
+    finished_first: int = 0
+    torn_seen: int = 0
+    torn_dropped: int = 0
+    chains: int = 0
+    processes: int = 0
+    at: collections.Counter[int] = dataclasses.field(default_factory=collections.Counter)
+    """Kills by the number of messages the transcript held when the kill landed."""
+
+
+@pytest.fixture(scope="module")
+def forkserver() -> multiprocessing.context.ForkServerContext:
+    # Each run is a process forked from a server that has imported toolrouting once, so a
+    # kill costs milliseconds, not an interpreter start; the process is as separate as any.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["toolrouting", "kill_driver"])
+    return context
+
+
+class Driver:
+    """One driver process and the lines it has reported."""
+
+    def __init__(self, context: multiprocessing.context.ForkServerContext, mode: str, path: Path) -> None:
+        self._reports, sending = context.Pipe(duplex=False)
+        self.process = context.Process(target=kill_driver.child, args=(mode, str(path), sending))
+        self.process.start()
+        sending.close()  # the child holds the only sending end: its exit ends the reports
+        self.lines: list[str] = []
+
+    def read(self, count: int) -> None:
+        """Wait for ``count`` more reports, or for the end of them."""
+        for _ in range(count):
+            if not self._reports.poll(PROCESS_LIMIT):
+                pytest.fail(f"the driver reported nothing for {PROCESS_LIMIT:g} s")
+            try:
+                self.lines.append(self._reports.recv())
+            except EOFError:
+                return
+
+    def finish(self, tally: Tally) -> int | None:
+        self.process.join(PROCESS_LIMIT)
+        while self._reports.poll():
+            try:
+                self.lines.append(self._reports.recv())
+            except EOFError:
+                break
+        self._reports.close()
+        tally.processes += 1
+        tally.torn_dropped += sum(line.startswith("torn ") for line in self.lines)
+        errors = [line for line in self.lines if line.startswith("error ")]
+        if errors or self.process.exitcode not in (0, -signal.SIGKILL):
+            pytest.fail(f"the driver exited with {self.process.exitcode}: {errors}")
+        return self.process.exitcode
+
+
+def _kill_at_random(driver: Driver, rng: random.Random, tally: Tally, remaining: int, fresh: bool) -> bool:
+    """Kill after a random number of the ``remaining`` commits and a random instant more.
+
+    ``False`` when the run ended first. A fresh run is killed the moment it starts one time in four.
+    """
+    if not (fresh and rng.random() < 0.25):
+        driver.read(rng.randrange(0, max(remaining, 1)))
+        time.sleep(rng.uniform(0, KILL_DELAY))  # the kill point itself, not a wait for anything
+    driver.process.kill()  # SIGKILL; a no-op on a process that already ended
+    return driver.finish(tally) == -signal.SIGKILL
+
+
+def _check_killed(path: Path, reference: tuple[object, ...], tally: Tally) -> int:
+    """Check what a kill left, and count the messages committed (0: nothing, start afresh)."""
+    data = path.read_bytes() if path.exists() else b""
+    *lines, torn = data.split(b"\n")
+    for number, line in enumerate(lines, start=1):
+        record = json.loads(line)
+        assert list(record) == ["role", "content"], f"line {number}"
+    tally.torn_seen += bool(torn)
+    messages = read_transcript(path).messages if data else ()
+    assert messages == reference[: len(messages)], "the killed run committed something else"
+    # The caller's messages are one commit: all of them are on disk, or none.
+    assert not messages or len(messages) >= len(QUESTION)
+    tally.at[len(messages)] += 1
+    if not messages:
+        tally.nothing_committed += 1
+    return len(messages)
+
+
+def _reference(directory: Path) -> bytes:
+    """The transcript of a run never killed, from a fresh interpreter running the driver's command line."""
+    path = directory / "reference.jsonl"
+    subprocess.run(
+        [sys.executable, str(DRIVER), "run", str(path)], cwd=ROOT, capture_output=True, check=True, timeout=60
+    )
+    return path.read_bytes()
+
+
+def test_sigkill_at_random_points_then_resume_writes_the_same_bytes(
+    tmp_path: Path, forkserver: multiprocessing.context.ForkServerContext
+) -> None:
+    reference = _reference(tmp_path)
+    messages = tuple(json.loads(line) for line in reference.splitlines())
+    rng = random.Random(SEED)
+    tally = Tally()
+    while tally.kills < KILLS:
+        path = tmp_path / f"chain-{tally.chains}.jsonl"
+        tally.chains += 1
+        mode, committed = "run", 0
+        for _ in range(KILLS_PER_CHAIN):
+            driver = Driver(forkserver, mode, path)
+            if _kill_at_random(driver, rng, tally, len(messages) - committed, fresh=mode == "run"):
+                tally.kills += 1
+                committed = _check_killed(path, messages, tally)
+                mode = "resume" if committed else "run"
+            else:
+                tally.finished_first += 1
+                mode, committed = "resume", len(messages)  # resume must find nothing left to do
+        assert Driver(forkserver, mode, path).finish(tally) == 0
+        assert path.read_bytes() == reference, f"chain {tally.chains}: resumed bytes differ"
+    print(f"\n{tally}")
+    assert tally.kills >= KILLS
+    assert tally.torn_dropped <= tally.torn_seen
+
+
+def test_resume_from_every_commit_point_writes_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Random kills land where the time goes (the tools, the model); this visits every commit
+    # point, and each with a torn line after it, in process and unpaced.
+    monkeypatch.setattr(kill_driver, "TOOL_SECONDS", 0.0)
+    monkeypatch.setattr(kill_driver, "MODEL_SECONDS", 0.0)
+    whole = tmp_path / "whole.jsonl"
+    commits = kill_driver.drive("run", str(whole), lambda line: None)
+    data = whole.read_bytes()
+    assert len(commits) < data.count(b"\n")  # some commits hold more than one message
+    for cut in sorted({*commits, *(end + 7 for end in commits[:-1])}):
+        path = tmp_path / f"cut-{cut}.jsonl"
+        path.write_bytes(data[:cut])
+        kill_driver.drive("resume", str(path), lambda line: None)
+        assert path.read_bytes() == data, f"resumed from byte {cut}"
+
+
+def test_part_of_the_callers_messages_is_not_a_run(tmp_path: Path) -> None:
+    # What a kill between the caller's messages would leave, were they not one commit.
+    path = tmp_path / "part.jsonl"
+    path.write_bytes(encode_message(QUESTION[0]))
+    with pytest.raises(TranscriptError, match="does not hold a routing run"):
+        kill_driver.loop(str(path)).resume()
