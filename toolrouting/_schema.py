@@ -38,8 +38,6 @@ class ToolSpec(TypedDict):
     function: FunctionSpec
 
 
-
-
 def _unencodable(value: object) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
