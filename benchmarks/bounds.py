@@ -59,7 +59,7 @@ def cases() -> list[tuple[str, str, bool]]:
             True,
         ),
         ("1 MB of lone surrogates", _fill(lambda n: _action('{"s":"' + "\\ud800" * n + '"}'), limit), False),
-        ("1 MB integer", _fill(lambda n: _action('{"n":' + "7" * n + "}"), limit), True),
+        ("1 MB integer", _fill(lambda n: _action('{"n":' + "7" * n + "}"), limit), False),
         ("1 MB fraction", _fill(lambda n: _action('{"n":0.' + "7" * n + "}"), limit), True),
         ("1 MB exponent", _fill(lambda n: _action('{"n":1e' + "9" * n + "}"), limit), False),
         (

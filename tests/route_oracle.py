@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -59,21 +60,25 @@ class _Constant:
     __slots__ = ()
 
 
-def _int(literal: str) -> int:
-    # Horner's rule in blocks, independent of int()'s digit limit and of decimal.
-    sign = -1 if literal.startswith("-") else 1
-    digits = literal.lstrip("-")
-    value = 0
-    for start in range(0, len(digits), 1000):
-        block = digits[start : start + 1000]
-        value = value * 10 ** len(block) + int(block)
-    return sign * value
+class _LongInt:
+    """An integer past the interpreter's digit limit: valid JSON that Python cannot write back out."""
+
+    __slots__ = ()
+
+
+def _int(literal: str) -> Any:
+    limit = sys.get_int_max_str_digits()
+    if limit and len(literal.lstrip("-")) > limit:
+        return _LongInt()
+    return int(literal)
 
 
 def _finish(value: Any) -> tuple[bool, Any, str]:
     """Replace float literals by floats; refuse non-finite numbers and lone surrogates."""
     if isinstance(value, _Constant):
         return False, None, "a NaN or Infinity literal"
+    if isinstance(value, _LongInt):
+        return False, None, "an integer too long to write back out"
     if isinstance(value, _Float):
         number = float(value.literal)
         if not math.isfinite(number):

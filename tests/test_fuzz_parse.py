@@ -257,13 +257,16 @@ def test_trimming_is_json_whitespace_only() -> None:
     assert judge(' {"tool":"none"}\n', names).text == route.text
 
 
-def test_huge_integers_are_values() -> None:
-    digits = "1234567890" * 1000
-    route = parse_route('{"tool":"t","arguments":{"n":-' + digits + "}}", ["t"])
+def test_integers_are_values_up_to_the_digit_limit_python_can_write() -> None:
+    limit = sys.get_int_max_str_digits()
+    at_limit = "9" * limit
+    route = parse_route('{"tool":"t","arguments":{"n":-' + at_limit + "}}", ["t"])
     assert route.ok
-    assert route.arguments is not None
-    blocks = [int(digits[start : start + 1000]) for start in range(0, len(digits), 1000)]
-    assert route.arguments["n"] == -sum(block * 10 ** (9000 - 1000 * i) for i, block in enumerate(blocks))
+    assert route.arguments == {"n": -int(at_limit)}
+    over = parse_route('{"tool":"t","arguments":{"n":-' + at_limit + "9}}", ["t"])
+    assert not over.ok
+    assert f"more than {limit} digits" in (over.error or "")
+    assert judge('{"tool":"t","arguments":{"n":' + at_limit + "9}}", ["t"]).ok is False
 
 
 def _harness() -> Any:

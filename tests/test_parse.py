@@ -55,12 +55,14 @@ def test_key_order_is_free() -> None:
     assert (route.ok, route.tool) == (True, "memory_search")
 
 
-def test_large_integers_are_fine() -> None:
-    big = "9" * 5000  # over int()'s default limit of 4,300 digits
+def test_large_integers_are_fine_up_to_what_python_can_write_back() -> None:
+    big = "9" * 4300  # int()'s default limit of 4,300 digits
     route = parse_route('{"tool":"memory_read","arguments":{"n":-' + big + "}}", NAMES)
     assert route.ok
     assert route.arguments is not None
-    assert route.arguments["n"] == -(10**5000 - 1)
+    assert route.arguments["n"] == -(10**4300 - 1)
+    error = refused('{"tool":"memory_read","arguments":{"n":' + big + "9}}")
+    assert "integer of more than 4300 digits" in error
 
 
 def test_nested_arguments_and_unicode_are_kept() -> None:

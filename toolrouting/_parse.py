@@ -6,6 +6,7 @@ import dataclasses
 import json
 import math
 import re
+import sys
 from collections.abc import Collection
 from typing import Any
 
@@ -71,30 +72,10 @@ def _finite_float(literal: str) -> float:
     return number
 
 
-def _big_int(literal: str) -> int:
-    # Integers of any size are valid JSON, but int(str) refuses more than 4,300 digits and
-    # int(Decimal) is quadratic (40 s for a megabyte of digits); halving is subquadratic.
-    if literal.startswith("-"):
-        return -_big_int(literal[1:])
-    if len(literal) <= _INT_CHUNK:
-        return int(literal)
-    half = len(literal) // 2
-    power: int = 10**half
-    return _big_int(literal[:-half]) * power + _big_int(literal[-half:])
-
-
 _DECODER = json.JSONDecoder(
     object_pairs_hook=_unique_object, parse_constant=_refuse_constant, parse_float=_finite_float
 )
-_BIG_INT_DECODER = json.JSONDecoder(
-    object_pairs_hook=_unique_object,
-    parse_constant=_refuse_constant,
-    parse_float=_finite_float,
-    parse_int=_big_int,
-)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-#: Digits int() converts in one go under any interpreter setting (the lowest limit allowed is 640).
-_INT_CHUNK = 600
 #: RFC 8259's insignificant whitespace. str.strip() would also drop NBSP, U+2028, U+3000 and
 #: \x1c-\x1f, which no JSON text may carry: stripping them would be a repair.
 _JSON_WHITESPACE = " \t\n\r"
@@ -124,10 +105,12 @@ def parse_route(text: str, names: Collection[str]) -> Route:
         except ValueError as error:
             if "digits" not in str(error):
                 raise
-            try:
-                value, end = _BIG_INT_DECODER.raw_decode(trimmed)
-            except json.JSONDecodeError as later:  # past the big integer the first pass stopped at
-                return _not_json(later, trimmed)
+            # As with 1e999, nothing downstream could write such a number back out: json.dumps,
+            # str() and the transcript all stop at the interpreter's limit.
+            return _refused(
+                f"the reply has an integer of more than {sys.get_int_max_str_digits()} digits, which "
+                "Python cannot write back out (see sys.set_int_max_str_digits)"
+            )
         if end != len(trimmed):
             return _refused(f"the reply has text after the JSON object: {quote_reply(trimmed, end)}")
         # "\\" first: a one-character search is memchr, far faster than searching for "\\u".
@@ -136,8 +119,6 @@ def parse_route(text: str, names: Collection[str]) -> Route:
             if problem is not None:
                 return _refused(problem)
         return _check_action(value, trimmed, names)
-    except _Refusal as refusal:  # from the big-integer decoder's second pass
-        return _refused(str(refusal))
     except RecursionError:
         return _refused("the reply nests too deeply to decode")
     except Exception as error:  # the promise is "never raises": a bug becomes a refusal
