@@ -143,14 +143,15 @@ def _checked(
 
 
 def _entry(index: int, tool: object) -> tuple[str, str | None, dict[str, Any]]:
-    if not isinstance(tool, Mapping):
+    # type() first: Mapping's ABC check is slow, and a catalogue is nearly always plain dicts.
+    if type(tool) is not dict and not isinstance(tool, Mapping):
         raise CatalogueError(index, f"a tool declaration is a mapping, not {type(tool).__name__}")
     if tool.get("type") != "function":
         raise CatalogueError(
             index, f'the declaration is not "type": "function" (type is {_shown(tool.get("type"))})'
         )
     function = tool.get("function")
-    if not isinstance(function, Mapping):
+    if type(function) is not dict and not isinstance(function, Mapping):
         raise CatalogueError(index, 'the declaration has no "function" mapping')
     if "name" not in function:
         raise CatalogueError(index, "the function has no name")
@@ -166,7 +167,9 @@ def _entry(index: int, tool: object) -> tuple[str, str | None, dict[str, Any]]:
     parameters = function.get("parameters")
     if parameters is None:
         return name, description, json.loads(_NO_PARAMETERS_JSON)
-    if not isinstance(parameters, Mapping) or parameters.get("type") != "object":
+    if (type(parameters) is not dict and not isinstance(parameters, Mapping)) or parameters.get(
+        "type"
+    ) != "object":
         raise CatalogueError(
             index, f'the parameters of {name!r:.80} are not an object schema ("type": "object")'
         )
@@ -196,7 +199,8 @@ def _hoisted(parameters: dict[str, Any], name: str, at: str, definitions: dict[s
     only form every grammar compiler resolves), and any other local ref gets the pointer
     ``at`` of the tool's arguments in front.
     """
-    if not any(isinstance(parameters.get(key), Mapping) for key in _DEFINITIONS):
+    # parameters is a detached copy: plain dicts, so dict tests suffice.
+    if not any(type(parameters.get(key)) is dict for key in _DEFINITIONS):
         return parameters
     renamed = {
         f"#/{key}/{_escape(defined)}": f"#/$defs/{_escape(f'{name}.{defined}')}"
