@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -241,6 +242,13 @@ def test_a_schema_that_is_not_json_is_a_grammar_error(backend: LlamaCpp) -> None
     routed = backend.clone(settings=backend.settings.clone(json_schema={"enum": [float("nan")]}))
     with pytest.raises(GrammarError, match="not JSON"):
         routed.complete(conversation(MEMORY, "hello"))
+
+
+@pytest.mark.model
+def test_a_read_only_schema_is_a_schema_as_on_the_wire(backend: LlamaCpp) -> None:
+    schema = MappingProxyType({"type": "object", "properties": MappingProxyType({}), "required": []})
+    routed = backend.clone(settings=backend.settings.clone(json_schema=schema, max_tokens=8))
+    assert routed.complete(conversation(MEMORY, "hello")).text.lstrip().startswith("{")
 
 
 @pytest.mark.model

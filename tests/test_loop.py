@@ -15,6 +15,7 @@ import pytest
 from toolrouting import (
     BackendConnectError,
     BackendHTTPError,
+    BackendResponseError,
     BackendTimeout,
     Completion,
     Message,
@@ -204,6 +205,25 @@ def test_a_truncated_completion_is_never_dispatched() -> None:
     assert desk.calls == []
     assert [a.tool for a in result.actions] == ["none"]
     assert truncated_problem(40) in result.messages[len(QUESTION) + 1]["content"]
+
+
+def test_a_cut_reply_that_exhausts_the_repairs_is_not_run_on_resume(tmp_path: Path) -> None:
+    # A complete-looking action cut at the cap: once committed, nothing would show it was cut.
+    cut = Completion(text=_lookup("latch"), finish_reason="length", truncated=True, usage=Usage())
+    path = tmp_path / "run.jsonl"
+    with pytest.raises(RepairsExhaustedError, match="cut off"):
+        _loop(ScriptedBackend([cut]), Desk(), max_repairs=0, transcript=path).run(QUESTION)
+    assert [m["role"] for m in read_transcript(path).messages] == [m["role"] for m in QUESTION]
+    desk = Desk()
+    result = _loop(ScriptedBackend([NONE]), desk, transcript=path).resume()
+    assert desk.calls == []
+    assert [a.tool for a in result.actions] == ["none"]
+
+
+def test_a_completion_whose_text_is_not_a_string_is_a_backend_error() -> None:
+    odd = Completion(text=None, finish_reason="stop", usage=Usage())  # type: ignore[arg-type]
+    with pytest.raises(BackendResponseError, match="returned text of type NoneType"):
+        _loop(ScriptedBackend([odd]), Desk()).run(QUESTION)
 
 
 def test_a_reply_cut_at_a_small_cap_is_refused_then_fails() -> None:

@@ -19,7 +19,7 @@ import pytest
 
 from toolrouting import Backend, Completion, Settings, can_route, routed_backend
 from toolrouting._backend import Message, Usage
-from toolrouting._errors import BackendHTTPError, BackendResponseError, SchemaIgnoredError
+from toolrouting._errors import BackendError, BackendHTTPError, BackendResponseError, SchemaIgnoredError
 from toolrouting._openai import OpenAICompatible, _retry_after
 
 MESSAGES: list[Message] = [
@@ -337,7 +337,7 @@ def test_clone_shares_the_pool_and_closing_it_leaves_the_original_open() -> None
             pass
         assert not original._client.is_closed
     assert original._client.is_closed
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(BackendError, match="closed"):
         clone.complete(MESSAGES)
 
 

@@ -280,7 +280,8 @@ def _transcript_problems(
 
     A request that failed commits nothing, so the server's last request holds every message
     committed before it; after it comes only the reply the loop read (the handoff, or the
-    refused reply that exhausted the repairs), and nothing at all when the request failed.
+    refused reply that exhausted the repairs, unless the cap cut it), and nothing at all when
+    the request failed.
     """
     read = read_transcript(path)
     data = path.read_bytes()
@@ -290,7 +291,11 @@ def _transcript_problems(
     if committed is not None and read.messages != tuple(committed):
         problems.append("the transcript differs from RunResult.messages")
     sent = QUESTION if last_request is None else last_request
-    replied = error is None or isinstance(error, RepairsExhaustedError)
+    # A reply that exhausted the repairs is committed, unless the cap cut it: on resume nothing
+    # would show it was cut, and a complete-looking action could run.
+    replied = error is None or (
+        isinstance(error, RepairsExhaustedError) and "cut off at the completion cap" not in str(error)
+    )
     if [dict(m) for m in read.messages[: len(sent)]] != sent:
         problems.append("the transcript does not begin with the messages of the server's last request")
     extra = read.messages[len(sent) :]

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from ._errors import CatalogueError
-from ._schema import ToolSpec, route_tool_names
+from ._schema import ToolSpec, _checked, _shown
 
 __all__ = [
     "tools_from",
@@ -86,33 +86,26 @@ def _convert(tools: object, convert: Callable[[int, Mapping[str, Any]], ToolSpec
             raise CatalogueError(index, f"a tool declaration is a mapping, not {type(tool).__name__}")
         specs.append(convert(index, tool))
     # The core's own checks (names, duplicates, "none", object parameters, JSON-only values),
-    # with the same indexes, since entries map one to one; the copies it makes are kept.
-    route_tool_names(specs)
-    return [_copied(spec) for spec in specs]
+    # with the same indexes, since entries map one to one; the detached copies it makes are kept.
+    return [
+        _copied(spec, parameters) for spec, (_, _, _, parameters) in zip(specs, _checked(specs), strict=True)
+    ]
 
 
-def _copied(spec: ToolSpec) -> ToolSpec:
+def _copied(spec: ToolSpec, parameters: dict[str, Any]) -> ToolSpec:
     function = spec["function"]
     copy: dict[str, Any] = {"name": function["name"]}
     if "description" in function:
         copy["description"] = function["description"]
     if "parameters" in function:
-        copy["parameters"] = _json_copy(function["parameters"])
+        copy["parameters"] = parameters
     return cast(ToolSpec, {"type": "function", "function": copy})
-
-
-def _json_copy(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {key: _json_copy(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_copy(item) for item in value]
-    return value
 
 
 def _spec(index: int, name: object, description: object, holder: Mapping[str, Any], key: str) -> ToolSpec:
     """A tools-for-llm entry; its parameters are ``holder[key]``, when ``holder`` has ``key``."""
     if description is not None and not isinstance(description, str):
-        raise CatalogueError(index, f"the description of {name!r:.40} is not a string")
+        raise CatalogueError(index, f"the description of {_shown(name)} is not a string")
     function: dict[str, Any] = {"name": name}
     if description is not None:
         function["description"] = description
@@ -150,7 +143,9 @@ def _from_mcp(index: int, tool: Mapping[str, Any]) -> ToolSpec:
 def _from_anthropic(index: int, tool: Mapping[str, Any]) -> ToolSpec:
     kind = tool.get("type", "custom")
     if kind != "custom":
-        raise CatalogueError(index, f"{kind!r:.40} is an Anthropic server tool; it runs on Anthropic's side")
+        raise CatalogueError(
+            index, f"{_shown(kind)} is an Anthropic server tool; it runs on Anthropic's side"
+        )
     if "name" not in tool:
         raise CatalogueError(index, "the Anthropic tool has no name")
     return _spec(index, tool["name"], tool.get("description"), tool, "input_schema")
@@ -160,7 +155,10 @@ def _from_declaration(index: int, tool: Mapping[str, Any]) -> ToolSpec:
     if "name" not in tool:
         raise CatalogueError(index, "the function declaration has no name")
     key = "parameters" if "parameters" in tool else "parametersJsonSchema"
-    lowered = {key: _lowered_types(tool[key])} if key in tool else {}
+    try:
+        lowered = {key: _lowered_types(tool[key])} if key in tool else {}
+    except RecursionError:
+        raise CatalogueError(index, f"the {key} nest too deeply or refer to themselves") from None
     return _spec(index, tool["name"], tool.get("description"), lowered, key)
 
 
@@ -186,7 +184,7 @@ def _detect(index: int, tool: Mapping[str, Any]) -> ToolSpec:
         return _from_anthropic(index, tool)
     if "name" in tool:
         return _from_declaration(index, tool)
-    keys = ", ".join(sorted(map(str, tool)))[:80]
+    keys = ", ".join(sorted(map(_shown, tool)))[:80]
     raise CatalogueError(
         index,
         f"not a tool in a known shape (OpenAI, Responses, MCP, Anthropic, declaration); keys: {keys}",

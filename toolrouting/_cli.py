@@ -146,7 +146,8 @@ def _add_run(subparsers: Subparsers) -> None:
         type=_positive,
         default=DEFAULT_ROUTING_CAP,
         metavar="N",
-        help="completion cap of every routing request in tokens (default: %(default)s)",
+        help="completion cap of every routing request in tokens; the lower of this and --answer-tokens "
+        "applies (default: %(default)s)",
     )
     parser.add_argument(
         "--max-rounds",
@@ -328,7 +329,7 @@ def _schema(args: argparse.Namespace) -> int:
 
 def _parse(args: argparse.Namespace) -> int:
     tools = _catalogue(args.catalogue)
-    reply = args.reply if args.reply is not None else sys.stdin.read()
+    reply = args.reply if args.reply is not None else _stdin_text()
     route = parse_route(reply, route_tool_names(tools))
     print(json.dumps(route.as_dict(), ensure_ascii=False))
     return 0 if route.ok else 1
@@ -340,6 +341,12 @@ def _preflight(args: argparse.Namespace) -> int:
     return 1 if any(finding.severity == "error" for finding in findings) else 0
 
 
+def _stdin_text() -> str:
+    # Bytes that are not UTF-8 become lone surrogates, which parse_route refuses by name.
+    raw = getattr(sys.stdin, "buffer", None)
+    return sys.stdin.read() if raw is None else raw.read().decode("utf-8", "surrogateescape")
+
+
 def _catalogue(path: str) -> list[ToolSpec]:
     try:
         value = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -347,6 +354,8 @@ def _catalogue(path: str) -> list[ToolSpec]:
         raise _UsageError(f"cannot read {path}: {error.strerror or error}") from error
     except (UnicodeDecodeError, ValueError) as error:
         raise _UsageError(f"{path} is not JSON: {error}") from error
+    except RecursionError:
+        raise _UsageError(f"{path} nests too deeply to be a catalogue") from None
     if isinstance(value, dict) and isinstance(value.get("tools"), list):
         value = value["tools"]
     if not isinstance(value, list):

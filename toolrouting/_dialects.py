@@ -247,7 +247,8 @@ def _error_member(body: dict[str, Any]) -> str:
 
 
 def _keys(body: dict[str, Any]) -> str:
-    keys = sorted(str(key) for key in body)
+    """At most 8 of a body's keys, 40 characters of each: the server's text, bounded."""
+    keys = sorted(f"{key:.40}" for key in map(str, body))
     return ", ".join(keys[:8]) + (", …" if len(keys) > 8 else "") if keys else "none"
 
 

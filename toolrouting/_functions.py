@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from ._errors import CatalogueError
-from ._limits import MAX_TOOL_ERROR_CHARS
+from ._feedback import exception_text, shortened
 from ._provider import ToolOutput
 from ._schema import ToolSpec, route_tool_names
 
@@ -65,25 +65,25 @@ class FunctionTools:
         try:
             args, kwargs = declared.bind(arguments)
         except _Mismatch as mismatch:
-            return ToolOutput(f"the arguments do not fit {declared.name}: {mismatch}", is_error=True)
+            return ToolOutput(
+                shortened(f"the arguments do not fit {declared.name}: {mismatch}"), is_error=True
+            )
         try:
             result = declared.function(*args, **kwargs)
         except Exception as error:  # a tool's failure is the model's to read, not the loop's to die of
-            return ToolOutput(_short(f"{type(error).__name__}: {error}"), is_error=True)
+            return ToolOutput(exception_text(error), is_error=True)
         return _rendered(name, result)
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= MAX_TOOL_ERROR_CHARS else text[: MAX_TOOL_ERROR_CHARS - 1] + "…"
 
 
 def _rendered(name: str, result: object) -> ToolOutput:
     if isinstance(result, str):
         return ToolOutput(result)
     try:
-        return ToolOutput(json.dumps(result, default=_jsonable, ensure_ascii=False, separators=(",", ":")))
+        return ToolOutput(
+            json.dumps(result, default=_jsonable, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        )
     except (TypeError, ValueError) as error:
-        return ToolOutput(_short(f"{name} returned a value that is not JSON: {error}"), is_error=True)
+        return ToolOutput(shortened(f"{name} returned a value that is not JSON: {error}"), is_error=True)
 
 
 def _jsonable(value: object) -> object:
@@ -131,7 +131,7 @@ class _Declared:
         try:
             signature = inspect.signature(function)
             hints = _parameter_hints(function if inspect.isroutine(function) else type(function).__call__)
-        except (TypeError, ValueError, NameError) as error:
+        except Exception as error:  # an annotation string may hold any expression, or none at all
             raise CatalogueError(index, f"the signature of {tool_name} cannot be read: {error}") from None
         summary, described = _docstring(inspect.getdoc(function) or "")
         properties: dict[str, Any] = {}
@@ -226,8 +226,8 @@ _PRIMITIVES: dict[Any, dict[str, Any]] = {
     type(None): {"type": "null"},
     None: {"type": "null"},
 }
-_SEQUENCES = (list, tuple, set, frozenset, Sequence, typing.Sequence, list, set)
-_MAPPINGS = (dict, Mapping, dict, typing.Mapping)
+_SEQUENCES = (list, tuple, set, frozenset, Sequence, typing.Sequence)
+_MAPPINGS = (dict, Mapping, typing.Mapping)
 
 
 def _json_type(value: object) -> str | None:
@@ -324,12 +324,17 @@ def _converted(value: Any, annotation: Any, path: str) -> Any:
             raise _Mismatch(f"{path} should be an array, not {_shown(value)}")
         items = [_converted(item, args[0] if args else Any, f"{path}[{i}]") for i, item in enumerate(value)]
         container = origin or annotation
-        return container(items) if container in (tuple, set, frozenset) else items
+        if container not in (tuple, set, frozenset):
+            return items
+        try:
+            return container(items)
+        except TypeError as error:  # a set of arrays or objects: they are not hashable
+            raise _Mismatch(f"{path} cannot be a {container.__name__}: {error}") from None
     if annotation in _MAPPINGS or origin in _MAPPINGS:
         if not isinstance(value, dict):
             raise _Mismatch(f"{path} should be an object, not {_shown(value)}")
         item_type = args[1] if args else Any
-        return {key: _converted(item, item_type, f"{path}.{key}") for key, item in value.items()}
+        return {key: _converted(item, item_type, f"{path}.{key:.64}") for key, item in value.items()}
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         try:
             return annotation(value)
@@ -353,7 +358,12 @@ def _primitive(value: Any, annotation: Any, path: str) -> Any:
     expected = _PRIMITIVES[annotation]["type"]
     actual = _json_type(value)
     if actual == expected or (expected == "number" and actual == "integer"):
-        return float(value) if expected == "number" else value
+        if expected != "number":
+            return value
+        try:
+            return float(value)
+        except OverflowError:  # an integer too large for a float
+            raise _Mismatch(f"{path} is too large for a float") from None
     raise _Mismatch(f"{path} should be {_article(expected)}, not {_shown(value)}")
 
 

@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any, Self
 
 from ._backend import Completion, Message, Usage, is_truncated
+from ._dialects import _plain
 from ._errors import BackendError, GrammarError, ModelLoadError
 from ._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE
+from ._schema import _escape
 from ._settings import Settings
 
 __all__ = ["DEFAULT_MODEL_FILE", "DEFAULT_MODEL_PACKAGE", "LlamaCpp", "default_model_path"]
@@ -230,8 +232,9 @@ class LlamaCpp:
 
     def _grammar(self, schema: Mapping[str, Any]) -> Any:
         try:
-            text = json.dumps(schema, sort_keys=False, ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as error:
+            # _plain: a read-only mapping (MappingProxyType) is a schema too, as on the wire.
+            text = json.dumps(_plain(schema), sort_keys=False, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError, RecursionError) as error:
             raise GrammarError(
                 f"the JSON schema is not JSON ({str(error)[:120]}); a schema holds only JSON values"
             ) from error
@@ -294,7 +297,3 @@ def _locate(schema: Any, refused: str) -> str:
             continue
         stack.extend(reversed(children))
     return ""
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")

@@ -21,7 +21,13 @@ from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any
 
 from ._backend import Backend, Completion, Message, Usage
-from ._errors import BackendError, RepairsExhaustedError, RetriesExhaustedError, TranscriptError
+from ._errors import (
+    BackendError,
+    BackendResponseError,
+    RepairsExhaustedError,
+    RetriesExhaustedError,
+    TranscriptError,
+)
 from ._events import (
     ActionChosen,
     Event,
@@ -52,7 +58,7 @@ from ._limits import (
     RETRY_BACKOFF_BASE,
     RETRY_BACKOFF_MAX,
 )
-from ._names import NONE_TOOL
+from ._names import NONE_TOOL, tool_name_problem
 from ._outcome import Action, LimitName, RoundUsage, RunResult
 from ._parse import Route, parse_route
 from ._provider import ToolOutput, ToolProvider
@@ -182,7 +188,11 @@ class RoutingLoop:
         if callable(restore):
             restore(tuple(run.replayed_calls))
         # The torn line goes before anything is appended, or the next line would join it.
-        os.truncate(path, read.committed_bytes)
+        if read.torn_line is not None:
+            try:
+                os.truncate(path, read.committed_bytes)
+            except OSError as error:
+                raise TranscriptError(path, 0, f"cannot drop its torn last line ({error})") from error
         run.writer = TranscriptWriter(path, append=True)
         try:
             yield Resumed(len(read.messages), run.round, run.torn_line)
@@ -250,7 +260,9 @@ class RoutingLoop:
             problem = truncated_problem(cap) if truncated else str(route.error)
             refused = [] if committed else [Message(role="assistant", content=text)]
             if run.repairs >= self.max_repairs:
-                _commit(run, *refused)
+                # A reply cut at the cap is not committed: on resume, where nothing would show
+                # it was cut, a complete-looking action could be judged valid and run.
+                _commit(run, *([] if truncated else refused))
                 raise RepairsExhaustedError(run.round, problem, self.max_repairs)
             run.repairs += 1
             # The refusal and its repair are one commit: a refused reply left unanswered is judged
@@ -331,6 +343,12 @@ class RoutingLoop:
                 yield RetryScheduled(run.round, attempt, delay, reason)
                 self._sleep(delay)
                 continue
+            if not isinstance(completion.text, str):
+                # Committed as it is, it would make a transcript that cannot be read back.
+                raise BackendResponseError(
+                    f"{type(backend).__name__}.complete() returned text of type "
+                    f"{type(completion.text).__name__}; a completion's text is a str"
+                )
             return completion
 
     def _replay(self, messages: tuple[Message, ...]) -> tuple[_Run, str | None]:
@@ -396,9 +414,9 @@ class RoutingLoop:
             return None
         try:
             tool = json.loads(reply).get("tool")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             return None
-        if not isinstance(tool, str) or tool == NONE_TOOL:
+        if not isinstance(tool, str) or tool == NONE_TOOL or tool_name_problem(tool) is not None:
             return None
         route = parse_route(reply, (tool,))
         call_id = routed_call_id(run.round)

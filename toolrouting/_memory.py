@@ -101,7 +101,10 @@ class MemoryStore:
         root = Path(folder)
         if not root.is_dir():
             raise MemoryStoreError(f"{root} is not a folder of notes")
-        files = sorted(p for p in root.iterdir() if p.suffix in NOTE_SUFFIXES and p.is_file())
+        try:
+            files = sorted(p for p in root.iterdir() if p.suffix in NOTE_SUFFIXES and p.is_file())
+        except OSError as error:
+            raise MemoryStoreError(f"{root} cannot be listed ({error})") from error
         if not files:
             raise MemoryStoreError(f"{root} has no .txt or .md files to index")
         notes = []
@@ -223,14 +226,15 @@ class MemoryStore:
     def restore(self, calls: Sequence[tuple[str, dict[str, Any], ToolOutput]]) -> None:
         """List and open again the ids of a resumed run's searches and reads (see RoutingLoop)."""
         for name, arguments, output in calls:
-            if name == "memory_read" and not output.is_error:
-                self._opened.update(id for id in arguments.get("ids", ()) if isinstance(id, str))
+            ids = arguments.get("ids")
+            if name == "memory_read" and not output.is_error and isinstance(ids, list):
+                self._opened.update(id for id in ids if isinstance(id, str))
             if name != "memory_search" or output.is_error:
                 continue
             try:
                 records = json.loads(output.content)["records"]
                 ids = [record["id"] for record in records]
-            except (ValueError, TypeError, KeyError):
+            except (ValueError, TypeError, KeyError, RecursionError):
                 continue  # not what this store writes: nothing to restore from it
             for id, _, _ in self.read(id for id in ids if isinstance(id, str)):
                 if id not in self._listed:

@@ -66,6 +66,10 @@ class OpenAICompatible:
             raise ValueError(f"the {dialect} dialect needs model=, the name of a model the server has")
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
             raise ValueError(f"timeout is a positive number of seconds, not {timeout!r}")
+        if api_key is not None and not (
+            isinstance(api_key, str) and api_key.isascii() and api_key.isprintable()
+        ):
+            raise ValueError("api_key goes in an HTTP header, so it must be printable ASCII text")
         if settings is not None and not isinstance(settings, Settings):
             raise TypeError(f"settings must be a toolrouting.Settings, not {type(settings).__name__}")
         self._base_url = base_url
@@ -123,7 +127,7 @@ class OpenAICompatible:
     def complete(self, messages: Sequence[Message]) -> Completion:
         """Send ``messages`` with this backend's settings; every failure is a :class:`BackendError`."""
         if self._client.is_closed:
-            raise RuntimeError(
+            raise BackendError(
                 "this backend's HTTP client is closed: the backend that created it (not a clone) "
                 "or the caller that passed http_client closed it; make a new backend"
             )
@@ -162,18 +166,27 @@ class OpenAICompatible:
         self.close()
 
     def _post(self, body: Mapping[str, Any]) -> httpx.Response:
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else None
+        try:
+            content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError) as error:  # a NaN setting, a schema holding a set, ...
+            raise BackendError(
+                f"the request to {self._url} cannot be written as JSON ({error}); check the settings "
+                "and the schema for values JSON cannot carry"
+            ) from None
+        headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
         # httpx's timeout bounds each read, so a server dribbling its answer a byte at a time
         # would hold the request for ever; the deadline bounds the whole answer as well.
         deadline = time.monotonic() + self._timeout
         try:
             with self._client.stream(
-                "POST", self._url, json=body, headers=headers, timeout=self._timeout
+                "POST", self._url, content=content.encode("utf-8"), headers=headers, timeout=self._timeout
             ) as response:
-                content = bytearray()
+                received = bytearray()
                 for chunk in response.iter_bytes():
-                    content += chunk
-                    if len(content) > MAX_RESPONSE_BYTES:
+                    received += chunk
+                    if len(received) > MAX_RESPONSE_BYTES:
                         raise BackendResponseError(
                             f"{self._url} answered more than MAX_RESPONSE_BYTES ({MAX_RESPONSE_BYTES:,} "
                             "bytes) and was left unread; a chat completion is far smaller, so check that "
@@ -182,7 +195,7 @@ class OpenAICompatible:
                     if time.monotonic() > deadline:
                         raise BackendTimeout(
                             f"{self._url} did not finish its answer within the timeout of "
-                            f"{self._timeout:g} s (it was still arriving, {len(content)} bytes so far); "
+                            f"{self._timeout:g} s (it was still arriving, {len(received)} bytes so far); "
                             "a long generation needs a larger timeout= or a lower max_tokens"
                         )
             # The same answer, read: its content is decoded, so it no longer has an encoding.
@@ -190,7 +203,7 @@ class OpenAICompatible:
             return httpx.Response(
                 response.status_code,
                 headers=kept,
-                content=bytes(content),
+                content=bytes(received),
                 request=response.request,
                 extensions=response.extensions,
             )
@@ -226,7 +239,7 @@ class OpenAICompatible:
         retry_after = _retry_after(response.headers.get("Retry-After"))
         more = "…" if len(text) > MAX_BODY_QUOTE else ""
         message = (
-            f"POST {self._url} answered HTTP {status} {response.reason_phrase}: "
+            f"POST {self._url} answered HTTP {status} {response.reason_phrase[:40]}: "
             f"{json.dumps(quoted, ensure_ascii=False)}{more}; {self._status_hint(response, retry_after)}"
         )
         if schema_sent and status in (400, 422, 500):
@@ -246,7 +259,8 @@ class OpenAICompatible:
             wait = f" after {retry_after:g} s (Retry-After)" if retry_after is not None else " later"
             return f"the same request may succeed{wait}"
         if status < 400:
-            return f"the server redirects to {response.headers.get('Location')!r}: use that as base_url"
+            location = response.headers.get("Location", "")[:MAX_BODY_QUOTE]
+            return f"the server redirects to {location!r}: use that as base_url"
         return "the server refused the request"
 
     def _decode(self, response: httpx.Response) -> Any:
@@ -268,7 +282,7 @@ class OpenAICompatible:
             if completion.truncated:
                 return  # the cap cut a constrained reply before it began: truncated says so
             problem = "the reply is empty"
-        elif trimmed.startswith(_OPENER_BY_TYPE.get(schema.get("type"), _JSON_OPENERS)):
+        elif trimmed.startswith(_openers(schema)):
             return
         else:
             problem = f"the reply is not JSON: {quote_reply(trimmed)}"
@@ -283,6 +297,12 @@ class OpenAICompatible:
             f"(dialect {self.dialect!r}) and {problem}. Check that the dialect matches the server "
             f"(known: {', '.join(DIALECTS)}).{kobold}"
         )
+
+
+def _openers(schema: Mapping[str, Any]) -> tuple[str, ...]:
+    """What a reply constrained by ``schema`` can begin with: by its one type, else any JSON value."""
+    kind = schema.get("type")
+    return _OPENER_BY_TYPE.get(kind, _JSON_OPENERS) if isinstance(kind, str) else _JSON_OPENERS
 
 
 def _endpoint(base_url: str, dialect: Dialect) -> str:
@@ -319,7 +339,7 @@ def _retry_after(value: str | None, now: datetime.datetime | None = None) -> flo
         return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # a year past what datetime holds overflows
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=datetime.UTC)

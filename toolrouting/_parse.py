@@ -195,4 +195,6 @@ def _check_action(value: dict[str, Any], trimmed: str, names: Collection[str]) -
 
 
 def _keys(value: dict[str, Any], allowed: set[str]) -> str:
-    return ", ".join(quote_reply(key) for key in value if key not in allowed)[: MAX_REPLY_QUOTE * 2]
+    """The keys beyond ``allowed``, quoted together so the quote stays within its bound."""
+    extra = [key for key in value if key not in allowed]
+    return quote_reply(", ".join(extra)) if extra else ""

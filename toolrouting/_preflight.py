@@ -17,9 +17,13 @@ whitespace) or a default that narrows what the model may write.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
+
+from ._dialects import _plain
+from ._schema import _escape
 
 __all__ = ["TARGETS", "Finding", "Severity", "Target", "format_findings", "preflight"]
 
@@ -58,6 +62,11 @@ def preflight(schema: Mapping[str, Any], target: str) -> list[Finding]:
         raise ValueError(f"unknown preflight target {target!r:.40}; the targets are {', '.join(TARGETS)}")
     if not isinstance(schema, Mapping):
         raise TypeError(f"a schema is a mapping, not {type(schema).__name__}")
+    # A plain JSON copy: string keys, lists and dicts only, as the rules below expect.
+    try:
+        schema = json.loads(json.dumps(_plain(schema), allow_nan=False))
+    except (TypeError, ValueError, RecursionError) as error:
+        raise ValueError(f"the schema is not JSON ({str(error)[:120]})") from None
     findings: list[Finding] = []
     whole, each = rules
     findings.extend(whole(schema))
@@ -100,10 +109,6 @@ _ANNOTATIONS = frozenset(
 _JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object", "null"})
 
 
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
 def _subschemas(node: Any, pointer: str) -> Iterator[tuple[str, Any]]:
     """Every schema in ``node`` (itself first), with its pointer; boolean ones in maps and lists too."""
     yield pointer, node
@@ -130,12 +135,18 @@ def _types(node: Mapping[str, Any]) -> set[str]:
 
 
 def _is_object(node: Mapping[str, Any]) -> bool:
-    return "properties" in node and (not _types(node) or "object" in _types(node))
+    return isinstance(node.get("properties"), dict) and (not _types(node) or "object" in _types(node))
+
+
+def _required(node: Mapping[str, Any]) -> list[str]:
+    """The names ``required`` lists; anything else there is not a name."""
+    required = node.get("required")
+    return [name for name in required if isinstance(name, str)] if isinstance(required, list) else []
 
 
 def _required_out_of_order(node: Mapping[str, Any]) -> bool:
     """Whether an optional property comes before a required one in ``properties``."""
-    required = set(node.get("required") or ())
+    required = set(_required(node))
     seen_optional = False
     for name in node["properties"]:
         if name not in required:
@@ -308,7 +319,7 @@ def _llama(node: Any, pointer: str, root: Mapping[str, Any]) -> list[Finding]:
                 "required properties are written first, then the optional ones",
                 _LLAMA_CPP,
             )
-        missing = [name for name in node.get("required") or () if name not in node["properties"]]
+        missing = [name for name in _required(node) if name not in node["properties"]]
         if missing:
             # _build_object_rule() builds key rules from properties only.
             add(
@@ -454,9 +465,9 @@ def _llguidance(node: Any, pointer: str, root: Mapping[str, Any]) -> list[Findin
         add("$ref", "refuses", "error", f"the remote $ref {ref[:60]!r} is not fetched; inline it under $defs")
     if isinstance(node.get("type"), str) and node["type"] not in _JSON_TYPES:
         add("type", "refuses", "error", f"{node['type'][:40]!r} is not a JSON type")
-    if ("minProperties" in node or "maxProperties" in node) and set(node.get("properties") or ()) - set(
-        node.get("required") or ()
-    ):
+    if ("minProperties" in node or "maxProperties" in node) and set(
+        node["properties"] if isinstance(node.get("properties"), dict) else ()
+    ) - set(_required(node)):
         add(
             "minProperties" if "minProperties" in node else "maxProperties",
             "refuses",
@@ -665,7 +676,7 @@ def _outlines(node: Any, pointer: str, root: Mapping[str, Any]) -> list[Finding]
                 "info",
                 "keys beyond properties are refused though the schema allows them",
             )
-        missing = [name for name in node.get("required") or () if name not in node["properties"]]
+        missing = [name for name in _required(node) if name not in node["properties"]]
         if missing:
             add(
                 "required",

@@ -91,7 +91,7 @@ def read_transcript(path: str | os.PathLike[str]) -> TranscriptRead:
 def _decode_line(path: str, number: int, line: bytes) -> Message:
     try:
         record: Any = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise TranscriptError(path, number, f"is not a JSON line ({error})") from error
     if (
         not isinstance(record, dict)
