@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol, Self, TypedDict, runtime_checkable
 
 from ._settings import Settings
 
-__all__ = ["Backend", "Completion", "Message", "Usage", "is_truncated"]
+__all__ = ["ROLES", "Backend", "Completion", "Message", "Usage", "is_truncated"]
 
 
 class Message(TypedDict):
@@ -16,6 +16,10 @@ class Message(TypedDict):
 
     role: Literal["system", "user", "assistant"]
     content: str
+
+
+#: The roles a :class:`Message` may have.
+ROLES = ("system", "user", "assistant")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

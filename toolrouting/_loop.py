@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any
 
-from ._backend import Backend, Completion, Message, Usage
+from ._backend import ROLES, Backend, Completion, Message, Usage
 from ._errors import (
     BackendError,
     BackendResponseError,
@@ -68,8 +68,6 @@ from ._schema import route_schema, route_tool_names
 from ._transcript import TranscriptRead, TranscriptWriter, read_transcript
 
 __all__ = ["RoutingLoop"]
-
-_ROLES = ("system", "user", "assistant")
 
 
 @dataclasses.dataclass
@@ -477,7 +475,7 @@ def _checked_messages(messages: Sequence[Message]) -> list[Message]:
     for index, message in enumerate(messages):
         if (
             not isinstance(message, Mapping)
-            or message.get("role") not in _ROLES
+            or message.get("role") not in ROLES
             or not isinstance(message.get("content"), str)
         ):
             raise ValueError(

@@ -71,7 +71,7 @@ def preflight(schema: Mapping[str, Any], target: str) -> list[Finding]:
     whole, each = rules
     findings.extend(whole(schema))
     for pointer, node in _subschemas(schema, ""):
-        findings.extend(each(node, pointer, schema))
+        findings.extend(each(node, pointer))
     return findings
 
 
@@ -167,7 +167,7 @@ _LOOKAROUND = re.compile(r"\(\?<?[=!]")
 # Each target has a whole-schema rule (behaviour that holds everywhere, reported once at the
 # root) and a per-node rule. A finding's ``source`` is the file the rule is read from.
 
-_Rule = Callable[[Any, str, Mapping[str, Any]], list[Finding]]
+_Rule = Callable[[Any, str], list[Finding]]
 _Whole = Callable[[Mapping[str, Any]], list[Finding]]
 
 # The three documents llama.cpp's converter is described by: the grammar README lists its
@@ -211,7 +211,7 @@ def _llama_whole(schema: Mapping[str, Any]) -> list[Finding]:
     ]
 
 
-def _llama(node: Any, pointer: str, root: Mapping[str, Any]) -> list[Finding]:
+def _llama(node: Any, pointer: str) -> list[Finding]:
     out: list[Finding] = []
 
     def add(keyword: str, effect: str, severity: Severity, message: str, source: str) -> None:
@@ -434,7 +434,7 @@ def _llg_whole(schema: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
-def _llguidance(node: Any, pointer: str, root: Mapping[str, Any]) -> list[Finding]:
+def _llguidance(node: Any, pointer: str) -> list[Finding]:
     out: list[Finding] = []
     if not isinstance(node, Mapping):
         return out
@@ -526,7 +526,7 @@ def _xg_whole(schema: Mapping[str, Any]) -> list[Finding]:
     ]
 
 
-def _xgrammar(node: Any, pointer: str, root: Mapping[str, Any]) -> list[Finding]:
+def _xgrammar(node: Any, pointer: str) -> list[Finding]:
     out: list[Finding] = []
     if not isinstance(node, Mapping):
         return out
@@ -601,7 +601,7 @@ def _outlines_whole(schema: Mapping[str, Any]) -> list[Finding]:
     ]
 
 
-def _outlines(node: Any, pointer: str, root: Mapping[str, Any]) -> list[Finding]:
+def _outlines(node: Any, pointer: str) -> list[Finding]:
     out: list[Finding] = []
     if not isinstance(node, Mapping):
         return out

@@ -7,13 +7,11 @@ import json
 import os
 from typing import IO, Any
 
-from ._backend import Message
+from ._backend import ROLES, Message
 from ._errors import TranscriptError
 from ._limits import MAX_REPLY_QUOTE
 
 __all__ = ["TranscriptRead", "TranscriptWriter", "encode_message", "read_transcript"]
-
-_ROLES = ("system", "user", "assistant")
 
 
 def encode_message(message: Message) -> bytes:
@@ -96,7 +94,7 @@ def _decode_line(path: str, number: int, line: bytes) -> Message:
     if (
         not isinstance(record, dict)
         or set(record) != {"role", "content"}
-        or record["role"] not in _ROLES
+        or record["role"] not in ROLES
         or not isinstance(record["content"], str)
     ):
         raise TranscriptError(path, number, 'is not a message {"role": ..., "content": "..."}')
