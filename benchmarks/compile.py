@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from toolrouting import route_schema  # noqa: E402
-from toolrouting._adapters import tools_from  # noqa: E402
-from toolrouting._llamacpp import default_model_path  # noqa: E402
+from toolrouting._backends.embedded import default_model_path  # noqa: E402
+from toolrouting._catalogues.adapters import tools_from  # noqa: E402
 
 
 def corpus_tools(count: int) -> list[dict[str, Any]]:

@@ -28,7 +28,7 @@ from toolrouting import (
     routed_backend,
     routing_cap,
 )
-from toolrouting._llamacpp import LlamaCpp
+from toolrouting._backends.embedded import LlamaCpp
 
 OWN_BUDGET = 1024
 ROUTING_CAP = 512

@@ -71,7 +71,7 @@ class LlamaCpp:
 
     def __init__(self) -> None:
         llama_cpp = pytest.importorskip("llama_cpp")
-        from toolrouting._llamacpp import default_model_path
+        from toolrouting._backends.embedded import default_model_path
 
         self._lib = llama_cpp
         self._llama = llama_cpp.Llama(model_path=str(default_model_path()), vocab_only=True, verbose=False)

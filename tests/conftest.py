@@ -41,8 +41,8 @@ def llama_cpp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     Started once per session (the loop's end-to-end tests reuse it) and terminated at the end.
     """
+    from toolrouting._backends.embedded import default_model_path
     from toolrouting._errors import ModelLoadError
-    from toolrouting._llamacpp import default_model_path
 
     missing = [name for name in _LLAMA_SERVER_MODULES if importlib.util.find_spec(name) is None]
     if missing:

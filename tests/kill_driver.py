@@ -23,15 +23,15 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from toolrouting import _loop
-from toolrouting._backend import Completion, Message, Usage
-from toolrouting._events import Event, Resumed
-from toolrouting._feedback import REPAIR_LEAD
-from toolrouting._loop import RoutingLoop
+from toolrouting._backends.base import Completion, Message, Usage
+from toolrouting._backends.scripted import ScriptedBackend, ScriptedRequest
+from toolrouting._loop import run as _loop
+from toolrouting._loop.events import Event, Resumed
+from toolrouting._loop.feedback import REPAIR_LEAD
+from toolrouting._loop.run import RoutingLoop
+from toolrouting._loop.transcript import TranscriptWriter
 from toolrouting._provider import ToolOutput
-from toolrouting._results import split_routed_result
-from toolrouting._scripted import ScriptedBackend, ScriptedRequest
-from toolrouting._transcript import TranscriptWriter
+from toolrouting._result_messages import split_routed_result
 
 __all__ = ["QUESTION", "Counter", "backend", "child", "drive", "loop", "model"]
 

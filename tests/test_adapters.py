@@ -11,7 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from toolrouting import CatalogueError, route_schema, route_tool_names
-from toolrouting._adapters import (
+from toolrouting._catalogues.adapters import (
     tools_from,
     tools_from_anthropic,
     tools_from_declarations,

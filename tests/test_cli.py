@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from toolrouting import ScriptedBackend, parse_route, route_schema, split_routed_result
-from toolrouting._cli import help_texts, main
-from toolrouting._feedback import is_repair_message
-from toolrouting._transcript import read_transcript
+from toolrouting._cli.app import help_texts, main
+from toolrouting._loop.feedback import is_repair_message
+from toolrouting._loop.transcript import read_transcript
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "cli.md"
@@ -48,7 +48,7 @@ def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedBackend:
     # A fake model in place of the real ones, to drive `run`'s plumbing (progress, outcome,
     # transcript, errors) reply by reply; the real models drive it in the tests marked `model`.
     backend = ScriptedBackend()
-    monkeypatch.setattr("toolrouting._cli._backend", lambda args: backend)
+    monkeypatch.setattr("toolrouting._cli.app._backend", lambda args: backend)
     return backend
 
 

@@ -17,8 +17,8 @@ import pytest
 from compilers import LlamaCpp, Llguidance
 
 from toolrouting import parse_route, route_schema, route_tool_names
-from toolrouting._adapters import tools_from
-from toolrouting._preflight import Finding, preflight
+from toolrouting._catalogues.adapters import tools_from
+from toolrouting._preflight.rules import Finding, preflight
 
 CATALOGUES = Path(__file__).parent / "catalogues"
 COPIES_IN_MANY = 200

@@ -18,16 +18,16 @@ from typing import Any
 
 import pytest
 
-from toolrouting import _loop
-from toolrouting._backend import Message
-from toolrouting._events import Event, Resumed, ToolResult
-from toolrouting._feedback import REPAIR_LEAD
-from toolrouting._loop import RoutingLoop
-from toolrouting._outcome import RunResult
+from toolrouting._backends.base import Message
+from toolrouting._backends.scripted import ScriptedBackend, ScriptedRequest
+from toolrouting._loop import run as _loop
+from toolrouting._loop.events import Event, Resumed, ToolResult
+from toolrouting._loop.feedback import REPAIR_LEAD
+from toolrouting._loop.result import RunResult
+from toolrouting._loop.run import RoutingLoop
+from toolrouting._loop.transcript import TranscriptWriter, encode_message, read_transcript
 from toolrouting._provider import ToolOutput
-from toolrouting._results import routed_result_header, routed_result_text
-from toolrouting._scripted import ScriptedBackend, ScriptedRequest
-from toolrouting._transcript import TranscriptWriter, encode_message, read_transcript
+from toolrouting._result_messages import routed_result_header, routed_result_text
 
 QUESTION: list[Message] = [
     {"role": "system", "content": "Answer from the notes."},

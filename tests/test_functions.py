@@ -14,7 +14,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from toolrouting import CatalogueError, route_schema
-from toolrouting._functions import FunctionTools, function_tool
+from toolrouting._catalogues.functions import FunctionTools, function_tool
 from toolrouting._provider import ToolOutput, ToolProvider
 
 

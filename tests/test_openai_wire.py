@@ -18,9 +18,9 @@ import httpx
 import pytest
 
 from toolrouting import Backend, Completion, Settings, can_route, routed_backend
-from toolrouting._backend import Message, Usage
+from toolrouting._backends.base import Message, Usage
+from toolrouting._backends.http import OpenAICompatible, _retry_after
 from toolrouting._errors import BackendError, BackendHTTPError, BackendResponseError, SchemaIgnoredError
-from toolrouting._openai import OpenAICompatible, _retry_after
 
 MESSAGES: list[Message] = [
     {"role": "system", "content": "Route the request."},

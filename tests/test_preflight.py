@@ -17,7 +17,7 @@ import pytest
 from compilers import LlamaCpp, Llguidance, Outlines
 from jsonschema import Draft202012Validator
 
-from toolrouting._preflight import TARGETS, Finding, format_findings, preflight
+from toolrouting._preflight.rules import TARGETS, Finding, format_findings, preflight
 
 STRING = {"type": "string"}
 OBJECT_A = {"type": "object", "properties": {"a": STRING}}

@@ -14,10 +14,10 @@ import pytest
 from fault_server import Fault, FaultServer, ok, trickle
 from wire_faults import CASES, LOOKUP, NONE, QUESTION, TIMEOUT, Case, Desk, run_case, summary
 
+from toolrouting._backends.http import OpenAICompatible
 from toolrouting._errors import BackendTimeout, RepairsExhaustedError
-from toolrouting._loop import RoutingLoop
-from toolrouting._openai import OpenAICompatible
-from toolrouting._transcript import read_transcript
+from toolrouting._loop.run import RoutingLoop
+from toolrouting._loop.transcript import read_transcript
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.kind for case in CASES])

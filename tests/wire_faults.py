@@ -31,7 +31,8 @@ from fault_server import (
     trickle,
 )
 
-from toolrouting._backend import Message
+from toolrouting._backends.base import Message
+from toolrouting._backends.http import OpenAICompatible
 from toolrouting._errors import (
     BackendHTTPError,
     BackendResponseError,
@@ -39,12 +40,11 @@ from toolrouting._errors import (
     RetriesExhaustedError,
     SchemaIgnoredError,
 )
-from toolrouting._events import Event, RetryScheduled
 from toolrouting._limits import DEFAULT_ROUTING_CAP, MAX_RETRY_AFTER, RETRY_BACKOFF_BASE
-from toolrouting._loop import RoutingLoop
-from toolrouting._openai import OpenAICompatible
+from toolrouting._loop.events import Event, RetryScheduled
+from toolrouting._loop.run import RoutingLoop
+from toolrouting._loop.transcript import encode_message, read_transcript
 from toolrouting._provider import ToolOutput
-from toolrouting._transcript import encode_message, read_transcript
 
 __all__ = ["CASES", "QUESTION", "TIMEOUT", "Case", "Desk", "Outcome", "run_case", "summary"]
 

@@ -3,9 +3,35 @@
 The next action is asked for as one JSON object under a route schema (an ``anyOf``
 alternative per tool, then ``{"tool": "none"}``), sent through a clone of the backend that
 carries the schema and a low completion cap, and parsed strictly.
+
+The public API lives here, grouped by the part that owns it: the routing core (flat
+modules), then the backends, the loop, the catalogues and the preflight (a package each).
+The demo's notes store is ``toolrouting.demo``.
 """
 
-from ._adapters import (
+# --- backends: the seam, the HTTP dialects, the embedded model, the scripted fake ---
+from ._backends import (
+    DIALECTS,
+    Backend,
+    Completion,
+    DialectName,
+    EmbeddedLlama,
+    LlamaCpp,
+    Message,
+    OpenAICompatible,
+    ScriptedBackend,
+    ScriptedRequest,
+    Usage,
+    default_model_path,
+)
+
+# --- the routing core: catalogue checks, route schema, parser, result messages, routed backend ---
+from ._catalogue import FunctionSpec, ToolSpec
+
+# --- catalogues: other formats' declarations, and Python functions as tools ---
+from ._catalogues import (
+    FunctionTools,
+    function_tool,
     tools_from,
     tools_from_anthropic,
     tools_from_declarations,
@@ -13,8 +39,6 @@ from ._adapters import (
     tools_from_openai,
     tools_from_responses,
 )
-from ._backend import Backend, Completion, Message, Usage
-from ._dialects import DIALECTS
 from ._errors import (
     BackendConnectError,
     BackendError,
@@ -32,18 +56,6 @@ from ._errors import (
     ToolRoutingError,
     TranscriptError,
 )
-from ._events import (
-    ActionChosen,
-    Event,
-    LimitReached,
-    RepairRequested,
-    Resumed,
-    RetryScheduled,
-    RoundStarted,
-    RunFinished,
-    ToolResult,
-)
-from ._functions import FunctionTools, function_tool
 from ._limits import (
     DEFAULT_MAX_REPAIRS,
     DEFAULT_MAX_REPEATS,
@@ -56,91 +68,75 @@ from ._limits import (
     MAX_RESPONSE_BYTES,
     ROUTE_SCHEMA_NAME,
 )
-from ._llamacpp import LlamaCpp, default_model_path
-from ._loop import RoutingLoop
-from ._memory import MemoryStore
-from ._openai import OpenAICompatible
-from ._outcome import Action, EndReason, LimitName, RoundUsage, RunResult
+
+# --- the loop: runs, their events, results and transcripts ---
+from ._loop import (
+    Action,
+    ActionChosen,
+    EndReason,
+    Event,
+    LimitName,
+    LimitReached,
+    RepairRequested,
+    Resumed,
+    RetryScheduled,
+    RoundStarted,
+    RoundUsage,
+    RoutingLoop,
+    RunFinished,
+    RunResult,
+    ToolResult,
+    TranscriptRead,
+    read_transcript,
+)
 from ._parse import Route, parse_route
-from ._preflight import TARGETS, Finding, format_findings, preflight
+
+# --- the preflight: what each grammar compiler does with a schema ---
+from ._preflight import TARGETS, Finding, Severity, Target, format_findings, preflight
 from ._provider import ToolOutput, ToolProvider
-from ._results import routed_call_id, routed_result_header, routed_result_text, split_routed_result
-from ._routing import can_route, routed_backend, routing_cap
-from ._schema import FunctionSpec, ToolSpec, route_choices, route_schema, route_tool_names
-from ._scripted import ScriptedBackend, ScriptedRequest
+from ._result_messages import routed_call_id, routed_result_header, routed_result_text, split_routed_result
+from ._route_schema import route_choices, route_schema, route_tool_names
+from ._routed_backend import can_route, routed_backend, routing_cap
 from ._settings import Settings
-from ._transcript import TranscriptRead, read_transcript
 
 __version__ = "0.1.0"
 
-__all__ = [
+# Grouped by part, as the imports above; within a group, constants, then classes, then functions.
+__all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the order)
+    # the routing core
     "DEFAULT_MAX_REPAIRS",
     "DEFAULT_MAX_REPEATS",
     "DEFAULT_MAX_ROUNDS",
     "DEFAULT_REQUEST_TIMEOUT",
     "DEFAULT_RETRIES",
     "DEFAULT_ROUTING_CAP",
-    "DIALECTS",
     "MAX_REPLY_CHARS",
     "MAX_REPLY_QUOTE",
     "MAX_RESPONSE_BYTES",
     "ROUTE_SCHEMA_NAME",
-    "TARGETS",
-    "Action",
-    "ActionChosen",
-    "Backend",
     "BackendConnectError",
     "BackendError",
     "BackendHTTPError",
     "BackendResponseError",
     "BackendTimeout",
     "CatalogueError",
-    "Completion",
-    "EndReason",
-    "Event",
-    "Finding",
     "FunctionSpec",
-    "FunctionTools",
     "GrammarError",
-    "LimitName",
-    "LimitReached",
-    "LlamaCpp",
-    "MemoryStore",
     "MemoryStoreError",
-    "Message",
     "ModelLoadError",
-    "OpenAICompatible",
-    "RepairRequested",
     "RepairsExhaustedError",
-    "Resumed",
     "RetriesExhaustedError",
-    "RetryScheduled",
-    "RoundStarted",
-    "RoundUsage",
     "Route",
-    "RoutingLoop",
     "RunError",
-    "RunFinished",
-    "RunResult",
     "SchemaIgnoredError",
-    "ScriptedBackend",
-    "ScriptedRequest",
     "Settings",
     "ToolOutput",
     "ToolProvider",
-    "ToolResult",
     "ToolRoutingError",
     "ToolSpec",
     "TranscriptError",
-    "TranscriptRead",
-    "Usage",
     "can_route",
-    "default_model_path",
-    "format_findings",
-    "function_tool",
     "parse_route",
-    "preflight",
-    "read_transcript",
     "route_choices",
     "route_schema",
     "route_tool_names",
@@ -150,10 +146,61 @@ __all__ = [
     "routed_result_text",
     "routing_cap",
     "split_routed_result",
+    # backends
+    "DIALECTS",
+    "Backend",
+    "Completion",
+    "DialectName",
+    "EmbeddedLlama",
+    "LlamaCpp",
+    "Message",
+    "OpenAICompatible",
+    "ScriptedBackend",
+    "ScriptedRequest",
+    "Usage",
+    "default_model_path",
+    # the loop
+    "Action",
+    "ActionChosen",
+    "EndReason",
+    "Event",
+    "LimitName",
+    "LimitReached",
+    "RepairRequested",
+    "Resumed",
+    "RetryScheduled",
+    "RoundStarted",
+    "RoundUsage",
+    "RoutingLoop",
+    "RunFinished",
+    "RunResult",
+    "ToolResult",
+    "TranscriptRead",
+    "read_transcript",
+    # catalogues
+    "FunctionTools",
+    "function_tool",
     "tools_from",
     "tools_from_anthropic",
     "tools_from_declarations",
     "tools_from_mcp",
     "tools_from_openai",
     "tools_from_responses",
+    # the preflight
+    "TARGETS",
+    "Finding",
+    "Severity",
+    "Target",
+    "format_findings",
+    "preflight",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # The demo's store lives in toolrouting.demo; the old top-level name still finds it, and
+    # `import toolrouting` does not load the demo (nor sqlite3) until someone asks.
+    if name == "MemoryStore":
+        from .demo import MemoryStore
+
+        return MemoryStore
+    raise AttributeError(f"module 'toolrouting' has no attribute {name!r}")

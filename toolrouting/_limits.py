@@ -23,11 +23,15 @@ __all__ = [
     "RETRY_BACKOFF_BASE",
     "RETRY_BACKOFF_MAX",
     "ROUTE_SCHEMA_NAME",
+    "SHOWN_VALUE_CHARS",
     "VALID_SCHEMA_MEMORY",
 ]
 
 #: Characters of a model's reply quoted in an error: enough to recognise it, never a flood.
 MAX_REPLY_QUOTE = 64
+
+#: Characters of a caller's value (a catalogue key, a type name's repr) quoted in an error.
+SHOWN_VALUE_CHARS = 40
 
 #: Characters of an HTTP error body quoted in an error.
 MAX_BODY_QUOTE = 200

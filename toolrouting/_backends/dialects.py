@@ -11,10 +11,11 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, NotRequired, Required, TypedDict
 
-from ._backend import Message, Usage
-from ._limits import MAX_BODY_QUOTE
-from ._parse import quote_reply
-from ._settings import Settings
+from .._json import plain
+from .._limits import MAX_BODY_QUOTE
+from .._parse import quote_reply
+from .._settings import Settings
+from .base import Message, Usage
 
 __all__ = [
     "DIALECTS",
@@ -116,15 +117,6 @@ def _messages(messages: Sequence[Message]) -> list[Message]:
     return [{"role": message["role"], "content": message["content"]} for message in messages]
 
 
-def _plain(value: Any) -> Any:
-    """A JSON-serialisable copy: a schema held in a read-only mapping still goes on the wire."""
-    if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    return value
-
-
 def _chat_body(messages: Sequence[Message], settings: Settings, model: str | None) -> ChatCompletionRequest:
     """The fields every OpenAI-shaped dialect shares: only what is set goes on the wire."""
     body: ChatCompletionRequest = {"messages": _messages(messages)}
@@ -152,7 +144,7 @@ def _json_schema_format(settings: Settings, schema: Mapping[str, Any]) -> Respon
         "type": "json_schema",
         "json_schema": {
             "name": settings.json_schema_name,
-            "schema": _plain(schema),
+            "schema": plain(schema),
             "strict": settings.json_schema_strict,
         },
     }
@@ -180,7 +172,7 @@ def _json_object_body(
     # optional schema (json_schema is refused with HTTP 500); max_tokens, top_k and seed are fields.
     body = _chat_body(messages, settings, model)
     if settings.json_schema is not None:
-        body["response_format"] = {"type": "json_object", "schema": _plain(settings.json_schema)}
+        body["response_format"] = {"type": "json_object", "schema": plain(settings.json_schema)}
     return body
 
 
@@ -208,7 +200,7 @@ def _ollama_body(messages: Sequence[Message], settings: Settings, model: str | N
         raise ValueError("the ollama dialect needs model=, the name `ollama list` shows")
     body: OllamaChatRequest = {"model": model, "messages": _messages(messages), "stream": False}
     if settings.json_schema is not None:
-        body["format"] = _plain(settings.json_schema)
+        body["format"] = plain(settings.json_schema)
     options: OllamaOptions = {}
     if settings.max_tokens is not None:
         options["num_predict"] = settings.max_tokens

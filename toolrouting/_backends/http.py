@@ -12,9 +12,7 @@ from typing import Any, Self
 
 import httpx
 
-from ._backend import Completion, Message, is_truncated
-from ._dialects import DIALECTS, Dialect, WireShapeError, get_dialect
-from ._errors import (
+from .._errors import (
     BackendConnectError,
     BackendError,
     BackendHTTPError,
@@ -22,9 +20,11 @@ from ._errors import (
     BackendTimeout,
     SchemaIgnoredError,
 )
-from ._limits import DEFAULT_REQUEST_TIMEOUT, MAX_BODY_QUOTE, MAX_RESPONSE_BYTES
-from ._parse import quote_reply
-from ._settings import Settings
+from .._limits import DEFAULT_REQUEST_TIMEOUT, MAX_BODY_QUOTE, MAX_RESPONSE_BYTES
+from .._parse import quote_reply
+from .._settings import Settings
+from .base import Completion, Message, is_truncated
+from .dialects import DIALECTS, Dialect, WireShapeError, get_dialect
 
 __all__ = ["OpenAICompatible"]
 

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, Self, TypedDict, runtime_checkable
 
-from ._settings import Settings
+from .._settings import Settings
 
 __all__ = ["ROLES", "Backend", "Completion", "Message", "Usage", "is_truncated"]
 

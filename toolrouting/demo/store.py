@@ -21,9 +21,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Self
 
-from ._errors import MemoryStoreError
-from ._limits import MEMORY_QUERY_CHARS, MEMORY_QUERY_TERMS, MEMORY_SEARCH_RESULTS
-from ._provider import ToolOutput
+from .._errors import MemoryStoreError
+from .._limits import MEMORY_QUERY_CHARS, MEMORY_QUERY_TERMS, MEMORY_SEARCH_RESULTS
+from .._provider import ToolOutput
 
 __all__ = ["MemoryStore", "sample_notes"]
 
@@ -39,7 +39,7 @@ _TERM = re.compile(r"[^\W_]+")
 
 def sample_notes() -> list[tuple[str, str]]:
     """The demo's notes (title, body), shipped as package data, in file-name order."""
-    folder = importlib.resources.files("toolrouting").joinpath("data")
+    folder = importlib.resources.files("toolrouting.demo").joinpath("data")
     files = sorted((item for item in folder.iterdir() if item.name.endswith(NOTE_SUFFIXES)), key=str)
     return [_note(item.read_text(encoding="utf-8")) for item in files]
 

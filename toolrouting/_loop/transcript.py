@@ -7,9 +7,9 @@ import json
 import os
 from typing import IO, Any
 
-from ._backend import ROLES, Message
-from ._errors import TranscriptError
-from ._limits import MAX_REPLY_QUOTE
+from .._backends import ROLES, Message
+from .._errors import TranscriptError
+from .._limits import MAX_REPLY_QUOTE
 
 __all__ = ["TranscriptRead", "TranscriptWriter", "encode_message", "read_transcript"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
-from ._errors import CatalogueError
-from ._schema import ToolSpec, _checked, _shown
+from .._catalogue import ToolSpec, checked_catalogue, shown
+from .._errors import CatalogueError
 
 __all__ = [
     "tools_from",
@@ -88,7 +88,8 @@ def _convert(tools: object, convert: Callable[[int, Mapping[str, Any]], ToolSpec
     # The core's own checks (names, duplicates, "none", object parameters, JSON-only values),
     # with the same indexes, since entries map one to one; the detached copies it makes are kept.
     return [
-        _copied(spec, parameters) for spec, (_, _, _, parameters) in zip(specs, _checked(specs), strict=True)
+        _copied(spec, parameters)
+        for spec, (_, _, _, parameters) in zip(specs, checked_catalogue(specs), strict=True)
     ]
 
 
@@ -105,7 +106,7 @@ def _copied(spec: ToolSpec, parameters: dict[str, Any]) -> ToolSpec:
 def _spec(index: int, name: object, description: object, holder: Mapping[str, Any], key: str) -> ToolSpec:
     """A tools-for-llm entry; its parameters are ``holder[key]``, when ``holder`` has ``key``."""
     if description is not None and not isinstance(description, str):
-        raise CatalogueError(index, f"the description of {_shown(name)} is not a string")
+        raise CatalogueError(index, f"the description of {shown(name)} is not a string")
     function: dict[str, Any] = {"name": name}
     if description is not None:
         function["description"] = description
@@ -143,9 +144,7 @@ def _from_mcp(index: int, tool: Mapping[str, Any]) -> ToolSpec:
 def _from_anthropic(index: int, tool: Mapping[str, Any]) -> ToolSpec:
     kind = tool.get("type", "custom")
     if kind != "custom":
-        raise CatalogueError(
-            index, f"{_shown(kind)} is an Anthropic server tool; it runs on Anthropic's side"
-        )
+        raise CatalogueError(index, f"{shown(kind)} is an Anthropic server tool; it runs on Anthropic's side")
     if "name" not in tool:
         raise CatalogueError(index, "the Anthropic tool has no name")
     return _spec(index, tool["name"], tool.get("description"), tool, "input_schema")
@@ -184,7 +183,7 @@ def _detect(index: int, tool: Mapping[str, Any]) -> ToolSpec:
         return _from_anthropic(index, tool)
     if "name" in tool:
         return _from_declaration(index, tool)
-    keys = ", ".join(sorted(map(_shown, tool)))[:80]
+    keys = ", ".join(sorted(map(shown, tool)))[:80]
     raise CatalogueError(
         index,
         f"not a tool in a known shape (OpenAI, Responses, MCP, Anthropic, declaration); keys: {keys}",

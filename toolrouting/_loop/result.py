@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-from ._backend import Message, Usage
+from .._backends import Message, Usage
 
 __all__ = ["Action", "EndReason", "LimitName", "RoundUsage", "RunResult"]
 

@@ -20,15 +20,31 @@ import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any
 
-from ._backend import ROLES, Backend, Completion, Message, Usage
-from ._errors import (
+from .._backends import ROLES, Backend, Completion, Message, Usage
+from .._errors import (
     BackendError,
     BackendResponseError,
     RepairsExhaustedError,
     RetriesExhaustedError,
     TranscriptError,
 )
-from ._events import (
+from .._limits import (
+    DEFAULT_MAX_REPAIRS,
+    DEFAULT_MAX_REPEATS,
+    DEFAULT_MAX_ROUNDS,
+    DEFAULT_RETRIES,
+    DEFAULT_ROUTING_CAP,
+    MAX_RETRY_AFTER,
+    RETRY_BACKOFF_BASE,
+    RETRY_BACKOFF_MAX,
+)
+from .._names import NONE_TOOL, tool_name_problem
+from .._parse import Route, parse_route
+from .._provider import ToolOutput, ToolProvider
+from .._result_messages import routed_call_id, routed_result_header, routed_result_text, split_routed_result
+from .._route_schema import route_schema, route_tool_names
+from .._routed_backend import can_route, routed_backend, routing_cap
+from .events import (
     ActionChosen,
     Event,
     LimitReached,
@@ -39,7 +55,7 @@ from ._events import (
     RunFinished,
     ToolResult,
 )
-from ._feedback import (
+from .feedback import (
     ANSWER_PROMPT,
     bad_tool_output,
     is_repair_message,
@@ -48,24 +64,8 @@ from ._feedback import (
     tool_exception,
     truncated_problem,
 )
-from ._limits import (
-    DEFAULT_MAX_REPAIRS,
-    DEFAULT_MAX_REPEATS,
-    DEFAULT_MAX_ROUNDS,
-    DEFAULT_RETRIES,
-    DEFAULT_ROUTING_CAP,
-    MAX_RETRY_AFTER,
-    RETRY_BACKOFF_BASE,
-    RETRY_BACKOFF_MAX,
-)
-from ._names import NONE_TOOL, tool_name_problem
-from ._outcome import Action, LimitName, RoundUsage, RunResult
-from ._parse import Route, parse_route
-from ._provider import ToolOutput, ToolProvider
-from ._results import routed_call_id, routed_result_header, routed_result_text, split_routed_result
-from ._routing import can_route, routed_backend, routing_cap
-from ._schema import route_schema, route_tool_names
-from ._transcript import TranscriptRead, TranscriptWriter, read_transcript
+from .result import Action, LimitName, RoundUsage, RunResult
+from .transcript import TranscriptRead, TranscriptWriter, read_transcript
 
 __all__ = ["RoutingLoop"]
 

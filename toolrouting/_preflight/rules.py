@@ -22,8 +22,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
-from ._dialects import _plain
-from ._schema import _escape
+from .._json import plain, pointer_token
 
 __all__ = ["TARGETS", "Finding", "Severity", "Target", "format_findings", "preflight"]
 
@@ -64,7 +63,7 @@ def preflight(schema: Mapping[str, Any], target: str) -> list[Finding]:
         raise TypeError(f"a schema is a mapping, not {type(schema).__name__}")
     # A plain JSON copy: string keys, lists and dicts only, as the rules below expect.
     try:
-        schema = json.loads(json.dumps(_plain(schema), allow_nan=False))
+        schema = json.loads(json.dumps(plain(schema), allow_nan=False))
     except (TypeError, ValueError, RecursionError) as error:
         raise ValueError(f"the schema is not JSON ({str(error)[:120]})") from None
     findings: list[Finding] = []
@@ -118,13 +117,13 @@ def _subschemas(node: Any, pointer: str) -> Iterator[tuple[str, Any]]:
         if key in _ONE_SCHEMA and isinstance(
             value, Mapping
         ):  # "additionalProperties": false is no schema here
-            yield from _subschemas(value, f"{pointer}/{_escape(key)}")
+            yield from _subschemas(value, f"{pointer}/{pointer_token(key)}")
         elif key in _SCHEMA_MAPS and isinstance(value, Mapping):
             for name, item in value.items():
-                yield from _subschemas(item, f"{pointer}/{_escape(key)}/{_escape(str(name))}")
+                yield from _subschemas(item, f"{pointer}/{pointer_token(key)}/{pointer_token(str(name))}")
         elif key in _SCHEMA_LISTS and isinstance(value, list):
             for index, item in enumerate(value):
-                yield from _subschemas(item, f"{pointer}/{_escape(key)}/{index}")
+                yield from _subschemas(item, f"{pointer}/{pointer_token(key)}/{index}")
 
 
 def _types(node: Mapping[str, Any]) -> set[str]:

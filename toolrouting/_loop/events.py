@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ._outcome import LimitName, RunResult
+from .result import LimitName, RunResult
 
 __all__ = [
     "ActionChosen",

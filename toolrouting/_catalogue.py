@@ -1,4 +1,4 @@
-"""The route schema: one JSON schema with an ``anyOf`` alternative per tool, ``none`` last."""
+"""The catalogue checks: every declaration a route is built from is checked and copied here first."""
 
 from __future__ import annotations
 
@@ -7,20 +7,16 @@ import math
 import unicodedata
 from collections.abc import Mapping, Sequence
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NamedTuple, NotRequired, TypedDict
 
+from . import _json
 from ._errors import CatalogueError
-from ._limits import VALID_SCHEMA_MEMORY
+from ._json import pointer_token
+from ._limits import SHOWN_VALUE_CHARS, VALID_SCHEMA_MEMORY
 from ._metaschema import schema_problem
 from ._names import NONE_TOOL, tool_name_problem
 
-__all__ = [
-    "FunctionSpec",
-    "ToolSpec",
-    "route_choices",
-    "route_schema",
-    "route_tool_names",
-]
+__all__ = ["CheckedTool", "FunctionSpec", "ToolSpec", "checked_catalogue", "shown"]
 
 
 class FunctionSpec(TypedDict):
@@ -69,56 +65,20 @@ _VALID_PARAMETERS: set[str] = set()
 
 _NO_PARAMETERS_JSON = json.dumps({"type": "object", "properties": {}, "additionalProperties": False})
 
-_NONE_JSON = json.dumps(
-    {
-        "type": "object",
-        "properties": {"tool": {"const": NONE_TOOL}},
-        "required": ["tool"],
-        "additionalProperties": False,
-    }
-)
+
+class CheckedTool(NamedTuple):
+    """One catalogue entry that passed the checks: its position, name, description and parameters."""
+
+    position: int
+    """The entry's 0-based index in the catalogue."""
+    name: str
+    description: str | None
+    parameters: dict[str, Any]
+    """A detached copy of the parameter schema (plain dicts and lists)."""
 
 
-def route_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """One JSON schema whose alternatives are the catalogue's tools, in order, then ``none``.
-
-    ``tool`` comes first in both ``properties`` and ``required``, so a grammar-compiling
-    server has the model name its action before any argument. Each tool's parameters are
-    copied, never shared with the catalogue; their ``$defs`` move to the route's own
-    ``$defs`` as ``TOOL.NAME`` so that their refs still resolve. Raises
-    :class:`CatalogueError` on a bad entry.
-    """
-    alternatives: list[dict[str, Any]] = []
-    definitions: dict[str, Any] = {}
-    for index, name, description, parameters in _checked(tools):
-        parameters = _hoisted(parameters, name, f"/anyOf/{index}/properties/arguments", definitions)
-        alternative: dict[str, Any] = {"type": "object"}
-        if description is not None:
-            alternative["description"] = description
-        alternative["properties"] = {"tool": {"const": name}, "arguments": parameters}
-        alternative["required"] = ["tool", "arguments"]
-        alternative["additionalProperties"] = False
-        alternatives.append(alternative)
-    alternatives.append(json.loads(_NONE_JSON))
-    schema: dict[str, Any] = {"type": "object", "anyOf": alternatives}
-    if definitions:
-        schema["$defs"] = definitions
-    return schema
-
-
-def route_tool_names(tools: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The catalogue's tool names, in order (the catalogue is checked as for the schema)."""
-    return [name for _, name, _, _ in _checked(tools)]
-
-
-def route_choices(tools: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Every action a route offers: the tool names in order, then ``"none"``."""
-    return [*route_tool_names(tools), NONE_TOOL]
-
-
-def _checked(
-    tools: Sequence[Mapping[str, Any]],
-) -> list[tuple[int, str, str | None, dict[str, Any]]]:
+def checked_catalogue(tools: Sequence[Mapping[str, Any]]) -> list[CheckedTool]:
+    """Every entry of ``tools`` checked and copied; raises :class:`CatalogueError` at the first bad one."""
     if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
         raise TypeError(f"a tool catalogue is a sequence of tool declarations, not {type(tools).__name__}")
     seen: dict[str, int] = {}
@@ -138,7 +98,7 @@ def _checked(
                 f"the name {name!r:.80} is entry {first}'s name up to case and Unicode normalisation",
             )
         seen[name] = folded[key] = index
-        entries.append((index, name, description, parameters))
+        entries.append(CheckedTool(index, name, description, parameters))
     return entries
 
 
@@ -148,7 +108,7 @@ def _entry(index: int, tool: object) -> tuple[str, str | None, dict[str, Any]]:
         raise CatalogueError(index, f"a tool declaration is a mapping, not {type(tool).__name__}")
     if tool.get("type") != "function":
         raise CatalogueError(
-            index, f'the declaration is not "type": "function" (type is {_shown(tool.get("type"))})'
+            index, f'the declaration is not "type": "function" (type is {shown(tool.get("type"))})'
         )
     function = tool.get("function")
     if type(function) is not dict and not isinstance(function, Mapping):
@@ -186,53 +146,6 @@ def _entry(index: int, tool: object) -> tuple[str, str | None, dict[str, Any]]:
     return name, description, detached
 
 
-_DEFINITIONS = ("$defs", "definitions")
-# Values that are data, not schemas: a "$ref" key inside them is not a reference.
-_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
-
-
-def _hoisted(parameters: dict[str, Any], name: str, at: str, definitions: dict[str, Any]) -> dict[str, Any]:
-    """``parameters`` with its ``$defs`` moved into ``definitions`` under ``NAME.KEY``.
-
-    A tool's local ``$ref`` means "from the parameters' root", but inside the route schema
-    "#" is the route's root: refs into its definitions are renamed to the hoisted ones (the
-    only form every grammar compiler resolves), and any other local ref gets the pointer
-    ``at`` of the tool's arguments in front.
-    """
-    # parameters is a detached copy: plain dicts, so dict tests suffice.
-    if not any(type(parameters.get(key)) is dict for key in _DEFINITIONS):
-        return parameters
-    renamed = {
-        f"#/{key}/{_escape(defined)}": f"#/$defs/{_escape(f'{name}.{defined}')}"
-        for key in _DEFINITIONS
-        if isinstance(parameters.get(key), Mapping)
-        for defined in parameters[key]
-    }
-    rewritten: dict[str, Any] = _rewrite_refs(parameters, renamed, at)
-    for key in _DEFINITIONS:
-        if isinstance(rewritten.get(key), Mapping):
-            for defined, subschema in rewritten.pop(key).items():
-                definitions[f"{name}.{defined}"] = subschema
-    return rewritten
-
-
-def _rewrite_refs(value: Any, renamed: Mapping[str, str], at: str) -> Any:
-    if isinstance(value, list):
-        return [_rewrite_refs(item, renamed, at) for item in value]
-    if not isinstance(value, dict):
-        return value
-    copy: dict[str, Any] = {}
-    for key, item in value.items():
-        if key == "$ref" and isinstance(item, str) and item.startswith("#"):
-            head = "/".join(item.split("/", 3)[:3])
-            copy[key] = renamed[head] + item[len(head) :] if head in renamed else "#" + at + item[1:]
-        elif key in _DATA_KEYWORDS:
-            copy[key] = item
-        else:
-            copy[key] = _rewrite_refs(item, renamed, at)
-    return copy
-
-
 def _detach(value: Any, index: int, pointer: str) -> tuple[Any, str]:
     """A deep copy of a JSON value and its compact JSON text; what JSON cannot carry is a CatalogueError."""
     try:
@@ -257,10 +170,10 @@ def _detach_checked(value: Any, index: int, pointer: str) -> Any:
         copy: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise CatalogueError(index, f"{pointer or '/'} has a key that is not a string: {_shown(key)}")
+                raise CatalogueError(index, f"{pointer or '/'} has a key that is not a string: {shown(key)}")
             if not _encodable(key):
                 raise CatalogueError(index, f"{pointer or '/'} has a key with a lone surrogate")
-            copy[key] = _detach_checked(item, index, f"{pointer}/{_escape(key)}")
+            copy[key] = _detach_checked(item, index, f"{pointer}/{pointer_token(key)}")
         return copy
     if isinstance(value, (list, tuple)):
         return [_detach_checked(item, index, f"{pointer}/{i}") for i, item in enumerate(value)]
@@ -297,13 +210,6 @@ def _writable(number: int) -> bool:
     return True
 
 
-def _shown(value: object) -> str:
-    """At most 40 characters of ``value``'s repr; a huge int or a broken ``__repr__`` raises."""
-    try:
-        return f"{value!r:.40}"
-    except Exception:
-        return f"a {type(value).__name__}"
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
+def shown(value: object) -> str:
+    """A catalogue value as an error message quotes it: its repr, bounded."""
+    return _json.shown(value, SHOWN_VALUE_CHARS)

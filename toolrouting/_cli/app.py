@@ -14,11 +14,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ._adapters import tools_from
-from ._backend import Backend
-from ._dialects import DIALECTS
-from ._errors import ToolRoutingError
-from ._events import (
+from .._backends import DIALECTS, Backend
+from .._catalogue import ToolSpec
+from .._catalogues import tools_from
+from .._errors import ToolRoutingError
+from .._limits import DEFAULT_MAX_ROUNDS, DEFAULT_ROUTING_CAP
+from .._loop import (
     ActionChosen,
     Event,
     LimitReached,
@@ -26,25 +27,17 @@ from ._events import (
     Resumed,
     RetryScheduled,
     RoundStarted,
+    RoutingLoop,
+    RunResult,
     ToolResult,
 )
-from ._limits import DEFAULT_MAX_ROUNDS, DEFAULT_ROUTING_CAP
-from ._loop import RoutingLoop
-from ._memory import MemoryStore
-from ._outcome import RunResult
-from ._parse import parse_route
-from ._preflight import TARGETS, format_findings, preflight
-from ._schema import ToolSpec, route_schema, route_tool_names
-from ._settings import Settings
+from .._parse import parse_route
+from .._preflight import TARGETS, format_findings, preflight
+from .._route_schema import route_schema, route_tool_names
+from .._settings import Settings
+from ..demo import SYSTEM_PROMPT, MemoryStore
 
 __all__ = ["SUBCOMMANDS", "build_parser", "help_texts", "main"]
-
-#: What the demo tells the model before the user's question.
-DEMO_SYSTEM_PROMPT = (
-    "You answer questions from a store of notes. Each turn, choose one action: memory_search to find "
-    "notes about the question, memory_read to read notes a search listed, or none once you have what "
-    "you need."
-)
 
 #: The final answer's budget unless --answer-tokens names another: a few paragraphs, so a
 #: model that rambles (free text has no grammar to end it) stops in seconds, not minutes.
@@ -239,7 +232,7 @@ def _run(args: argparse.Namespace) -> int:
         else:
             result = loop.run(
                 [
-                    {"role": "system", "content": DEMO_SYSTEM_PROMPT},
+                    {"role": "system", "content": SYSTEM_PROMPT},
                     {"role": "user", "content": args.question},
                 ]
             )
@@ -262,17 +255,17 @@ def _backend(args: argparse.Namespace) -> Backend:
     # Both backends are imported here: the HTTP one needs no llama.cpp, the embedded one no server.
     settings = Settings(max_tokens=args.answer_tokens, temperature=0.0)
     if args.base_url:
-        from ._openai import OpenAICompatible
+        from .._backends import OpenAICompatible
 
         try:
             return OpenAICompatible(args.base_url, model=args.model, dialect=args.dialect, settings=settings)
         except ValueError as error:
             raise _UsageError(str(error)) from error
-    from ._llamacpp import LlamaCpp, default_model_path
+    from .._backends import EmbeddedLlama, default_model_path
 
     model = args.model or str(default_model_path())
     print(f"toolrouting: loading {model}", file=sys.stderr)
-    return LlamaCpp(model, settings=settings)
+    return EmbeddedLlama(model, settings=settings)
 
 
 class _Progress:

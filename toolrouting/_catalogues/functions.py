@@ -25,10 +25,10 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
-from ._errors import CatalogueError
-from ._feedback import exception_text, shortened
-from ._provider import ToolOutput
-from ._schema import ToolSpec, route_tool_names
+from .._catalogue import ToolSpec
+from .._errors import CatalogueError
+from .._provider import ToolOutput, exception_text, shortened
+from .._route_schema import route_tool_names
 
 __all__ = ["FunctionTools", "function_tool"]
 

@@ -7,9 +7,9 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Self
 
-from ._backend import Completion, Message, Usage, is_truncated
-from ._errors import BackendError
-from ._settings import Settings
+from .._errors import BackendError
+from .._settings import Settings
+from .base import Completion, Message, Usage, is_truncated
 
 __all__ = ["ScriptedBackend", "ScriptedRequest"]
 

@@ -6,19 +6,17 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._limits import MAX_TOOL_ERROR_CHARS
-from ._names import NONE_TOOL
-from ._outcome import LimitName
+from .._names import NONE_TOOL
+from .._provider import exception_text
+from .result import LimitName
 
 __all__ = [
     "ANSWER_PROMPT",
     "REPAIR_LEAD",
     "bad_tool_output",
-    "exception_text",
     "is_repair_message",
     "limit_notice",
     "repair_message",
-    "shortened",
     "tool_exception",
     "truncated_problem",
 ]
@@ -70,20 +68,6 @@ def limit_notice(limit: LimitName, value: int, runs: int = 0) -> str:
 def tool_exception(error: BaseException) -> str:
     """The content of the error result for a tool that raised."""
     return f"the tool failed: {exception_text(error)}"
-
-
-def exception_text(error: BaseException) -> str:
-    """``Type: message`` of an exception, bounded; a message that cannot be rendered is said so."""
-    try:
-        message = str(error)
-    except Exception:  # a broken __str__ must not turn a tool's failure into the loop's
-        message = "(its message could not be rendered)"
-    return shortened(f"{type(error).__name__}: {message}")
-
-
-def shortened(text: str) -> str:
-    """``text`` cut to ``MAX_TOOL_ERROR_CHARS``: a tool's error may quote what the model sent."""
-    return text if len(text) <= MAX_TOOL_ERROR_CHARS else text[: MAX_TOOL_ERROR_CHARS - 1] + "…"
 
 
 def bad_tool_output(value: object) -> str:

@@ -1,0 +1,96 @@
+"""The tree is the architecture: which part may import which, and only through its front door.
+
+Parts: the flat routing core (``toolrouting._*.py``), then one package each for the backends,
+the loop, the catalogues, the preflight, the demo and the command line. docs/architecture.md
+draws the same table.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import toolrouting
+
+PACKAGE = Path(toolrouting.__file__).parent
+
+#: The parts each part may import, besides itself. The core imports no part.
+MAY_IMPORT = {
+    "core": set(),
+    "_backends": {"core"},
+    "_loop": {"core", "_backends"},
+    "_catalogues": {"core"},
+    "_preflight": {"core"},
+    "demo": {"core"},
+    "_cli": {"core", "_backends", "_loop", "_catalogues", "_preflight", "demo"},
+}
+
+#: Lines a module may have: one that needs more holds more than one concern.
+MAX_MODULE_LINES = 400
+
+
+def _part(module: str) -> str:
+    """The part a dotted module name belongs to (``toolrouting._loop.run`` -> ``_loop``)."""
+    pieces = module.split(".")
+    if len(pieces) >= 2 and pieces[1] in MAY_IMPORT:
+        return pieces[1]
+    return "core"
+
+
+def _modules() -> Iterator[tuple[str, Path]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE.parent).with_suffix("")
+        name = ".".join(relative.parts).removesuffix(".__init__")
+        if name not in ("toolrouting", "toolrouting.__main__"):
+            yield name, path
+
+
+def _imports(name: str, path: Path) -> Iterator[tuple[int, str, list[str]]]:
+    """``(line, absolute module, imported names)`` of every import of toolrouting code in a module."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                target = f"{base}.{node.module}" if node.module else base
+            else:
+                target = node.module or ""
+            if target.startswith("toolrouting"):
+                yield node.lineno, target, [alias.name for alias in node.names]
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("toolrouting"):
+                    yield node.lineno, alias.name, []
+
+
+def test_parts_import_only_the_parts_below_them() -> None:
+    wrong = []
+    for name, path in _modules():
+        part = _part(name)
+        for line, target, _ in _imports(name, path):
+            other = _part(target)
+            if other != part and other not in MAY_IMPORT[part]:
+                wrong.append(f"{name}:{line} ({part}) imports {target} ({other})")
+    assert wrong == []
+
+
+def test_no_private_name_crosses_a_module_and_parts_meet_at_their_package() -> None:
+    wrong = []
+    for name, path in _modules():
+        part = _part(name)
+        for line, target, names in _imports(name, path):
+            private = [n for n in names if n.startswith("_")]
+            # "from . import _json" imports a module of the core, not a private name.
+            modules = {n for n in private if (PACKAGE.parent / target.replace(".", "/") / f"{n}.py").exists()}
+            if set(private) - modules:
+                wrong.append(f"{name}:{line} imports private {sorted(set(private) - modules)} from {target}")
+            other = _part(target)
+            if other != part and other != "core" and target != f"toolrouting.{other}":
+                wrong.append(f"{name}:{line} reaches into {target} instead of toolrouting.{other}")
+    assert wrong == []
+
+
+def test_no_module_is_over_the_size_one_concern_takes() -> None:
+    sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in _modules()}
+    assert {name: size for name, size in sizes.items() if size > MAX_MODULE_LINES} == {}

@@ -1,0 +1,106 @@
+"""The route schema: one JSON schema with an ``anyOf`` alternative per tool, ``none`` last."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._catalogue import checked_catalogue
+from ._json import pointer_token
+from ._names import NONE_TOOL
+
+__all__ = ["route_choices", "route_schema", "route_tool_names"]
+
+_NONE_JSON = json.dumps(
+    {
+        "type": "object",
+        "properties": {"tool": {"const": NONE_TOOL}},
+        "required": ["tool"],
+        "additionalProperties": False,
+    }
+)
+
+
+def route_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One JSON schema whose alternatives are the catalogue's tools, in order, then ``none``.
+
+    ``tool`` comes first in both ``properties`` and ``required``, so a grammar-compiling
+    server has the model name its action before any argument. Each tool's parameters are
+    copied, never shared with the catalogue; their ``$defs`` move to the route's own
+    ``$defs`` as ``TOOL.NAME`` so that their refs still resolve. Raises
+    :class:`CatalogueError` on a bad entry.
+    """
+    alternatives: list[dict[str, Any]] = []
+    definitions: dict[str, Any] = {}
+    for index, name, description, parameters in checked_catalogue(tools):
+        parameters = _hoisted(parameters, name, f"/anyOf/{index}/properties/arguments", definitions)
+        alternative: dict[str, Any] = {"type": "object"}
+        if description is not None:
+            alternative["description"] = description
+        alternative["properties"] = {"tool": {"const": name}, "arguments": parameters}
+        alternative["required"] = ["tool", "arguments"]
+        alternative["additionalProperties"] = False
+        alternatives.append(alternative)
+    alternatives.append(json.loads(_NONE_JSON))
+    schema: dict[str, Any] = {"type": "object", "anyOf": alternatives}
+    if definitions:
+        schema["$defs"] = definitions
+    return schema
+
+
+def route_tool_names(tools: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The catalogue's tool names, in order (the catalogue is checked as for the schema)."""
+    return [name for _, name, _, _ in checked_catalogue(tools)]
+
+
+def route_choices(tools: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Every action a route offers: the tool names in order, then ``"none"``."""
+    return [*route_tool_names(tools), NONE_TOOL]
+
+
+_DEFINITIONS = ("$defs", "definitions")
+# Values that are data, not schemas: a "$ref" key inside them is not a reference.
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+
+
+def _hoisted(parameters: dict[str, Any], name: str, at: str, definitions: dict[str, Any]) -> dict[str, Any]:
+    """``parameters`` with its ``$defs`` moved into ``definitions`` under ``NAME.KEY``.
+
+    A tool's local ``$ref`` means "from the parameters' root", but inside the route schema
+    "#" is the route's root: refs into its definitions are renamed to the hoisted ones (the
+    only form every grammar compiler resolves), and any other local ref gets the pointer
+    ``at`` of the tool's arguments in front.
+    """
+    # parameters is a detached copy: plain dicts, so dict tests suffice.
+    if not any(type(parameters.get(key)) is dict for key in _DEFINITIONS):
+        return parameters
+    renamed = {
+        f"#/{key}/{pointer_token(defined)}": f"#/$defs/{pointer_token(f'{name}.{defined}')}"
+        for key in _DEFINITIONS
+        if isinstance(parameters.get(key), Mapping)
+        for defined in parameters[key]
+    }
+    rewritten: dict[str, Any] = _rewrite_refs(parameters, renamed, at)
+    for key in _DEFINITIONS:
+        if isinstance(rewritten.get(key), Mapping):
+            for defined, subschema in rewritten.pop(key).items():
+                definitions[f"{name}.{defined}"] = subschema
+    return rewritten
+
+
+def _rewrite_refs(value: Any, renamed: Mapping[str, str], at: str) -> Any:
+    if isinstance(value, list):
+        return [_rewrite_refs(item, renamed, at) for item in value]
+    if not isinstance(value, dict):
+        return value
+    copy: dict[str, Any] = {}
+    for key, item in value.items():
+        if key == "$ref" and isinstance(item, str) and item.startswith("#"):
+            head = "/".join(item.split("/", 3)[:3])
+            copy[key] = renamed[head] + item[len(head) :] if head in renamed else "#" + at + item[1:]
+        elif key in _DATA_KEYWORDS:
+            copy[key] = item
+        else:
+            copy[key] = _rewrite_refs(item, renamed, at)
+    return copy
