@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 from hypothesis import HealthCheck, settings
+from support.model import TEST_THREADS
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
@@ -61,7 +62,7 @@ def llama_cpp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(model),
         "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", "2048", "--n_threads", "2", "--n_threads_batch", "2",
+        "--n_ctx", "2048", "--n_threads", str(TEST_THREADS), "--n_threads_batch", str(TEST_THREADS),
     ]  # fmt: skip
     with open(log_path, "wb") as log:
         process = subprocess.Popen(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, demo_cap
 
 from toolrouting import ScriptedBackend, parse_route, route_schema, split_routed_result
 from toolrouting._cli.app import help_texts, main
@@ -203,6 +204,25 @@ def test_run_usage_errors(
     assert "no such database file or folder" in capsys.readouterr().err
 
 
+def test_run_sampling_options_reach_the_backend_settings(capsys: pytest.CaptureFixture[str]) -> None:
+    from toolrouting._cli import _backend, build_parser
+
+    argv = ["run", QUESTION, "--base-url", "http://127.0.0.1:9", "--temperature", "0.7", "--top-p", "0.9"]
+    with _backend(build_parser().parse_args([*argv, "--seed", "11"])) as backend:
+        assert (backend.settings.temperature, backend.settings.top_p, backend.settings.seed) == (0.7, 0.9, 11)
+    with _backend(build_parser().parse_args(argv[:2] + ["--base-url", "http://127.0.0.1:9"])) as backend:
+        assert (backend.settings.temperature, backend.settings.top_p, backend.settings.seed) == (
+            0.0,
+            None,
+            None,
+        )
+    assert main([*argv, "--threads", "2"]) == 2
+    assert "--threads sets the embedded model's threads" in capsys.readouterr().err
+    for bad in (["--temperature", "-1"], ["--top-p", "nan"], ["--threads", "0"], ["--seed", "x"]):
+        assert main(["run", QUESTION, *bad]) == 2
+        assert "error: argument" in capsys.readouterr().err
+
+
 def test_run_library_errors_are_one_line(
     scripted: ScriptedBackend, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -253,12 +273,25 @@ def test_run_against_a_closed_port_retries_then_fails_in_one_line() -> None:
     assert done.stdout == ""
 
 
+def _sampling(cap: int) -> list[str]:
+    """The tests' sampling (tests/support/model.py), and a cap no demo action reaches."""
+    return [
+        *("--cap", str(cap), "--answer-tokens", str(cap)),
+        *("--seed", str(TEST_SEED), "--temperature", str(TEST_TEMPERATURE)),
+    ]
+
+
 def _check_run_mechanics(transcript: Path, outcome: dict[str, Any]) -> None:
-    """Every routed reply in the transcript was parsed: accepted and answered, or refused and repaired."""
+    """Every routed reply in the transcript was parsed: accepted and answered, or refused and repaired.
+
+    What the model chose is its own business; the loop guarantees the rest: the run ends in a
+    named way, and a limit leaves the model only ``none``, so the last action is always the handoff.
+    """
     messages = read_transcript(transcript).messages
     assert messages == tuple(outcome["messages"])
     assert outcome["reason"] in ("handoff", "max_rounds", "max_repeats")
     assert outcome["actions"][-1]["tool"] == "none"
+    assert [a["round"] for a in outcome["actions"]] == list(range(1, len(outcome["actions"]) + 1))
     names = ("memory_search", "memory_read")
     for reply, following in zip(messages[2::2], messages[3::2], strict=False):
         assert reply["role"] == "assistant"
@@ -274,11 +307,12 @@ def _check_run_mechanics(transcript: Path, outcome: dict[str, Any]) -> None:
 @pytest.mark.model
 def test_the_sample_question_on_the_embedded_default_model(tmp_path: Path) -> None:
     transcript = tmp_path / "run.jsonl"
-    done = _python_m("run", QUESTION, "--json", "--transcript", str(transcript))
+    options = [*_sampling(demo_cap()), "--threads", str(TEST_THREADS)]
+    done = _python_m("run", QUESTION, "--json", "--transcript", str(transcript), *options)
     assert done.returncode == 0, done.stderr
     outcome = json.loads(done.stdout)
     _check_run_mechanics(transcript, outcome)
-    assert "round 1: memory_search | none" in done.stderr
+    assert "round 1: memory_search | none" in done.stderr  # nothing is listed yet: nothing to read
 
 
 @pytest.mark.model
@@ -287,7 +321,7 @@ def test_the_sample_question_over_a_llama_cpp_server(
 ) -> None:
     transcript = tmp_path / "run.jsonl"
     argv = ["run", QUESTION, "--base-url", llama_cpp_server, "--dialect", "llama-cpp-python"]
-    assert main([*argv, "--json", "--transcript", str(transcript)]) == 0
+    assert main([*argv, "--json", "--transcript", str(transcript), *_sampling(demo_cap())]) == 0
     _check_run_mechanics(transcript, json.loads(capsys.readouterr().out))
 
 

@@ -1,6 +1,8 @@
 """OpenAICompatible against a real `python -m llama_cpp.server` on loopback with the default model.
 
-The server comes from the session fixture ``llama_cpp_server`` in tests/conftest.py.
+The server comes from the session fixture ``llama_cpp_server`` in tests/conftest.py. It turns
+the schema into a grammar with the same converter as the embedded backend, so a routed request
+capped by ``guaranteed_cap`` always gets a whole action back, whichever the model writes.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from support.model import TEST_SEED, TEST_TEMPERATURE, guaranteed_cap
 
 from toolrouting import Settings, parse_route, route_schema, route_tool_names, routed_backend
 from toolrouting._backends.base import Message
@@ -53,15 +56,15 @@ PROMPTS = [
     "Read the file README.md.",
     "Hello! How are you today?",
 ]
-#: The routing cap in these tests: an action with a 40-character argument fits well inside it.
-ROUTE_CAP = 96
+#: The routing cap in these tests: one token more than the longest action the grammar allows.
+ROUTE_CAP = guaranteed_cap(route_schema(TOOLS))
 #: The backend's own budget, which routing clones must not change.
 OWN_BUDGET = 48
 
 
 @pytest.fixture(scope="module")
 def backend(llama_cpp_server: str) -> Iterator[OpenAICompatible]:
-    settings = Settings(max_tokens=OWN_BUDGET, temperature=0.0, seed=7)
+    settings = Settings(max_tokens=OWN_BUDGET, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
     with OpenAICompatible(llama_cpp_server, dialect="llama-cpp-python", settings=settings) as http_backend:
         yield http_backend
 
@@ -83,19 +86,20 @@ def test_routed_replies_are_actions(backend: OpenAICompatible, prompt: str) -> N
 
 
 def test_capped_clone_stops_at_its_cap_and_the_original_keeps_its_budget(backend: OpenAICompatible) -> None:
-    capped = routed_backend(backend, route_schema(TOOLS), 5)
+    # One token cannot hold the shortest action, {"tool":"none"} (tests/test_llamacpp.py checks
+    # the vocabulary), so the grammar forces a cut.
+    capped = routed_backend(backend, route_schema(TOOLS), 1)
     cut = capped.complete(ask(PROMPTS[0]))
     assert cut.truncated
     assert cut.finish_reason == "length"
-    assert cut.usage.completion_tokens == 5
-    assert cut.text.lstrip().startswith("{")  # constrained, and cut mid-action
+    assert cut.usage.completion_tokens == 1
+    assert cut.text.startswith("{")  # constrained from the first token, and cut mid-action
     assert not parse_route(cut.text, NAMES).ok
 
     poem = backend.complete([{"role": "user", "content": "Write a long poem about the sea."}])
-    assert backend.settings == Settings(max_tokens=OWN_BUDGET, temperature=0.0, seed=7)
-    assert poem.usage.completion_tokens == OWN_BUDGET
-    assert poem.truncated
-    assert not poem.text.lstrip().startswith("{")
+    assert backend.settings == Settings(max_tokens=OWN_BUDGET, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
+    assert 0 <= poem.usage.completion_tokens <= OWN_BUDGET  # its own budget, not the clone's cap of 1
+    assert poem.truncated == (poem.finish_reason == "length")
 
 
 def test_the_openai_shape_is_refused_by_this_server(backend: OpenAICompatible) -> None:

@@ -1,23 +1,30 @@
 """The embedded backend on the real default model (SmolLM2-135M-Instruct, in-process).
 
 The model is loaded once for the module; each test keeps its generations few and short,
-since constrained decoding runs at about 50 tokens/s on two shared cores.
+since constrained decoding runs at about 50 tokens/s on two shared cores. The tests assert
+what the grammar, the cap and the backend guarantee, never which action the model picks:
+every catalogue here bounds its strings and arrays, and a routed request gets a cap its
+grammar cannot reach (tests/support/model.py), so a routed reply is always complete.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import copy
+import itertools
 import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import pytest
+from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, guaranteed_cap
 
 from toolrouting import (
     BackendError,
@@ -27,7 +34,6 @@ from toolrouting import (
     route_schema,
     route_tool_names,
     routed_backend,
-    routing_cap,
 )
 from toolrouting._backends.embedded import DEFAULT_MODEL_FILE, LlamaCpp, default_model_path
 from toolrouting._errors import GrammarError, ModelLoadError
@@ -40,7 +46,7 @@ MEMORY: list[dict[str, Any]] = [
             "description": "Search the memories for a phrase.",
             "parameters": {
                 "type": "object",
-                "properties": {"query": {"type": "string"}},
+                "properties": {"query": {"type": "string", "maxLength": 40}},
                 "required": ["query"],
             },
         },
@@ -52,7 +58,9 @@ MEMORY: list[dict[str, Any]] = [
             "description": "Read memories by their ids.",
             "parameters": {
                 "type": "object",
-                "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
+                "properties": {
+                    "ids": {"type": "array", "items": {"type": "string", "maxLength": 8}, "maxItems": 4}
+                },
                 "required": ["ids"],
             },
         },
@@ -67,7 +75,7 @@ TRAVEL: list[dict[str, Any]] = [
             "description": "Today's weather in a city.",
             "parameters": {
                 "type": "object",
-                "properties": {"city": {"type": "string"}},
+                "properties": {"city": {"type": "string", "maxLength": 40}},
                 "required": ["city"],
             },
         },
@@ -115,9 +123,17 @@ def conversation(tools: Sequence[Mapping[str, Any]], prompt: str) -> list[Messag
     return [{"role": "system", "content": "\n".join(lines)}, {"role": "user", "content": prompt}]
 
 
+#: What every model in this module samples with (see tests/support/model.py).
+SAMPLING = Settings(max_tokens=128, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
+
+
+def load(settings: Settings = SAMPLING) -> LlamaCpp:
+    return LlamaCpp(settings=settings, n_threads=TEST_THREADS, seed=TEST_SEED)
+
+
 @pytest.fixture(scope="module")
 def backend() -> Iterator[LlamaCpp]:
-    with LlamaCpp(settings=Settings(max_tokens=128)) as loaded:
+    with load() as loaded:
         yield loaded
 
 
@@ -128,14 +144,16 @@ def request_id(request: tuple[object, str]) -> str:
 @pytest.mark.model
 @pytest.mark.parametrize(("tools", "prompt"), REQUESTS, ids=[request_id(r) for r in REQUESTS])
 def test_routed_replies_parse(backend: LlamaCpp, tools: list[dict[str, Any]], prompt: str) -> None:
-    routed = routed_backend(backend, route_schema(tools), routing_cap(backend, 512))
+    schema = route_schema(tools)
+    cap = guaranteed_cap(schema)
+    routed = routed_backend(backend.clone(settings=SAMPLING.clone(max_tokens=cap)), schema, cap)
     completion = routed.complete(conversation(tools, prompt))
     route = parse_route(completion.text, route_tool_names(tools))
     assert route.ok, (completion.text, route.error)
     assert not completion.truncated
     assert completion.finish_reason == "stop"
     assert completion.usage.prompt_tokens > 0
-    assert completion.usage.completion_tokens > 0
+    assert 0 < completion.usage.completion_tokens < cap
 
 
 @pytest.mark.model
@@ -147,8 +165,8 @@ def test_unconstrained_replies_are_only_text(
     # of it is recorded (pytest --junitxml) rather than asserted. benchmarks/routing_tokens.py
     # measures the share over a fixed prompt set.
     completion = backend.complete(conversation(tools, prompt))
-    assert isinstance(completion.text, str)
-    assert completion.usage.completion_tokens > 0
+    assert completion.usage.completion_tokens <= SAMPLING.max_tokens  # the backend's own cap holds
+    assert completion.truncated == (completion.finish_reason == "length")
     route = parse_route(completion.text, route_tool_names(tools))
     record_property("parse_route_ok", route.ok)
     record_property("reply", completion.text[:200])
@@ -173,12 +191,13 @@ def test_grammar_compiled_once_per_schema(backend: LlamaCpp) -> None:
 
 @pytest.mark.model
 def test_clone_shares_the_model_and_leaves_the_original_alone() -> None:
-    own = Settings(max_tokens=6, temperature=0.0)
-    with LlamaCpp(settings=own) as original:
-        schema = route_schema(MEMORY)
-        routed = routed_backend(original, schema, 64)
+    schema = route_schema(MEMORY)
+    cap = guaranteed_cap(schema)
+    own = SAMPLING.clone(max_tokens=6)
+    with load(own) as original:
+        routed = routed_backend(original, schema, cap)
         assert routed.settings.json_schema == schema
-        assert routed.settings.max_tokens == 64
+        assert routed.settings.max_tokens == cap
         assert original.settings is own
         assert routed.model_path == original.model_path
         messages = conversation(MEMORY, "Search for the latch.")
@@ -196,24 +215,54 @@ def test_clone_shares_the_model_and_leaves_the_original_alone() -> None:
         survivor.complete(messages)
 
 
+class _TurnLog:
+    """Wraps the loaded ``llama_cpp.Llama`` and records when each completion starts and ends."""
+
+    def __init__(self, llama: Any) -> None:
+        self._llama = llama
+        self._guard = threading.Lock()
+        self.turns: list[tuple[float, float]] = []
+
+    def create_chat_completion(self, **arguments: Any) -> Any:
+        start = time.monotonic()
+        time.sleep(0.05)  # widen the window in which an unserialised second request would overlap
+        try:
+            return self._llama.create_chat_completion(**arguments)
+        finally:
+            with self._guard:
+                self.turns.append((start, time.monotonic()))
+
+
 @pytest.mark.model
-def test_clones_on_two_threads_take_turns(backend: LlamaCpp) -> None:
+def test_clones_on_two_threads_take_turns(backend: LlamaCpp, monkeypatch: pytest.MonkeyPatch) -> None:
     # One llama.cpp context cannot decode two requests at once; the shared lock serialises them.
-    routed = routed_backend(backend, route_schema(MEMORY), 64)
-    prompts = ["Search for the latch.", "Read memory M2."]
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+    log = _TurnLog(backend._model.llama)
+    monkeypatch.setattr(backend._model, "llama", log)
+    schema = route_schema(MEMORY)
+    routed = routed_backend(backend, schema, guaranteed_cap(schema))
+    prompts = ["Search for the latch.", "Read memory M2.", "Thanks, that is all."]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(prompts)) as pool:
         completions = list(pool.map(lambda p: routed.clone().complete(conversation(MEMORY, p)), prompts))
+    turns = sorted(log.turns)
+    assert len(turns) == len(prompts)
+    for (_, end), (next_start, _) in itertools.pairwise(turns):
+        assert end <= next_start, turns  # one request at a time, never two
     for completion in completions:
         assert parse_route(completion.text, route_tool_names(MEMORY)).ok, completion.text
 
 
 @pytest.mark.model
 def test_a_tiny_cap_is_reported_truncated(backend: LlamaCpp) -> None:
-    routed = routed_backend(backend, route_schema(MEMORY), 3)
+    # The shortest action, {"tool":"none"}, is 15 bytes; no token of the model that could open
+    # a reply ("{" first) is that long, so one token can never hold a whole action.
+    pieces = [backend._model.llama.detokenize([token]) for token in range(backend._model.llama.n_vocab())]
+    assert max(len(piece) for piece in pieces if piece.startswith(b"{")) < len(b'{"tool":"none"}')
+    routed = routed_backend(backend, route_schema(MEMORY), 1)
     completion = routed.complete(conversation(MEMORY, "Search for the latch."))
     assert completion.truncated
     assert completion.finish_reason == "length"
-    assert completion.usage.completion_tokens == 3
+    assert completion.usage.completion_tokens == 1
+    assert completion.text.startswith("{")  # constrained from the first token
     assert not parse_route(completion.text, route_tool_names(MEMORY)).ok
 
 
@@ -247,8 +296,11 @@ def test_a_schema_that_is_not_json_is_a_grammar_error(backend: LlamaCpp) -> None
 @pytest.mark.model
 def test_a_read_only_schema_is_a_schema_as_on_the_wire(backend: LlamaCpp) -> None:
     schema = MappingProxyType({"type": "object", "properties": MappingProxyType({}), "required": []})
-    routed = backend.clone(settings=backend.settings.clone(json_schema=schema, max_tokens=8))
-    assert routed.complete(conversation(MEMORY, "hello")).text.lstrip().startswith("{")
+    cap = guaranteed_cap(dict(schema, properties={}))
+    routed = backend.clone(settings=backend.settings.clone(json_schema=schema, max_tokens=cap))
+    completion = routed.complete(conversation(MEMORY, "hello"))
+    assert not completion.truncated
+    assert json.loads(completion.text) == {}  # the only object this schema allows
 
 
 @pytest.mark.model
@@ -257,7 +309,9 @@ def test_a_conversation_over_the_context_is_a_backend_error(backend: LlamaCpp) -
     with pytest.raises(BackendError, match=f"n_ctx={backend.n_ctx}"):
         backend.complete(messages)
     # The backend is still usable afterwards.
-    assert backend.clone(settings=Settings(max_tokens=2)).complete(conversation(MEMORY, "hi")).text
+    after = backend.clone(settings=SAMPLING.clone(max_tokens=2)).complete(conversation(MEMORY, "hi"))
+    assert after.usage.prompt_tokens > 0
+    assert after.usage.completion_tokens <= 2
 
 
 @pytest.mark.model

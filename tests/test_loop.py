@@ -524,26 +524,32 @@ def test_resume_restores_a_providers_state_from_the_transcript(tmp_path: Path) -
 
 @pytest.mark.model
 def test_a_real_model_run_is_parsed_recorded_and_resumable(tmp_path: Path) -> None:
+    from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, demo_cap
+
     from toolrouting._backends.embedded import LlamaCpp
 
+    # A cap no demo action reaches: every reply is whole, so none is cut and repaired for length.
+    cap = demo_cap()
     path = tmp_path / "run.jsonl"
-    with LlamaCpp(settings=Settings(max_tokens=256, temperature=0.0)) as model:
+    sampling = Settings(max_tokens=cap, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
+    with LlamaCpp(settings=sampling, n_threads=TEST_THREADS) as model:
         events: list[Event] = []
-        result = RoutingLoop(model, MemoryStore.sample(), transcript=path, on_event=events.append).run(
-            QUESTION
-        )
+        result = RoutingLoop(
+            model, MemoryStore.sample(), cap=cap, transcript=path, on_event=events.append
+        ).run(QUESTION)
         assert read_transcript(path).messages == result.messages
-        assert result.actions[-1].tool == "none"
+        assert result.actions[-1].tool == "none"  # a handoff, or a limit that left only none
         chosen = [e for e in events if isinstance(e, ActionChosen)]
         assert [e.text for e in chosen] == [a.text for a in result.actions]
         assert sum(isinstance(e, RoundStarted) for e in events) == len(chosen) + sum(
             isinstance(e, RepairRequested) for e in events
         )
-        # Killed after its first result, with a torn line: resume finishes the run.
+        # Killed after its first reply was committed, with a torn line: resume finishes the run.
         lines = path.read_bytes().splitlines(keepends=True)
-        path.write_bytes(b"".join(lines[: len(QUESTION) + 2]) + b'{"role":"assi')
-        resumed = RoutingLoop(model, MemoryStore.sample(), transcript=path).resume()
+        kept = len(QUESTION) + 1
+        path.write_bytes(b"".join(lines[:kept]) + b'{"role":"assi')
+        resumed = RoutingLoop(model, MemoryStore.sample(), cap=cap, transcript=path).resume()
     assert resumed.torn_line == '{"role":"assi'
-    assert resumed.messages[: len(QUESTION) + 2] == result.messages[: len(QUESTION) + 2]
+    assert resumed.messages[:kept] == result.messages[:kept]
     assert resumed.actions[-1].tool == "none"
     assert read_transcript(path).messages == resumed.messages

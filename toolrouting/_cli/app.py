@@ -165,6 +165,21 @@ def _add_run(subparsers: Subparsers) -> None:
         "--resume", action="store_true", help="continue the run in --transcript instead of starting one"
     )
     parser.add_argument("--json", action="store_true", help="print the outcome as one JSON document")
+    parser.add_argument(
+        "--temperature",
+        type=_non_negative,
+        default=0.0,
+        metavar="T",
+        help="sampling temperature of the routed decisions and the answer (default: %(default)s, greedy)",
+    )
+    parser.add_argument("--top-p", type=_non_negative, metavar="P", help="nucleus sampling of every request")
+    parser.add_argument("--seed", type=int, metavar="N", help="sampling seed of every request")
+    parser.add_argument(
+        "--threads",
+        type=_positive,
+        metavar="N",
+        help="threads of the embedded model (default: llama-cpp-python's, half the cores)",
+    )
     parser.set_defaults(handler=_run)
 
 
@@ -253,8 +268,12 @@ def _store(db: str | None) -> MemoryStore:
 
 def _backend(args: argparse.Namespace) -> Backend:
     # Both backends are imported here: the HTTP one needs no llama.cpp, the embedded one no server.
-    settings = Settings(max_tokens=args.answer_tokens, temperature=0.0)
+    settings = Settings(
+        max_tokens=args.answer_tokens, temperature=args.temperature, top_p=args.top_p, seed=args.seed
+    )
     if args.base_url:
+        if args.threads is not None:
+            raise _UsageError("--threads sets the embedded model's threads; a server sets its own")
         from .._backends import OpenAICompatible
 
         try:
@@ -265,7 +284,7 @@ def _backend(args: argparse.Namespace) -> Backend:
 
     model = args.model or str(default_model_path())
     print(f"toolrouting: loading {model}", file=sys.stderr)
-    return EmbeddedLlama(model, settings=settings)
+    return EmbeddedLlama(model, settings=settings, n_threads=args.threads)
 
 
 class _Progress:
@@ -366,4 +385,14 @@ def _positive(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of zero or more")
     return value

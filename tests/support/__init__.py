@@ -1,0 +1,1 @@
+"""What several test modules share: the model the tests load, and reply bounds from grammars."""
