@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
+from support.catalogues import declared
 
 from toolrouting import MAX_REPLY_CHARS, parse_route, route_schema
 
@@ -112,7 +113,7 @@ def _finish(value: Any) -> tuple[bool, Any, str]:
 
 def tools_for(names: Sequence[str]) -> list[dict[str, Any]]:
     """A catalogue offering ``names``, each taking any object."""
-    return [{"type": "function", "function": {"name": name}} for name in names]
+    return [declared(name) for name in names]
 
 
 @lru_cache(maxsize=64)

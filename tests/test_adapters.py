@@ -9,9 +9,12 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from support.catalogues import SEARCH_PARAMETERS, declared
 
-from toolrouting import CatalogueError, route_schema, route_tool_names
-from toolrouting._catalogues.adapters import (
+from toolrouting import (
+    CatalogueError,
+    route_schema,
+    route_tool_names,
     tools_from,
     tools_from_anthropic,
     tools_from_declarations,
@@ -20,14 +23,7 @@ from toolrouting._catalogues.adapters import (
     tools_from_responses,
 )
 
-PARAMS = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
-EXPECTED = [
-    {
-        "type": "function",
-        "function": {"name": "search", "description": "Search notes.", "parameters": PARAMS},
-    },
-    {"type": "function", "function": {"name": "ping"}},
-]
+EXPECTED = [declared("search", "Search notes.", SEARCH_PARAMETERS), declared("ping")]
 
 OPENAI = copy.deepcopy(EXPECTED)
 RESPONSES = [
@@ -35,25 +31,28 @@ RESPONSES = [
         "type": "function",
         "name": "search",
         "description": "Search notes.",
-        "parameters": PARAMS,
+        "parameters": SEARCH_PARAMETERS,
         "strict": False,
     },
     {"type": "function", "name": "ping"},
 ]
 MCP = [
-    {"name": "search", "title": "Search", "description": "Search notes.", "inputSchema": PARAMS},
+    {"name": "search", "title": "Search", "description": "Search notes.", "inputSchema": SEARCH_PARAMETERS},
     {"name": "ping"},
 ]
 ANTHROPIC = [
     {
         "name": "search",
         "description": "Search notes.",
-        "input_schema": PARAMS,
+        "input_schema": SEARCH_PARAMETERS,
         "cache_control": {"type": "ephemeral"},
     },
     {"type": "custom", "name": "ping"},
 ]
-DECLARATIONS = [{"name": "search", "description": "Search notes.", "parameters": PARAMS}, {"name": "ping"}]
+DECLARATIONS = [
+    {"name": "search", "description": "Search notes.", "parameters": SEARCH_PARAMETERS},
+    {"name": "ping"},
+]
 
 SHAPES = {
     "openai": (tools_from_openai, OPENAI),
@@ -87,8 +86,8 @@ def test_a_list_may_mix_shapes_and_keeps_their_order() -> None:
         MCP[1],
         RESPONSES[0],
         {"name": "c", "input_schema": {"type": "object"}},
-        {"type": "function", "function": {"name": "d"}},
-        {"name": "e", "parameters": PARAMS},
+        declared("d"),
+        {"name": "e", "parameters": SEARCH_PARAMETERS},
     ]
     assert route_tool_names(tools_from(mixed)) == ["ping", "search", "c", "d", "e"]
 
@@ -103,11 +102,11 @@ def test_parameters_are_copied_not_shared() -> None:
 def test_declarations_lower_capitalised_types_and_take_parameters_json_schema() -> None:
     gemini = [
         {"name": "a", "parameters": {"type": "OBJECT", "properties": {"n": {"type": "INTEGER"}}}},
-        {"name": "b", "parametersJsonSchema": PARAMS},
+        {"name": "b", "parametersJsonSchema": SEARCH_PARAMETERS},
     ]
     tools = tools_from_declarations(gemini)
     assert tools[0]["function"]["parameters"] == {"type": "object", "properties": {"n": {"type": "integer"}}}
-    assert tools[1]["function"]["parameters"] == PARAMS
+    assert tools[1]["function"]["parameters"] == SEARCH_PARAMETERS
     assert gemini[0]["parameters"]["type"] == "OBJECT"  # the source is untouched
 
 
@@ -121,7 +120,7 @@ REFUSED: list[tuple[Any, Any, int, str]] = [
     (tools_from_openai, [OPENAI[0], {"type": "function", "name": "flat"}], 1, '"function": {...}'),
     (tools_from_openai, [OPENAI[0], {"type": "function", "function": {}}], 1, "has no name"),
     (tools_from_responses, [RESPONSES[0], {"type": "function"}], 1, "Responses tool"),
-    (tools_from_mcp, [MCP[0], {"inputSchema": PARAMS}], 1, "MCP tool has no name"),
+    (tools_from_mcp, [MCP[0], {"inputSchema": SEARCH_PARAMETERS}], 1, "MCP tool has no name"),
     (tools_from_mcp, [MCP[0], {"name": "bad", "inputSchema": {"type": "string"}}], 1, "not an object schema"),
     (tools_from_anthropic, [{"type": "web_search_20250305", "name": "web_search"}], 0, "server tool"),
     (tools_from_anthropic, [{"description": "x"}], 0, "Anthropic tool has no name"),

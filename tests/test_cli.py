@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
@@ -12,6 +13,7 @@ import re
 import socket
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ import pytest
 from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, demo_cap
 
 from toolrouting import ScriptedBackend, parse_route, route_schema, split_routed_result
-from toolrouting._cli.app import help_texts, main
+from toolrouting._cli import EXIT_STATUSES, help_texts, main
 from toolrouting._loop.feedback import is_repair_message
 from toolrouting._loop.transcript import read_transcript
 
@@ -29,6 +31,7 @@ QUESTION = "What does the latch on the storage-room door do?"
 SEARCH = '{"tool": "memory_search", "arguments": {"query": "latch"}}'
 READ = '{"tool": "memory_read", "arguments": {"ids": ["M4"]}}'
 NONE = '{"tool": "none"}'
+_EXIT_TABLE = re.compile(r"^\| status \| meaning \|\n\|---\|---\|\n(?:\|.*\|\n)*", re.M)
 _BLOCK = re.compile(r"^### `(?P<command>[^`]+) --help`\n\n```text\n(?P<text>.*?)```\n", re.M | re.S)
 
 
@@ -49,7 +52,7 @@ def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedBackend:
     # A fake model in place of the real ones, to drive `run`'s plumbing (progress, outcome,
     # transcript, errors) reply by reply; the real models drive it in the tests marked `model`.
     backend = ScriptedBackend()
-    monkeypatch.setattr("toolrouting._cli.app._backend", lambda args: backend)
+    monkeypatch.setattr("toolrouting._cli.run._backend", lambda args: backend)
     return backend
 
 
@@ -74,6 +77,23 @@ def _run_lines(transcript: Path) -> list[tuple[str, str]]:
 def test_the_docs_show_every_help_text_as_it_is() -> None:
     documented = {m["command"]: m["text"] for m in _BLOCK.finditer(DOC.read_text(encoding="utf-8"))}
     assert documented == help_texts(), "docs/cli.md is stale: run `python tests/test_cli.py`"
+
+
+def _exit_table() -> str:
+    rows = "".join(f"| {status} | {meaning} |\n" for status, meaning in EXIT_STATUSES.items())
+    return f"| status | meaning |\n|---|---|\n{rows}"
+
+
+def test_the_docs_table_the_exit_statuses_as_they_are() -> None:
+    tables = _EXIT_TABLE.findall(DOC.read_text(encoding="utf-8"))
+    assert tables == [_exit_table()], "docs/cli.md is stale: run `python tests/test_cli.py`"
+    assert set(EXIT_STATUSES) == {0, 1, 2, 130}
+
+
+def test_the_console_script_is_main() -> None:
+    script = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    module, _, name = script["toolrouting"].partition(":")
+    assert getattr(importlib.import_module(module), name) is main
 
 
 def test_help_and_no_command(capsys: pytest.CaptureFixture[str]) -> None:
@@ -181,8 +201,9 @@ def test_run_json_answer_and_resume(
     assert outcome["messages"][-1] == {"role": "assistant", "content": "It locks by itself."}
     # Cut the transcript back to before the handoff, with a torn line, and resume it.
     data = transcript.read_bytes()
-    lines = data.splitlines(keepends=True)
-    transcript.write_bytes(b"".join(lines[:4]) + lines[4][:9])
+    header, *lines = data.splitlines(keepends=True)
+    assert header.startswith(b'{"transcript":"toolrouting"')
+    transcript.write_bytes(header + b"".join(lines[:4]) + lines[4][:9])
     scripted.enqueue(NONE, "It locks by itself.")
     assert main(["run", "--resume", "--answer", "--transcript", str(transcript)]) == 0
     out, err = capsys.readouterr()
@@ -192,8 +213,12 @@ def test_run_json_answer_and_resume(
 
 
 def test_run_usage_errors(
-    scripted: ScriptedBackend, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    scripted: ScriptedBackend,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # no QUESTION, and nothing on stdin either
     assert main(["run"]) == 2
     assert "the question is missing" in capsys.readouterr().err
     assert main(["run", "--resume"]) == 2
@@ -204,18 +229,9 @@ def test_run_usage_errors(
     assert "no such database file or folder" in capsys.readouterr().err
 
 
-def test_run_sampling_options_reach_the_backend_settings(capsys: pytest.CaptureFixture[str]) -> None:
-    from toolrouting._cli.app import _backend, build_parser
-
-    argv = ["run", QUESTION, "--base-url", "http://127.0.0.1:9", "--temperature", "0.7", "--top-p", "0.9"]
-    with _backend(build_parser().parse_args([*argv, "--seed", "11"])) as backend:
-        assert (backend.settings.temperature, backend.settings.top_p, backend.settings.seed) == (0.7, 0.9, 11)
-    with _backend(build_parser().parse_args([*argv[:2], "--base-url", "http://127.0.0.1:9"])) as backend:
-        assert (backend.settings.temperature, backend.settings.top_p, backend.settings.seed) == (
-            0.0,
-            None,
-            None,
-        )
+def test_run_sampling_and_thread_values_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    # What the values reach on the wire: tests/test_cli_server.py.
+    argv = ["run", QUESTION, "--base-url", "http://127.0.0.1:9"]
     assert main([*argv, "--threads", "2"]) == 2
     assert "--threads sets the embedded model's threads" in capsys.readouterr().err
     for bad in (["--temperature", "-1"], ["--top-p", "nan"], ["--threads", "0"], ["--seed", "x"]):
@@ -320,7 +336,11 @@ def test_the_sample_question_over_a_llama_cpp_server(
     llama_cpp_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     transcript = tmp_path / "run.jsonl"
+    assert main(["models", "--base-url", llama_cpp_server, "--dialect", "llama-cpp-python"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert len(listed) == 1  # the one model the server was started with, as --model takes it
     argv = ["run", QUESTION, "--base-url", llama_cpp_server, "--dialect", "llama-cpp-python"]
+    argv += ["--model", listed[0]]
     assert main([*argv, "--json", "--transcript", str(transcript), *_sampling(demo_cap())]) == 0
     _check_run_mechanics(transcript, json.loads(capsys.readouterr().out))
 
@@ -339,6 +359,7 @@ def _write_docs() -> None:
         ),
         doc,
     )
+    doc = _EXIT_TABLE.sub(lambda m: _exit_table(), doc)
     DOC.write_text(doc, encoding="utf-8")
 
 

@@ -16,9 +16,7 @@ from typing import Any
 import pytest
 from compilers import LlamaCpp, Llguidance
 
-from toolrouting import parse_route, route_schema, route_tool_names
-from toolrouting._catalogues.adapters import tools_from
-from toolrouting._preflight.rules import Finding, preflight
+from toolrouting import Finding, parse_route, preflight, route_schema, route_tool_names, tools_from
 
 CATALOGUES = Path(__file__).parent / "catalogues"
 COPIES_IN_MANY = 200

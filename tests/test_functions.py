@@ -13,9 +13,7 @@ from typing import Annotated, Any, Literal, Optional
 import pytest
 from jsonschema import Draft202012Validator
 
-from toolrouting import CatalogueError, route_schema
-from toolrouting._catalogues.functions import FunctionTools, function_tool
-from toolrouting._provider import ToolOutput, ToolProvider
+from toolrouting import CatalogueError, FunctionTools, ToolOutput, ToolProvider, function_tool, route_schema
 
 
 class Colour(enum.Enum):
@@ -108,7 +106,7 @@ def test_numpy_style_parameters_and_positional_only_parameters() -> None:
         "a": {"description": "The first.", "type": "integer"},
         "b": {"description": "The second number.", "type": "number"},
     }
-    assert FunctionTools(add).call("add", {"a": 1, "b": 2}) == ToolOutput("3.0")
+    assert FunctionTools(add).call("add", {"a": 1, "b": 2}) == ToolOutput(content="3.0")
 
 
 def test_more_hints() -> None:
@@ -157,7 +155,7 @@ def test_the_three_line_provider() -> None:
     assert isinstance(tools, ToolProvider)
     output = tools.call("search_notes", {"query": "latch", "colour": "blue", "tags": ["door"]})
     assert output == ToolOutput(
-        '[{"query":"latch","limit":10,"tags":["door"],"mode":"fast","colour":"blue","weights":null}]'
+        content='[{"query":"latch","limit":10,"tags":["door"],"mode":"fast","colour":"blue","weights":null}]'
     )
 
 
@@ -169,7 +167,7 @@ def test_arguments_are_converted_to_the_hinted_types() -> None:
         return "ok"
 
     assert FunctionTools(take).call("take", {"c": "blue", "s": [1, 2, 1], "t": ["a"], "x": 2}) == ToolOutput(
-        "ok"
+        content="ok"
     )
     assert seen == [Colour.BLUE, {1, 2}, ("a",), 2.0, None]
     assert isinstance(seen[3], float)
@@ -210,7 +208,7 @@ def test_an_exception_is_a_short_error_result() -> None:
 def test_an_unknown_tool_is_an_error_result() -> None:
     output = FunctionTools(search_notes, add).call("delete_all", {})
     assert output == ToolOutput(
-        "there is no tool named 'delete_all'; the tools are: search_notes, add", is_error=True
+        content="there is no tool named 'delete_all'; the tools are: search_notes, add", is_error=True
     )
 
 
@@ -233,9 +231,9 @@ def test_return_values_are_rendered() -> None:
         return object()
 
     tools = FunctionTools(note, nothing, text, unrenderable)
-    assert tools.call("note", {}) == ToolOutput('{"id":"M1","when":"2026-11-30"}')
-    assert tools.call("nothing", {}) == ToolOutput("null")
-    assert tools.call("text", {}) == ToolOutput("plain ünïcode")
+    assert tools.call("note", {}) == ToolOutput(content='{"id":"M1","when":"2026-11-30"}')
+    assert tools.call("nothing", {}) == ToolOutput(content="null")
+    assert tools.call("text", {}) == ToolOutput(content="plain ünïcode")
     bad = tools.call("unrenderable", {})
     assert bad.is_error
     assert "not JSON" in bad.content
@@ -316,7 +314,7 @@ def test_pydantic_models_as_parameters() -> None:
 
     # Validated into the model (its default filled in), and the model rendered back as JSON.
     output = tools.call("register", {"customer": {"name": "Ana", "address": {"city": "York"}}})
-    assert output == ToolOutput('{"name":"Ana","address":{"city":"York","country":"GB"}}')
+    assert output == ToolOutput(content='{"name":"Ana","address":{"city":"York","country":"GB"}}')
     refused = tools.call("register", {"customer": {"name": "Ana"}})
     assert refused.is_error
     assert "customer.address: Field required" in refused.content

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
+from support.catalogues import declared
 
 from toolrouting import CatalogueError, route_schema, route_tool_names
 from toolrouting._metaschema import schema_problem
@@ -224,8 +225,8 @@ def refused(error: CatalogueError, catalogue: list[Any], fuzzed: int) -> None:
 @example(
     (
         [
-            {"type": "function", "function": {"name": "Search"}},
-            {"type": "function", "function": {"name": "search"}},
+            declared("Search"),
+            declared("search"),
         ],
         1,
     )
@@ -233,13 +234,13 @@ def refused(error: CatalogueError, catalogue: list[Any], fuzzed: int) -> None:
 @example(
     (
         [
-            {"type": "function", "function": {"name": "é"}},
-            {"type": "function", "function": {"name": "e\u0301"}},
+            declared("é"),
+            declared("e\u0301"),
         ],
         1,
     )
 )
-@example(([{"type": "function", "function": {"name": "None"}}], 0))
+@example(([declared("None")], 0))
 def test_any_catalogue_gives_a_valid_schema_or_names_the_entry(case: tuple[list[Any], int]) -> None:
     check(*case)
 
@@ -266,13 +267,13 @@ def test_values_without_a_repr_are_named_by_type() -> None:
 def test_names_equal_under_case_and_normalisation_are_one_name() -> None:
     pairs = [("Search", "search"), ("é", "e\u0301"), ("ﬁnd", "find"), ("Ⅸ", "IX"), ("straße", "STRASSE")]
     for first, second in pairs:
-        catalogue = [{"type": "function", "function": {"name": n}} for n in (first, second)]
+        catalogue = [declared(n) for n in (first, second)]
         with pytest.raises(CatalogueError, match="case and Unicode normalisation") as caught:
             route_schema(catalogue)
         assert caught.value.index == 1
     for name in ("None", "NONE", "ｎｏｎｅ"):
         with pytest.raises(CatalogueError, match="handoff") as caught:
-            route_schema([{"type": "function", "function": {"name": name}}])
+            route_schema([declared(name)])
         assert caught.value.index == 0
 
 

@@ -58,13 +58,13 @@ PROMPTS = [
 ]
 #: The routing cap in these tests: one token more than the longest action the grammar allows.
 ROUTE_CAP = guaranteed_cap(route_schema(TOOLS))
-#: The backend's own budget, which routing clones must not change.
-OWN_BUDGET = 48
+#: The backend's own cap, which routing clones must not change.
+OWN_CAP = 48
 
 
 @pytest.fixture(scope="module")
 def backend(llama_cpp_server: str) -> Iterator[OpenAICompatible]:
-    settings = Settings(max_tokens=OWN_BUDGET, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
+    settings = Settings(max_tokens=OWN_CAP, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
     with OpenAICompatible(llama_cpp_server, dialect="llama-cpp-python", settings=settings) as http_backend:
         yield http_backend
 
@@ -85,7 +85,7 @@ def test_routed_replies_are_actions(backend: OpenAICompatible, prompt: str) -> N
     assert 0 < completion.usage.completion_tokens < ROUTE_CAP
 
 
-def test_capped_clone_stops_at_its_cap_and_the_original_keeps_its_budget(backend: OpenAICompatible) -> None:
+def test_capped_clone_stops_at_its_cap_and_the_original_keeps_its_own(backend: OpenAICompatible) -> None:
     # One token cannot hold the shortest action, {"tool":"none"} (tests/test_llamacpp.py checks
     # the vocabulary), so the grammar forces a cut.
     capped = routed_backend(backend, route_schema(TOOLS), 1)
@@ -97,8 +97,8 @@ def test_capped_clone_stops_at_its_cap_and_the_original_keeps_its_budget(backend
     assert not parse_route(cut.text, NAMES).ok
 
     poem = backend.complete([{"role": "user", "content": "Write a long poem about the sea."}])
-    assert backend.settings == Settings(max_tokens=OWN_BUDGET, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
-    assert 0 <= poem.usage.completion_tokens <= OWN_BUDGET  # its own budget, not the clone's cap of 1
+    assert backend.settings == Settings(max_tokens=OWN_CAP, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
+    assert 0 <= poem.usage.completion_tokens <= OWN_CAP  # its own cap, not the clone's cap of 1
     assert poem.truncated == (poem.finish_reason == "length")
 
 

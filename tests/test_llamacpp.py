@@ -215,6 +215,14 @@ def test_clone_shares_the_model_and_leaves_the_original_alone() -> None:
         survivor.complete(messages)
 
 
+@pytest.mark.model
+def test_clone_takes_only_settings_and_checks_them(backend: LlamaCpp) -> None:
+    with pytest.raises(TypeError, match=r"^EmbeddedLlama\.clone takes only settings, not n_ctx$"):
+        backend.clone(n_ctx=8)
+    with pytest.raises(TypeError, match=r"^settings is a toolrouting\.Settings, not dict$"):
+        backend.clone(settings={"max_tokens": 3})
+
+
 class _TurnLog:
     """Wraps the loaded ``llama_cpp.Llama`` and records when each completion starts and ends."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -13,8 +14,8 @@ from hypothesis import strategies as st
 
 from toolrouting import route_schema
 from toolrouting._errors import MemoryStoreError
-from toolrouting._limits import MEMORY_QUERY_CHARS, MEMORY_SEARCH_RESULTS
-from toolrouting._provider import ToolOutput, ToolProvider
+from toolrouting._limits import MEMORY_QUERY_CHARS, MEMORY_SEARCH_RESULTS, SHOWN_NAME_CHARS, SHOWN_VALUE_CHARS
+from toolrouting._provider import RestorableToolProvider, ToolOutput, ToolProvider
 from toolrouting.demo.store import MemoryStore, sample_notes
 
 QUESTION = "What does the latch on the storage-room door do?"
@@ -31,6 +32,7 @@ def test_the_sample_notes_answer_the_sample_question() -> None:
     assert 5 <= len(notes) <= 8
     with MemoryStore.sample() as store:
         assert isinstance(store, ToolProvider)
+        assert isinstance(store, RestorableToolProvider)  # its catalogue grows with its calls
         found = store.search(QUESTION)
         assert found[0] == ("M4", "The storage-room latch")
         (note,) = store.read(["M4"])
@@ -102,31 +104,37 @@ def test_restore_lists_and_opens_again() -> None:
     assert resumed.tools_for_llm() == first.tools_for_llm()
 
 
+#: Every note holds the word "and", and the latch note the word "door".
+EVERY_NOTE = ["M4", "M5", "M3", "M2", "M1"]
+
+
 @pytest.mark.parametrize(
-    "query",
+    ("query", "found"),
     [
-        'latch"',
-        "latch AND",
-        "NEAR(latch door",
-        "*",
-        "title:latch",
-        '"unbalanced',
-        "OR OR OR",
-        "^latch",
-        "latch -door",
-        "",
-        "   ",
-        "!!!",
-        "\x00",
-        "ü" * 200,
-        "word " * 500,
+        ('latch"', ["M4"]),
+        ("latch AND", EVERY_NOTE),  # "and" as a word, not FTS5's operator
+        ("NEAR(latch door", ["M4"]),
+        ("*", []),
+        ("title:latch", ["M4"]),  # the words "title" and "latch", not a column filter
+        ('"unbalanced', []),
+        ("OR OR OR", []),  # no note has the word "or"; as syntax it would be an error
+        ("^latch", ["M4"]),
+        ("latch -door", ["M4"]),  # "door" is a word to match, not one to exclude
+        ("", []),
+        ("   ", []),
+        ("!!!", []),
+        ("\x00", []),
+        ("ü" * 200, []),
+        ("word " * 500, []),
     ],
 )
-def test_fts5_syntax_in_a_query_is_only_text(query: str) -> None:
+def test_fts5_syntax_in_a_query_is_only_text(query: str, found: list[str]) -> None:
     store = MemoryStore.sample()
-    output = store.call("memory_search", {"query": query})
-    assert not output.is_error
-    assert isinstance(json.loads(output.content)["records"], list)
+    records = _records(store.call("memory_search", {"query": query}))
+    assert [record["id"] for record in records] == found
+    # The same as searching for the query's words alone: the syntax around them adds nothing.
+    words = " ".join(re.findall(r"[^\W_]+", query))
+    assert [id for id, _ in store.search(words)] == found
 
 
 @given(st.text(max_size=200))
@@ -154,6 +162,16 @@ def test_bad_arguments_are_tool_errors(name: str, arguments: dict[str, object], 
     output = MemoryStore.sample().call(name, arguments)
     assert output.is_error
     assert expected in output.content
+
+
+def test_what_the_model_sent_is_quoted_bounded_in_a_tool_error() -> None:
+    store = MemoryStore.sample()
+    unknown = store.call("memory_write" + "x" * 500, {}).content
+    assert unknown == f"there is no tool {json.dumps('memory_write' + 'x' * (SHOWN_NAME_CHARS - 12))}… here"
+    ids = ["M404", "Z" * 500, 7, None, "M9", "M10"]
+    missing = store.call("memory_read", {"ids": ids}).content
+    long_id = json.dumps("Z" * SHOWN_VALUE_CHARS) + "…"
+    assert missing == f'no note has the id "M404", {long_id}, 7, None, "M9"; use the ids memory_search lists'
 
 
 def test_a_database_file_keeps_its_notes(tmp_path: Path) -> None:

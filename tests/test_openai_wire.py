@@ -3,7 +3,7 @@
 A named fake: httpx.MockTransport stands in for OpenAI, llama-server, KoboldCpp and Ollama,
 whose wire shapes no server on this machine speaks (tests/test_llama_server.py drives a real
 llama-cpp-python server, tests/test_openai_faults.py a real misbehaving one). Each expected
-body below restates the shape cited beside its builder in toolrouting/_dialects.py.
+body below restates the shape cited beside its row in toolrouting/_backends/dialects.py.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 
 from toolrouting import Backend, Completion, Settings, can_route, routed_backend
 from toolrouting._backends.base import Message, Usage
-from toolrouting._backends.http import OpenAICompatible, _retry_after
+from toolrouting._backends.http import OpenAICompatible, _retry_after, endpoint_url
 from toolrouting._errors import BackendError, BackendHTTPError, BackendResponseError, SchemaIgnoredError
 
 MESSAGES: list[Message] = [
@@ -270,6 +270,24 @@ def test_endpoint_from_base_url(
     assert str(recorder.requests[-1].url) == endpoint
 
 
+@pytest.mark.parametrize(
+    ("base_url", "path", "url"),
+    [
+        ("http://h:8080", "/v1/models", "http://h:8080/v1/models"),
+        ("http://h:8080/v1/", "/v1/models", "http://h:8080/v1/models"),
+        ("http://h:11434/api", "/api/tags", "http://h:11434/api/tags"),
+        ("http://h:11434/v1", "/api/tags", "http://h:11434/api/tags"),
+        (
+            "http://h/deploy/v1?api-version=2",
+            "/v1/chat/completions",
+            "http://h/deploy/v1/chat/completions?api-version=2",
+        ),
+    ],
+)
+def test_endpoint_url_serves_any_path_on_the_server(base_url: str, path: str, url: str) -> None:
+    assert endpoint_url(base_url, path) == url
+
+
 @pytest.mark.parametrize("dialect", DIALECT_NAMES)
 def test_reply_is_read_from_each_dialect_shape(
     make: Callable[..., OpenAICompatible], recorder: Recorder, dialect: str
@@ -293,7 +311,7 @@ def test_stopping_at_the_cap_is_truncated(
     assert (completion.text, completion.finish_reason, completion.truncated) == (half, "length", True)
 
 
-def test_using_the_whole_budget_is_truncated_without_a_length_reason(
+def test_using_the_whole_cap_is_truncated_without_a_length_reason(
     make: Callable[..., OpenAICompatible], recorder: Recorder
 ) -> None:
     recorder.answer(chat_completion('{"tool": "none"', "stop", 64))

@@ -17,7 +17,8 @@ import pytest
 from compilers import LlamaCpp, Llguidance, Outlines
 from jsonschema import Draft202012Validator
 
-from toolrouting._preflight.rules import TARGETS, Finding, format_findings, preflight
+from toolrouting import TARGETS, Finding, format_findings, preflight
+from toolrouting._metaschema import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
 
 STRING = {"type": "string"}
 OBJECT_A = {"type": "object", "properties": {"a": STRING}}
@@ -450,6 +451,15 @@ def test_every_finding_cites_its_source() -> None:
                 assert finding.effect
 
 
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    "schema",
+    [{"properties": 5, "required": ["a"]}, {"required": 5}, {"items": 5}, {"anyOf": 5}, {"type": 5}],
+)
+def test_a_malformed_schema_gets_findings_never_a_crash(schema: dict[str, object], target: str) -> None:
+    assert all(finding.message for finding in preflight(schema, target))
+
+
 def test_unknown_target_names_the_targets() -> None:
     with pytest.raises(ValueError, match=r"llama\.cpp, llguidance, xgrammar, outlines"):
         preflight(CLEAN, "vllm")
@@ -463,7 +473,32 @@ def test_format_findings_one_line_each() -> None:
     assert format_findings([]) == "no findings: the compiler follows this schema as written"
 
 
-def test_findings_are_frozen() -> None:
+def test_findings_are_frozen_and_keyword_only() -> None:
     finding = preflight(CLEAN, "llguidance")[0]
     with pytest.raises(dataclasses.FrozenInstanceError):
         finding.severity = "error"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        Finding("", "", "ignores", "info", "a message", "a/b c")  # type: ignore[misc]
+
+
+def test_the_walk_reaches_the_metaschema_places_but_contentschema_and_the_tuple_forms() -> None:
+    email = {"type": "string", "format": "email"}
+    schema: dict[str, Any] = {"type": "object"}
+    expected = set()
+    for keyword in sorted(ONE_SCHEMA | {"additionalItems"}):
+        schema[keyword] = email
+        expected.add(f"/{keyword}")
+    for keyword in sorted(SCHEMA_LISTS):
+        schema[keyword] = [email]
+        expected.add(f"/{keyword}/0")
+    for keyword in sorted(SCHEMA_MAPS):
+        schema[keyword] = {"k": email}
+        expected.add(f"/{keyword}/k")
+    expected.discard("/contentSchema")  # an annotation: no compiler builds a grammar from it
+    reached = {f.pointer for f in preflight(schema, "llama.cpp") if f.keyword == "format"}
+    assert reached == expected
+    tuple_form = {"type": "array", "items": [email, email]}
+    assert {f.pointer for f in preflight(tuple_form, "llama.cpp") if f.keyword == "format"} == {
+        "/items/0",
+        "/items/1",
+    }

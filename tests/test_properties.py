@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
+from support.catalogues import declared
 
 from toolrouting import (
     parse_route,
@@ -34,7 +35,7 @@ TOOLS: list[dict[str, Any]] = [
             },
         },
     },
-    {"type": "function", "function": {"name": "ping"}},
+    declared("ping"),
 ]
 NAMES = route_tool_names(TOOLS)
 FULL = Draft202012Validator(route_schema(TOOLS))
@@ -125,4 +126,4 @@ def test_split_inverts_routed_result_text(name: str, round: int, content: str, i
 def test_every_valid_name_makes_a_catalogue(name: str) -> None:
     # "none" up to case and NFKC is the handoff's name, refused on purpose.
     assume(unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold()) != "none")
-    assert route_tool_names([{"type": "function", "function": {"name": name}}]) == [name]
+    assert route_tool_names([declared(name)]) == [name]

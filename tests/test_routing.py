@@ -59,7 +59,7 @@ def test_the_clone_carries_its_settings_to_the_request() -> None:
 @pytest.mark.parametrize(
     ("own", "asked", "cap"), [(None, 512, 512), (4096, 512, 512), (100, 512, 100), (512, 512, 512)]
 )
-def test_routing_cap_only_ever_lowers_a_budget(own: int | None, asked: int, cap: int) -> None:
+def test_routing_cap_only_ever_lowers_a_cap(own: int | None, asked: int, cap: int) -> None:
     assert routing_cap(ScriptedBackend(settings=Settings(max_tokens=own)), asked) == cap
 
 

@@ -13,6 +13,7 @@ The demo's notes store is ``toolrouting.demo``.
 from ._backends import (
     DIALECTS,
     Backend,
+    BaseBackend,
     Completion,
     DialectName,
     EmbeddedLlama,
@@ -84,8 +85,10 @@ from ._loop import (
     RoundUsage,
     RoutingLoop,
     RunFinished,
+    RunLimits,
     RunResult,
     ToolResult,
+    ToolReturned,
     TranscriptRead,
     read_transcript,
 )
@@ -93,7 +96,7 @@ from ._parse import Route, parse_route
 
 # --- the preflight: what each grammar compiler does with a schema ---
 from ._preflight import TARGETS, Finding, Severity, Target, format_findings, preflight
-from ._provider import ToolOutput, ToolProvider
+from ._provider import RestorableToolProvider, ToolOutput, ToolProvider
 from ._result_messages import routed_call_id, routed_result_header, routed_result_text, split_routed_result
 from ._route_schema import route_choices, route_schema, route_tool_names
 from ._routed_backend import can_route, routed_backend, routing_cap
@@ -125,6 +128,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "MemoryStoreError",
     "ModelLoadError",
     "RepairsExhaustedError",
+    "RestorableToolProvider",
     "RetriesExhaustedError",
     "Route",
     "RunError",
@@ -149,6 +153,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     # backends
     "DIALECTS",
     "Backend",
+    "BaseBackend",
     "Completion",
     "DialectName",
     "EmbeddedLlama",
@@ -173,8 +178,10 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "RoundUsage",
     "RoutingLoop",
     "RunFinished",
+    "RunLimits",
     "RunResult",
     "ToolResult",
+    "ToolReturned",
     "TranscriptRead",
     "read_transcript",
     # catalogues

@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import unicodedata
 from collections.abc import Mapping, Sequence
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
-from typing import Any, NamedTuple, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from . import _json
 from ._errors import CatalogueError
 from ._json import pointer_token
-from ._limits import SHOWN_VALUE_CHARS, VALID_SCHEMA_MEMORY
+from ._limits import MAX_CAUSE_QUOTE, SHOWN_NAME_CHARS, SHOWN_VALUE_CHARS, VALID_SCHEMA_MEMORY
 from ._metaschema import schema_problem
 from ._names import NONE_TOOL, tool_name_problem
 
-__all__ = ["CheckedTool", "FunctionSpec", "ToolSpec", "checked_catalogue", "shown"]
+__all__ = ["CheckedTool", "FunctionSpec", "ToolSpec", "checked_catalogue", "shown", "shown_name"]
 
 
 class FunctionSpec(TypedDict):
@@ -66,13 +67,15 @@ _VALID_PARAMETERS: set[str] = set()
 _NO_PARAMETERS_JSON = json.dumps({"type": "object", "properties": {}, "additionalProperties": False})
 
 
-class CheckedTool(NamedTuple):
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class CheckedTool:
     """One catalogue entry that passed the checks: its position, name, description and parameters."""
 
     position: int
     """The entry's 0-based index in the catalogue."""
     name: str
     description: str | None
+    """The description, as given; ``None`` when the entry has none."""
     parameters: dict[str, Any]
     """A detached copy of the parameter schema (plain dicts and lists)."""
 
@@ -87,7 +90,9 @@ def checked_catalogue(tools: Sequence[Mapping[str, Any]]) -> list[CheckedTool]:
     for index, tool in enumerate(tools):
         name, description, parameters = _entry(index, tool)
         if name in seen:
-            raise CatalogueError(index, f"the name {name!r:.80} is used twice (first by entry {seen[name]})")
+            raise CatalogueError(
+                index, f"the name {shown_name(name)} is used twice (first by entry {seen[name]})"
+            )
         # A model reads names, and some tokenizers normalise text (NFKC): two names that
         # differ only there cannot be told apart reliably, so they are one name.
         key = _folded(name)
@@ -95,10 +100,10 @@ def checked_catalogue(tools: Sequence[Mapping[str, Any]]) -> list[CheckedTool]:
         if first is not None:
             raise CatalogueError(
                 index,
-                f"the name {name!r:.80} is entry {first}'s name up to case and Unicode normalisation",
+                f"the name {shown_name(name)} is entry {first}'s name up to case and Unicode normalisation",
             )
         seen[name] = folded[key] = index
-        entries.append(CheckedTool(index, name, description, parameters))
+        entries.append(CheckedTool(position=index, name=name, description=description, parameters=parameters))
     return entries
 
 
@@ -120,10 +125,12 @@ def _entry(index: int, tool: object) -> tuple[str, str | None, dict[str, Any]]:
     if problem is not None:
         raise CatalogueError(index, problem)
     if _folded(name) == NONE_TOOL:
-        raise CatalogueError(index, f"a tool named {name!r:.80} would be indistinguishable from the handoff")
+        raise CatalogueError(
+            index, f"a tool named {shown_name(name)} would be indistinguishable from the handoff"
+        )
     description = function.get("description")
     if description is not None and not (isinstance(description, str) and _encodable(description)):
-        raise CatalogueError(index, f"the description of {name!r:.80} is not a string of Unicode text")
+        raise CatalogueError(index, f"the description of {shown_name(name)} is not a string of Unicode text")
     parameters = function.get("parameters")
     if parameters is None:
         return name, description, json.loads(_NO_PARAMETERS_JSON)
@@ -131,14 +138,15 @@ def _entry(index: int, tool: object) -> tuple[str, str | None, dict[str, Any]]:
         "type"
     ) != "object":
         raise CatalogueError(
-            index, f'the parameters of {name!r:.80} are not an object schema ("type": "object")'
+            index, f'the parameters of {shown_name(name)} are not an object schema ("type": "object")'
         )
     detached, text = _detach(parameters, index, "/parameters")
     if text not in _VALID_PARAMETERS:
         problem = schema_problem(detached, "/parameters")
         if problem is not None:
             raise CatalogueError(
-                index, f"the parameters of {name!r:.80} are not a JSON Schema: {problem:.200}"
+                index,
+                f"the parameters of {shown_name(name)} are not a JSON Schema: {problem[:MAX_CAUSE_QUOTE]}",
             )
         if len(_VALID_PARAMETERS) >= VALID_SCHEMA_MEMORY:
             _VALID_PARAMETERS.clear()
@@ -213,3 +221,8 @@ def _writable(number: int) -> bool:
 def shown(value: object) -> str:
     """A catalogue value as an error message quotes it: its repr, bounded."""
     return _json.shown(value, SHOWN_VALUE_CHARS)
+
+
+def shown_name(name: object) -> str:
+    """A tool name as an error message quotes it: its repr, bounded longer than other values."""
+    return _json.shown(name, SHOWN_NAME_CHARS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "DEFAULT_ANSWER_TOKENS",
     "DEFAULT_MAX_REPAIRS",
     "DEFAULT_MAX_REPEATS",
     "DEFAULT_MAX_ROUNDS",
@@ -12,17 +13,26 @@ __all__ = [
     "EMBEDDED_N_CTX",
     "GRAMMAR_CACHE_SIZE",
     "MAX_BODY_QUOTE",
+    "MAX_CAUSE_QUOTE",
+    "MAX_KEYS_SHOWN",
+    "MAX_MODEL_LIST_BYTES",
     "MAX_REPLY_CHARS",
     "MAX_REPLY_QUOTE",
     "MAX_RESPONSE_BYTES",
     "MAX_RETRY_AFTER",
     "MAX_TOOL_ERROR_CHARS",
+    "MEMORY_MISSING_IDS_SHOWN",
     "MEMORY_QUERY_CHARS",
     "MEMORY_QUERY_TERMS",
     "MEMORY_SEARCH_RESULTS",
+    "PROGRESS_PREVIEW_CHARS",
+    "REPAIR_SHAPE_ARGUMENTS",
     "RETRY_BACKOFF_BASE",
     "RETRY_BACKOFF_MAX",
     "ROUTE_SCHEMA_NAME",
+    "SHOWN_LIST_CHARS",
+    "SHOWN_NAME_CHARS",
+    "SHOWN_REF_CHARS",
     "SHOWN_VALUE_CHARS",
     "VALID_SCHEMA_MEMORY",
 ]
@@ -30,11 +40,29 @@ __all__ = [
 #: Characters of a model's reply quoted in an error: enough to recognise it, never a flood.
 MAX_REPLY_QUOTE = 64
 
-#: Characters of a caller's value (a catalogue key, a type name's repr) quoted in an error.
+#: Characters of a caller's value (a catalogue key, a type name's repr) quoted in an error,
+#: and of a server's short text (a body's key, an HTTP reason phrase).
 SHOWN_VALUE_CHARS = 40
 
 #: Characters of an HTTP error body quoted in an error.
 MAX_BODY_QUOTE = 200
+
+#: Characters of a name (a tool's, a type's) or a short list of them quoted in an error:
+#: any real name whole, a hostile one cut.
+SHOWN_NAME_CHARS = 80
+
+#: Characters of a schema's ``$ref`` quoted in a preflight finding: enough to tell documents apart.
+SHOWN_REF_CHARS = 60
+
+#: Characters of the list of tools a provider offers, quoted when a model names another.
+SHOWN_LIST_CHARS = 200
+
+#: Characters of another library's error message (llama.cpp's, a JSON encoder's), or of a
+#: file path, quoted in one of ours: the gist to act on, never a dump of a whole schema.
+MAX_CAUSE_QUOTE = 200
+
+#: Keys of a server's unexpected body listed in an error: enough to recognise what answered.
+MAX_KEYS_SHOWN = 8
 
 #: A routing reply longer than this is refused before it is decoded. An action is one
 #: small JSON object under a completion cap of a few hundred tokens; a megabyte is far
@@ -60,9 +88,20 @@ DEFAULT_REQUEST_TIMEOUT = 300.0
 #: reading on would only fill memory.
 MAX_RESPONSE_BYTES = 16_000_000
 
+#: Bytes of a server's model list read before giving up on it: a list of a few hundred
+#: models with their metadata is tens of kilobytes, so a larger answer is not a model list.
+MAX_MODEL_LIST_BYTES = 4_000_000
+
 #: Rounds a routing run may take before it is told to hand off. A retrieval phase that
 #: has not found what it needs in eight actions is looping, not searching.
 DEFAULT_MAX_ROUNDS = 8
+
+#: The final answer's cap on the command line unless --answer-tokens names another: a few
+#: paragraphs, so a model that rambles (free text has no grammar to end it) stops in seconds.
+DEFAULT_ANSWER_TOKENS = 256
+
+#: Characters of a tool's result shown on one progress line of ``toolrouting run``.
+PROGRESS_PREVIEW_CHARS = 100
 
 #: Times a refused reply is fed back for repair before the run fails. Under a grammar a
 #: refusal means the server did not constrain; one repair tells a model that strays from
@@ -72,6 +111,10 @@ DEFAULT_MAX_REPAIRS = 1
 #: Times the same call (tool and canonical arguments) may run again in one run. The first
 #: repeat may be a model that lost a result; the second is a loop.
 DEFAULT_MAX_REPEATS = 1
+
+#: Argument names of one tool a repair message shows in the tool's action shape: enough to
+#: write a valid action, without a wide tool's shape flooding a small model's context.
+REPAIR_SHAPE_ARGUMENTS = 8
 
 #: Retries of one request after a retryable backend error (refused, reset, timeout, 429, 5xx).
 DEFAULT_RETRIES = 2
@@ -92,6 +135,9 @@ MEMORY_SEARCH_RESULTS = 5
 #: Characters a search query may have in the grammar: without a bound a small model can
 #: write one string until the completion cap cuts the action off.
 MEMORY_QUERY_CHARS = 80
+
+#: Unknown ids a failed memory read names: enough for the model to see its mistake.
+MEMORY_MISSING_IDS_SHOWN = 5
 
 #: Terms of a model's search query that are used; the rest are dropped, bounding the query.
 MEMORY_QUERY_TERMS = 16

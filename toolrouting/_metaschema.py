@@ -11,9 +11,23 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["schema_problem"]
+from ._json import is_count, pointer_token
+from ._limits import MAX_CAUSE_QUOTE, SHOWN_VALUE_CHARS
 
-_SIMPLE_TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
+__all__ = ["JSON_TYPES", "ONE_SCHEMA", "SCHEMA_LISTS", "SCHEMA_MAPS", "schema_problem"]
+
+#: The type names JSON Schema knows.
+JSON_TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
+
+#: Keywords whose value is one schema, a list of schemas, or a map of names to schemas: the
+#: places a schema holds subschemas. The preflight walks the same places.
+ONE_SCHEMA = frozenset(
+    {"items", "contains", "additionalProperties", "propertyNames", "if", "then", "else", "not"}
+    | {"unevaluatedItems", "unevaluatedProperties", "contentSchema"}
+)
+SCHEMA_LISTS = frozenset({"prefixItems", "allOf", "anyOf", "oneOf"})
+SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"})
+
 # The metaschema's anchorString; $id may end in an empty fragment only.
 _ANCHOR = re.compile(r"[A-Za-z_][-A-Za-z0-9._]*")
 
@@ -24,23 +38,21 @@ def _is_number(value: object) -> bool:
 
 def _is_count(value: object) -> bool:
     # JSON Schema's "integer" is a number with no fractional part, so 2.0 counts.
-    if isinstance(value, float):
-        return value >= 0 and value.is_integer()
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return is_count(value) or (isinstance(value, float) and value >= 0 and value.is_integer())
 
 
 def _regex_problem(pattern: str) -> str | None:
     try:
         re.compile(pattern)
     except (re.error, RecursionError, OverflowError) as error:
-        return f"is not a regular expression ({str(error)[:60]})"
+        return f"is not a regular expression ({str(error)[:MAX_CAUSE_QUOTE]})"
     return None
 
 
 def _type_problem(value: object) -> str | None:
     names = value if isinstance(value, list) else [value]
-    if not names or any(not isinstance(n, str) or n not in _SIMPLE_TYPES for n in names):
-        return f"is not one of {', '.join(sorted(_SIMPLE_TYPES))}, or a non-empty list of them"
+    if not names or any(not isinstance(n, str) or n not in JSON_TYPES for n in names):
+        return f"is not one of {', '.join(sorted(JSON_TYPES))}, or a non-empty list of them"
     return "lists a type twice" if len(set(names)) != len(names) else None
 
 
@@ -53,14 +65,6 @@ def _names_problem(value: object) -> str | None:
 def _expect(test: Callable[[Any], bool], what: str) -> Callable[[Any], str | None]:
     return lambda value: None if test(value) else f"is not {what}"
 
-
-# Keywords whose values are schemas, keyed by how they hold them.
-_ONE_SCHEMA = frozenset(
-    {"items", "contains", "additionalProperties", "propertyNames", "if", "then", "else", "not"}
-    | {"unevaluatedItems", "unevaluatedProperties", "contentSchema"}
-)
-_SCHEMA_LISTS = frozenset({"prefixItems", "allOf", "anyOf", "oneOf"})
-_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"})
 
 # Every other keyword the metaschema constrains, with its constraint.
 _VALUE_RULES: dict[str, Callable[[Any], str | None]] = {
@@ -122,9 +126,9 @@ _VALUE_RULES: dict[str, Callable[[Any], str | None]] = {
 
 _ONE, _LIST, _MAP = "schema", "schemas", "map"
 _KINDS: dict[str, str] = {
-    **dict.fromkeys(_ONE_SCHEMA, _ONE),
-    **dict.fromkeys(_SCHEMA_LISTS, _LIST),
-    **dict.fromkeys(_SCHEMA_MAPS, _MAP),
+    **dict.fromkeys(ONE_SCHEMA, _ONE),
+    **dict.fromkeys(SCHEMA_LISTS, _LIST),
+    **dict.fromkeys(SCHEMA_MAPS, _MAP),
 }
 # A node's place as (parent's place, key), spelled out as a JSON pointer only for an error.
 _Place = tuple[Any, ...]
@@ -134,7 +138,7 @@ def _pointer(root: str, place: _Place) -> str:
     keys = []
     while place:
         place, key = place
-        keys.append(str(key).replace("~", "~0").replace("/", "~1")[:40])
+        keys.append(pointer_token(str(key))[:SHOWN_VALUE_CHARS])
     return root + "".join(f"/{key}" for key in reversed(keys)) or "/"
 
 
@@ -161,7 +165,8 @@ def schema_problem(schema: Any, pointer: str = "") -> str | None:
                 for name, item in value.items():
                     problem = _regex_problem(name) if key == "patternProperties" else None
                     if problem is not None:
-                        return f"{_pointer(pointer, (place, key))}: the key {name[:40]!r} {problem}"
+                        where = _pointer(pointer, (place, key))
+                        return f"{where}: the key {name[:SHOWN_VALUE_CHARS]!r} {problem}"
                     stack.append((item, ((place, key), name)))
             elif key == "dependencies":
                 if not isinstance(value, dict):

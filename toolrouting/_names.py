@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from ._limits import SHOWN_NAME_CHARS
+
 __all__ = ["NONE_TOOL", "tool_name_problem"]
 
 #: The action that calls no tool and ends the routing phase.
@@ -26,7 +28,7 @@ def tool_name_problem(name: object) -> str | None:
         category = unicodedata.category(char)
         if char.isspace() or category[0] in "CZ":
             return (
-                f"the name {ascii(name)[:80]} has a whitespace or control character "
+                f"the name {ascii(name)[:SHOWN_NAME_CHARS]} has a whitespace or control character "
                 f"(U+{ord(char):04X}) at position {position}"
             )
     return None

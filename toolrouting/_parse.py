@@ -10,6 +10,7 @@ import sys
 from collections.abc import Collection
 from typing import Any
 
+from ._json import quoted
 from ._limits import MAX_REPLY_CHARS, MAX_REPLY_QUOTE
 from ._names import NONE_TOOL
 
@@ -44,10 +45,7 @@ class _Refusal(Exception):
 
 def quote_reply(text: str, start: int = 0) -> str:
     """At most ``MAX_REPLY_QUOTE`` characters of model output from ``start``, quoted and printable."""
-    snippet = text[start : start + MAX_REPLY_QUOTE]
-    printable = snippet.encode("utf-8", "backslashreplace").decode("utf-8")
-    more = "…" if len(text) > start + MAX_REPLY_QUOTE else ""
-    return json.dumps(printable, ensure_ascii=False) + more
+    return quoted(text, MAX_REPLY_QUOTE, start)
 
 
 def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

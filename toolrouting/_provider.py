@@ -1,21 +1,38 @@
-"""The tool seam: a catalogue to offer and one method to call a tool by name."""
+"""The tool seam: a catalogue to offer, one method to call a tool by name, and an optional restore."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ._limits import MAX_TOOL_ERROR_CHARS
 
-__all__ = ["ToolOutput", "ToolProvider", "exception_text", "shortened"]
+__all__ = [
+    "RecordedCall",
+    "RestorableToolProvider",
+    "ToolOutput",
+    "ToolProvider",
+    "exception_text",
+    "shortened",
+]
 
 
 @dataclasses.dataclass(frozen=True)
 class ToolOutput:
-    """What a tool answered: its content as text, and whether that content reports an error."""
+    """What a tool answered: its content as text, and whether that content reports an error.
+
+    The content is the one positional field; the flag is keyword-only, so a call site never
+    reads as a bare ``True``.
+    """
 
     content: str
+    _: dataclasses.KW_ONLY
     is_error: bool = False
+
+
+#: One call a transcript shows was run: the tool's name, its arguments, what it answered.
+RecordedCall = tuple[str, dict[str, Any], ToolOutput]
 
 
 @runtime_checkable
@@ -29,6 +46,18 @@ class ToolProvider(Protocol):
     def tools_for_llm(self) -> list[dict[str, Any]]: ...
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput: ...
+
+
+@runtime_checkable
+class RestorableToolProvider(ToolProvider, Protocol):
+    """A tool provider whose state grows with its calls (ids handed out, say).
+
+    When a run is resumed from its transcript, ``restore(calls)`` receives every call the
+    transcript shows was run, in order, before the first new round, so the provider offers
+    what it offered before the interruption.
+    """
+
+    def restore(self, calls: Sequence[RecordedCall]) -> None: ...
 
 
 def exception_text(error: BaseException) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ._json import shown
+from ._limits import SHOWN_VALUE_CHARS
 from ._names import tool_name_problem
 
 __all__ = ["routed_call_id", "routed_result_header", "routed_result_text", "split_routed_result"]
@@ -31,7 +33,9 @@ def routed_result_header(tool: str, call_id: str, *, is_error: bool = False) -> 
     if problem is not None:
         raise ValueError(f"cannot head a result: {problem}")
     if not isinstance(call_id, str) or not _CALL_ID.fullmatch(call_id):
-        raise ValueError(f"a call id looks like route-N (see routed_call_id), not {call_id!r:.40}")
+        raise ValueError(
+            f"a call id looks like route-N (see routed_call_id), not {shown(call_id, SHOWN_VALUE_CHARS)}"
+        )
     return f"Tool {'error' if is_error else 'result'} for {tool} (call {call_id}):"
 
 

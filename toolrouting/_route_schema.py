@@ -33,12 +33,13 @@ def route_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """
     alternatives: list[dict[str, Any]] = []
     definitions: dict[str, Any] = {}
-    for index, name, description, parameters in checked_catalogue(tools):
-        parameters = _hoisted(parameters, name, f"/anyOf/{index}/properties/arguments", definitions)
+    for tool in checked_catalogue(tools):
+        at = f"/anyOf/{tool.position}/properties/arguments"
+        parameters = _hoisted(tool.parameters, tool.name, at, definitions)
         alternative: dict[str, Any] = {"type": "object"}
-        if description is not None:
-            alternative["description"] = description
-        alternative["properties"] = {"tool": {"const": name}, "arguments": parameters}
+        if tool.description is not None:
+            alternative["description"] = tool.description
+        alternative["properties"] = {"tool": {"const": tool.name}, "arguments": parameters}
         alternative["required"] = ["tool", "arguments"]
         alternative["additionalProperties"] = False
         alternatives.append(alternative)
@@ -51,7 +52,7 @@ def route_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def route_tool_names(tools: Sequence[Mapping[str, Any]]) -> list[str]:
     """The catalogue's tool names, in order (the catalogue is checked as for the schema)."""
-    return [name for _, name, _, _ in checked_catalogue(tools)]
+    return [tool.name for tool in checked_catalogue(tools)]
 
 
 def route_choices(tools: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -6,6 +6,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from ._json import is_count
 from ._limits import ROUTE_SCHEMA_NAME
 
 __all__ = ["can_route", "routed_backend", "routing_cap"]
@@ -30,24 +31,24 @@ def can_route(backend: object) -> bool:
         return False
 
 
-def routing_cap(backend: Any, max_tokens: int) -> int:
-    """The cap a routing request gets: ``max_tokens``, or the backend's own budget when lower."""
-    _check_budget(max_tokens)
+def routing_cap(backend: Any, cap: int) -> int:
+    """The cap a routing request gets: ``cap``, or the backend's own cap when that is lower."""
+    _check_cap(cap)
     own = _settings(backend).max_tokens
-    return max_tokens if own is None else min(own, max_tokens)
+    return cap if own is None else min(own, cap)
 
 
-def routed_backend(backend: B, schema: Mapping[str, Any], max_tokens: int) -> B:
-    """A clone of ``backend`` whose settings carry ``schema`` (as ``tool_route``) and ``max_tokens``.
+def routed_backend(backend: B, schema: Mapping[str, Any], cap: int) -> B:
+    """A clone of ``backend`` whose settings carry ``schema`` (as ``tool_route``) and the completion ``cap``.
 
     The schema is copied, and ``backend`` is left untouched, so a structured phase built
-    from the same backend keeps its own schema and its own budget.
+    from the same backend keeps its own schema and its own cap.
     """
     if not isinstance(schema, Mapping):
         raise TypeError(f"a route schema is a mapping (see route_schema), not {type(schema).__name__}")
-    _check_budget(max_tokens)
+    _check_cap(cap)
     settings = _settings(backend).clone(
-        json_schema=copy.deepcopy(dict(schema)), json_schema_name=ROUTE_SCHEMA_NAME, max_tokens=max_tokens
+        json_schema=copy.deepcopy(dict(schema)), json_schema_name=ROUTE_SCHEMA_NAME, max_tokens=cap
     )
     clone: B = backend.clone(settings=settings)  # type: ignore[attr-defined]
     return clone
@@ -62,6 +63,6 @@ def _settings(backend: object) -> Any:
     return backend.settings  # type: ignore[attr-defined]
 
 
-def _check_budget(max_tokens: object) -> None:
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise ValueError(f"a completion cap is a positive integer, not {max_tokens!r}")
+def _check_cap(cap: object) -> None:
+    if not is_count(cap, 1):
+        raise ValueError(f"a completion cap is a positive integer, not {cap!r}")

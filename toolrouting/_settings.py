@@ -6,6 +6,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from ._json import is_count
+
 __all__ = ["Settings"]
 
 
@@ -17,7 +19,7 @@ class Settings:
     """
 
     max_tokens: int | None = None
-    """Completion budget in tokens; ``None`` leaves it to the server."""
+    """The completion cap in tokens; ``None`` leaves it to the server."""
     temperature: float | None = None
     top_p: float | None = None
     top_k: int | None = None
@@ -31,9 +33,7 @@ class Settings:
     """OpenAI's ``strict``: off, since it demands exhaustive ``required`` and narrows providers."""
 
     def __post_init__(self) -> None:
-        if self.max_tokens is not None and (
-            isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1
-        ):
+        if self.max_tokens is not None and not is_count(self.max_tokens, 1):
             raise ValueError(f"max_tokens must be a positive integer or None, not {self.max_tokens!r}")
         if isinstance(self.stop, str):
             raise TypeError("stop takes a sequence of strings; wrap a single one: stop=('\\n',)")

@@ -1,1 +1,2 @@
-"""What several test modules share: the model the tests load, and reply bounds from grammars."""
+"""What several test modules share: the model the tests load, reply bounds from grammars, and the
+loop tests' conversation and catalogue."""

@@ -1,7 +1,10 @@
 """Where each server family wants the schema, the cap and the sampling settings, and what it answers.
 
-Every shape below is cited from the server's own source or docs; docs/backends.md has the
-same table for readers. A dialect only builds and reads JSON: the HTTP lives in _openai.py.
+The families differ in field names and places, not in logic, so each dialect is one row of
+data (where the schema goes, which fields carry the cap, whether the settings sit inside
+``options``) and one builder reads every row. Each row cites the server's own source or docs;
+docs/backends.md has the same table for readers. A dialect only builds and reads JSON: the
+HTTP lives in http.py.
 """
 
 from __future__ import annotations
@@ -9,81 +12,34 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, NotRequired, Required, TypedDict
+from types import MappingProxyType
+from typing import Any, Literal, cast
 
-from .._json import plain
-from .._limits import MAX_BODY_QUOTE
-from .._parse import quote_reply
+from .._json import is_count, plain, quoted
+from .._limits import MAX_BODY_QUOTE, MAX_KEYS_SHOWN, MAX_REPLY_QUOTE, SHOWN_VALUE_CHARS
 from .._settings import Settings
 from .base import Message, Usage
 
-__all__ = [
-    "DIALECTS",
-    "ChatCompletionRequest",
-    "Dialect",
-    "DialectName",
-    "JsonSchemaFormat",
-    "OllamaChatRequest",
-    "OllamaOptions",
-    "ResponseFormat",
-    "WireReply",
-    "WireShapeError",
-    "get_dialect",
-]
+__all__ = ["DIALECTS", "Dialect", "DialectName", "SchemaPlace", "WireReply", "WireShapeError", "get_dialect"]
 
 DialectName = Literal["openai", "llama.cpp", "llama-cpp-python", "koboldcpp", "ollama"]
 
+#: Where a dialect puts the schema: OpenAI's ``response_format`` ``json_schema`` wrapper (with
+#: the settings' name and strict), ``response_format`` ``json_object`` with the ``schema`` beside
+#: it, or Ollama's top-level ``format``.
+SchemaPlace = Literal["json_schema", "json_object", "format"]
 
-class JsonSchemaFormat(TypedDict):
-    """OpenAI's ``response_format.json_schema``."""
+#: The same places in words, for the error that says where an ignored schema went.
+_SCHEMA_PLACE_WORDS: dict[SchemaPlace, str] = {
+    "json_schema": 'response_format {"type": "json_schema", "json_schema": {...}}',
+    "json_object": 'response_format {"type": "json_object", "schema": ...}',
+    "format": "format",
+}
 
-    name: str
-    schema: dict[str, Any]
-    strict: bool
-
-
-class ResponseFormat(TypedDict):
-    """``response_format``: OpenAI's ``json_schema`` wrapper, or ``json_object`` with a ``schema``."""
-
-    type: Literal["json_schema", "json_object"]
-    json_schema: NotRequired[JsonSchemaFormat]
-    schema: NotRequired[dict[str, Any]]
-
-
-class ChatCompletionRequest(TypedDict, total=False):
-    """A ``/v1/chat/completions`` body, with the fields any of our OpenAI-shaped dialects sends."""
-
-    model: str
-    messages: Required[list[Message]]
-    max_tokens: int
-    max_length: int
-    temperature: float
-    top_p: float
-    top_k: int
-    seed: int
-    stop: list[str]
-    response_format: ResponseFormat
-
-
-class OllamaOptions(TypedDict, total=False):
-    """Ollama's ``options``: the Modelfile parameters a request may override."""
-
-    num_predict: int
-    temperature: float
-    top_p: float
-    top_k: int
-    seed: int
-    stop: list[str]
-
-
-class OllamaChatRequest(TypedDict, total=False):
-    """An Ollama ``/api/chat`` body."""
-
-    model: Required[str]
-    messages: Required[list[Message]]
-    stream: Required[bool]
-    format: dict[str, Any]
-    options: OllamaOptions
+#: The sampling settings every dialect sends under their own names, each only when set. top_k
+#: is not an OpenAI parameter: OpenAI itself answers 400, which is loud, while vLLM, SGLang,
+#: LM Studio, OpenRouter, llama.cpp, llama-cpp-python, KoboldCpp and Ollama take it.
+_SAMPLING = ("temperature", "top_p", "top_k", "seed")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -101,127 +57,60 @@ class WireShapeError(ValueError):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Dialect:
-    """One server family's wire format."""
+    """One server family's wire format, as data; :meth:`build` writes a request body from it."""
 
     name: DialectName
     path: str
     """The endpoint under the server root."""
-    schema_field: str
-    """Where the schema goes, in words, for error messages."""
+    schema_at: SchemaPlace
+    """Where the schema goes."""
+    cap_at: tuple[str, ...]
+    """The fields that carry the completion cap, each with the same value."""
+    in_options: bool
+    """Whether the cap and the sampling settings go inside ``options`` instead of the top level."""
+    fixed: Mapping[str, Any]
+    """Fields every request carries as they are."""
     requires_model: bool
-    build: Callable[[Sequence[Message], Settings, str | None], Mapping[str, Any]]
     parse: Callable[[Any], WireReply]
+    """Reads the server's answer; a :class:`WireShapeError` says what the body is instead."""
 
+    @property
+    def schema_field(self) -> str:
+        """Where the schema goes, in words, for error messages."""
+        return _SCHEMA_PLACE_WORDS[self.schema_at]
 
-def _messages(messages: Sequence[Message]) -> list[Message]:
-    return [{"role": message["role"], "content": message["content"]} for message in messages]
+    def build(self, messages: Sequence[Message], settings: Settings, model: str | None) -> dict[str, Any]:
+        """The request body: only what is set goes on the wire, so the server's defaults apply."""
+        body: dict[str, Any] = {} if model is None else {"model": model}
+        body["messages"] = [{"role": message["role"], "content": message["content"]} for message in messages]
+        body.update(self.fixed)
+        cap = settings.max_tokens
+        sampling: dict[str, Any] = {} if cap is None else dict.fromkeys(self.cap_at, cap)
+        sampling.update({name: value for name in _SAMPLING if (value := getattr(settings, name)) is not None})
+        if settings.stop:
+            sampling["stop"] = list(settings.stop)
+        if not self.in_options:
+            body.update(sampling)
+        if settings.json_schema is not None:
+            body.update(self._schema(settings))
+        if self.in_options and sampling:
+            body["options"] = sampling
+        return body
 
-
-def _chat_body(messages: Sequence[Message], settings: Settings, model: str | None) -> ChatCompletionRequest:
-    """The fields every OpenAI-shaped dialect shares: only what is set goes on the wire."""
-    body: ChatCompletionRequest = {"messages": _messages(messages)}
-    if model is not None:
-        body["model"] = model
-    if settings.max_tokens is not None:
-        body["max_tokens"] = settings.max_tokens
-    if settings.temperature is not None:
-        body["temperature"] = settings.temperature
-    if settings.top_p is not None:
-        body["top_p"] = settings.top_p
-    if settings.top_k is not None:
-        # Not an OpenAI parameter: OpenAI itself answers 400, which is loud, while vLLM,
-        # SGLang, LM Studio, OpenRouter, llama.cpp, llama-cpp-python and KoboldCpp take it.
-        body["top_k"] = settings.top_k
-    if settings.seed is not None:
-        body["seed"] = settings.seed
-    if settings.stop:
-        body["stop"] = list(settings.stop)
-    return body
-
-
-def _json_schema_format(settings: Settings, schema: Mapping[str, Any]) -> ResponseFormat:
-    return {
-        "type": "json_schema",
-        "json_schema": {
-            "name": settings.json_schema_name,
-            "schema": plain(schema),
-            "strict": settings.json_schema_strict,
-        },
-    }
-
-
-def _openai_body(messages: Sequence[Message], settings: Settings, model: str | None) -> ChatCompletionRequest:
-    # OpenAI API reference, Chat Completions, `response_format`:
-    # {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}; vLLM, SGLang,
-    # LM Studio and OpenRouter take the same shape on their /v1/chat/completions.
-    body = _chat_body(messages, settings, model)
-    if settings.json_schema is not None:
-        body["response_format"] = _json_schema_format(settings, settings.json_schema)
-    return body
-
-
-def _json_object_body(
-    messages: Sequence[Message], settings: Settings, model: str | None
-) -> ChatCompletionRequest:
-    # llama.cpp tools/server/README.md (/v1/chat/completions): "schema-constrained JSON (e.g.
-    # {"type": "json_object", "schema": {...}})"; server-common.cpp oaicompat_chat_params_parse
-    # reads response_format.schema for json_object, and server-task.cpp takes max_tokens as
-    # n_predict and top_k natively.
-    # llama-cpp-python llama_cpp/server/types.py CreateChatCompletionRequest: response_format is
-    # llama_types.ChatCompletionRequestResponseFormat, type "text" | "json_object" with an
-    # optional schema (json_schema is refused with HTTP 500); max_tokens, top_k and seed are fields.
-    body = _chat_body(messages, settings, model)
-    if settings.json_schema is not None:
-        body["response_format"] = {"type": "json_object", "schema": plain(settings.json_schema)}
-    return body
-
-
-def _koboldcpp_body(
-    messages: Sequence[Message], settings: Settings, model: str | None
-) -> ChatCompletionRequest:
-    # koboldcpp.py transform_genparams, OpenAI chat (api_format 4): response_format json_schema
-    # has json_schema.schema turned into GBNF (name and strict unused); the older top-level
-    # json_schema is read only when response_format is absent. The budget is max_length, which
-    # current releases take over max_tokens while older ones read max_tokens alone: both go.
-    # stop becomes stop_sequence and seed sampler_seed on its side; top_k is native.
-    body = _chat_body(messages, settings, model)
-    if settings.max_tokens is not None:
-        body["max_length"] = settings.max_tokens
-    if settings.json_schema is not None:
-        body["response_format"] = _json_schema_format(settings, settings.json_schema)
-    return body
-
-
-def _ollama_body(messages: Sequence[Message], settings: Settings, model: str | None) -> OllamaChatRequest:
-    # ollama docs/api.md, "Generate a chat completion" (POST /api/chat): model is required,
-    # format takes a JSON schema, options carries Modelfile parameters (num_predict, temperature,
-    # top_p, top_k, seed, stop), and stream false returns one object instead of a stream.
-    if model is None:
-        raise ValueError("the ollama dialect needs model=, the name `ollama list` shows")
-    body: OllamaChatRequest = {"model": model, "messages": _messages(messages), "stream": False}
-    if settings.json_schema is not None:
-        body["format"] = plain(settings.json_schema)
-    options: OllamaOptions = {}
-    if settings.max_tokens is not None:
-        options["num_predict"] = settings.max_tokens
-    if settings.temperature is not None:
-        options["temperature"] = settings.temperature
-    if settings.top_p is not None:
-        options["top_p"] = settings.top_p
-    if settings.top_k is not None:
-        options["top_k"] = settings.top_k
-    if settings.seed is not None:
-        options["seed"] = settings.seed
-    if settings.stop:
-        options["stop"] = list(settings.stop)
-    if options:
-        body["options"] = options
-    return body
+    def _schema(self, settings: Settings) -> dict[str, Any]:
+        # plain: a schema held in a read-only mapping goes on the wire all the same.
+        schema = plain(settings.json_schema)
+        if self.schema_at == "format":
+            return {"format": schema}
+        if self.schema_at == "json_object":
+            return {"response_format": {"type": "json_object", "schema": schema}}
+        wrapper = {"name": settings.json_schema_name, "schema": schema, "strict": settings.json_schema_strict}
+        return {"response_format": {"type": "json_schema", "json_schema": wrapper}}
 
 
 def _count(value: object) -> int:
     """A token count as reported, 0 where the server gave none or nonsense."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    return cast("int", value) if is_count(value) else 0
 
 
 def _json_type(value: object) -> str:
@@ -233,15 +122,14 @@ def _error_member(body: dict[str, Any]) -> str:
     """A server's ``error`` member, quoted, for a body that carries one instead of a completion."""
     if "error" not in body:
         return ""
-    quoted = json.dumps(body["error"], ensure_ascii=False)
-    more = "…" if len(quoted) > MAX_BODY_QUOTE else ""
-    return f"; it carries an error: {quoted[:MAX_BODY_QUOTE]}{more}"
+    return f"; it carries an error: {quoted(json.dumps(body['error'], ensure_ascii=False), MAX_BODY_QUOTE)}"
 
 
 def _keys(body: dict[str, Any]) -> str:
-    """At most 8 of a body's keys, 40 characters of each: the server's text, bounded."""
-    keys = sorted(f"{key:.40}" for key in map(str, body))
-    return ", ".join(keys[:8]) + (", …" if len(keys) > 8 else "") if keys else "none"
+    """A few of a body's keys, each cut short: the server's text, bounded."""
+    keys = sorted(key[:SHOWN_VALUE_CHARS] for key in map(str, body))
+    more = ", …" if len(keys) > MAX_KEYS_SHOWN else ""
+    return ", ".join(keys[:MAX_KEYS_SHOWN]) + more if keys else "none"
 
 
 def _content(message: dict[str, Any]) -> str:
@@ -249,7 +137,9 @@ def _content(message: dict[str, Any]) -> str:
     if content is None:
         refusal = message.get("refusal")
         if isinstance(refusal, str) and refusal:
-            raise WireShapeError(f"the model refused instead of answering: {quote_reply(refusal)}")
+            raise WireShapeError(
+                f"the model refused instead of answering: {quoted(refusal, MAX_REPLY_QUOTE)}"
+            )
         return ""
     if not isinstance(content, str):
         raise WireShapeError(f"the message content is a JSON {_json_type(content)}, not text")
@@ -308,48 +198,77 @@ def _parse_ollama(body: Any) -> WireReply:
 
 
 _CHAT = "/v1/chat/completions"
+_NOTHING: Mapping[str, Any] = MappingProxyType({})
 
 _DIALECTS: dict[str, Dialect] = {
     dialect.name: dialect
     for dialect in (
+        # OpenAI API reference, Chat Completions, `response_format`:
+        # {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}; vLLM, SGLang,
+        # LM Studio and OpenRouter take the same shape on their /v1/chat/completions.
         Dialect(
             name="openai",
             path=_CHAT,
-            schema_field='response_format {"type": "json_schema", "json_schema": {...}}',
+            schema_at="json_schema",
+            cap_at=("max_tokens",),
+            in_options=False,
+            fixed=_NOTHING,
             requires_model=False,
-            build=_openai_body,
             parse=_parse_chat_completion,
         ),
+        # llama.cpp tools/server/README.md (/v1/chat/completions): "schema-constrained JSON (e.g.
+        # {"type": "json_object", "schema": {...}})"; server-common.cpp oaicompat_chat_params_parse
+        # reads response_format.schema for json_object, and server-task.cpp takes max_tokens as
+        # n_predict and top_k natively.
         Dialect(
             name="llama.cpp",
             path=_CHAT,
-            schema_field='response_format {"type": "json_object", "schema": ...}',
+            schema_at="json_object",
+            cap_at=("max_tokens",),
+            in_options=False,
+            fixed=_NOTHING,
             requires_model=False,
-            build=_json_object_body,
             parse=_parse_chat_completion,
         ),
+        # llama-cpp-python llama_cpp/server/types.py CreateChatCompletionRequest: response_format is
+        # llama_types.ChatCompletionRequestResponseFormat, type "text" | "json_object" with an
+        # optional schema (json_schema is refused with HTTP 500); max_tokens, top_k and seed are fields.
         Dialect(
             name="llama-cpp-python",
             path=_CHAT,
-            schema_field='response_format {"type": "json_object", "schema": ...}',
+            schema_at="json_object",
+            cap_at=("max_tokens",),
+            in_options=False,
+            fixed=_NOTHING,
             requires_model=False,
-            build=_json_object_body,
             parse=_parse_chat_completion,
         ),
+        # koboldcpp.py transform_genparams, OpenAI chat (api_format 4): response_format json_schema
+        # has json_schema.schema turned into GBNF (name and strict unused); the older top-level
+        # json_schema is read only when response_format is absent. The cap is max_length, which
+        # current releases take over max_tokens while older ones read max_tokens alone: both go.
+        # stop becomes stop_sequence and seed sampler_seed on its side; top_k is native.
         Dialect(
             name="koboldcpp",
             path=_CHAT,
-            schema_field='response_format {"type": "json_schema", "json_schema": {...}}',
+            schema_at="json_schema",
+            cap_at=("max_tokens", "max_length"),
+            in_options=False,
+            fixed=_NOTHING,
             requires_model=False,
-            build=_koboldcpp_body,
             parse=_parse_chat_completion,
         ),
+        # ollama docs/api.md, "Generate a chat completion" (POST /api/chat): model is required,
+        # format takes a JSON schema, options carries Modelfile parameters (num_predict, temperature,
+        # top_p, top_k, seed, stop), and stream false returns one object instead of a stream.
         Dialect(
             name="ollama",
             path="/api/chat",
-            schema_field="format",
+            schema_at="format",
+            cap_at=("num_predict",),
+            in_options=True,
+            fixed=MappingProxyType({"stream": False}),
             requires_model=True,
-            build=_ollama_body,
             parse=_parse_ollama,
         ),
     )

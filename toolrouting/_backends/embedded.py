@@ -14,13 +14,13 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 from .._errors import BackendError, GrammarError, ModelLoadError
-from .._json import plain, walk
-from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE
+from .._json import plain, quoted, walk
+from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE, MAX_CAUSE_QUOTE
 from .._settings import Settings
-from .base import Completion, Message, Usage, is_truncated
+from .base import BaseBackend, Completion, Message, Usage, is_truncated
 
 __all__ = ["DEFAULT_MODEL_FILE", "DEFAULT_MODEL_PACKAGE", "EmbeddedLlama", "LlamaCpp", "default_model_path"]
 
@@ -74,7 +74,7 @@ def _import_llama_cpp() -> Any:
                 f"{_RUNTIME_INSTALL}"
             ) from error
         raise ModelLoadError(
-            f"llama-cpp-python is installed but cannot load ({type(error).__name__}: {str(error)[:200]}); "
+            f"llama-cpp-python is installed but cannot load ({type(error).__name__}: {_cause(error)}); "
             f"reinstall it with: {_RUNTIME_INSTALL}"
         ) from error
     return llama_cpp
@@ -93,7 +93,7 @@ class _Model:
     grammar: Callable[[str], Any]
 
 
-class EmbeddedLlama:
+class EmbeddedLlama(BaseBackend):
     """A GGUF model run in-process by llama.cpp; with no ``model_path``, SmolLM2-135M-Instruct.
 
     The chat template is the GGUF's own. ``settings.json_schema`` becomes a llama.cpp
@@ -116,13 +116,11 @@ class EmbeddedLlama:
         settings: Settings | None = None,
         seed: int | None = 0,
     ) -> None:
-        settings = Settings() if settings is None else settings
-        if not isinstance(settings, Settings):
-            raise TypeError(f"settings is a toolrouting.Settings, not {type(settings).__name__}")
+        super().__init__(settings)
         path = default_model_path() if model_path is None else Path(model_path)
         if not path.is_file():
             raise ModelLoadError(
-                f"no model file at {str(path)[:200]}; pass the path of a GGUF file, or leave model_path "
+                f"no model file at {_cause(path)}; pass the path of a GGUF file, or leave model_path "
                 f"out for the default model ({_MODEL_INSTALL})"
             )
         llama_cpp = _import_llama_cpp()
@@ -130,7 +128,7 @@ class EmbeddedLlama:
             llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
         except ValueError as error:
             raise ModelLoadError(
-                f"llama.cpp could not load {str(path)[:200]} ({str(error)[:200]}); is it a GGUF file "
+                f"llama.cpp could not load {_cause(path)} ({_cause(error)}); is it a GGUF file "
                 "this llama-cpp-python can read?"
             ) from error
         grammar_class = llama_cpp.LlamaGrammar
@@ -144,14 +142,7 @@ class EmbeddedLlama:
                 functools.partial(_compile_grammar, grammar_class)
             ),
         )
-        self._settings = settings
         self._seed = seed
-        self._owner = True
-        self._closed = False
-
-    @property
-    def settings(self) -> Settings:
-        return self._settings
 
     @property
     def model_path(self) -> Path:
@@ -167,22 +158,6 @@ class EmbeddedLlama:
         """Hits, misses (compilations) and size of the grammar cache this backend's clones share."""
         return self._model.grammar.cache_info()  # type: ignore[attr-defined, no-any-return]
 
-    def clone(self, **changes: Any) -> Self:
-        """A backend on the same loaded model with ``settings`` replaced; this one is untouched."""
-        unknown = set(changes) - {"settings"}
-        if unknown:
-            raise TypeError(f"EmbeddedLlama.clone takes only settings, not {sorted(unknown)}")
-        settings = changes.get("settings", self._settings)
-        if not isinstance(settings, Settings):
-            raise TypeError(f"settings is a toolrouting.Settings, not {type(settings).__name__}")
-        twin = object.__new__(type(self))
-        twin._model = self._model
-        twin._settings = settings
-        twin._seed = self._seed
-        twin._owner = False
-        twin._closed = False
-        return twin
-
     def complete(self, messages: Sequence[Message]) -> Completion:
         """One chat completion under this backend's settings, as they are now."""
         settings = self._settings
@@ -196,7 +171,7 @@ class EmbeddedLlama:
                 response = model.llama.create_chat_completion(messages=conversation, **arguments)
             except ValueError as error:
                 raise BackendError(
-                    f"llama.cpp refused the request ({str(error)[:200]}); a conversation longer than the "
+                    f"llama.cpp refused the request ({_cause(error)}); a conversation longer than the "
                     f"context needs a larger n_ctx (this backend has n_ctx={model.n_ctx})"
                 ) from error
         choice = response["choices"][0]
@@ -235,25 +210,16 @@ class EmbeddedLlama:
             text = json.dumps(plain(schema), sort_keys=False, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError, RecursionError) as error:
             raise GrammarError(
-                f"the JSON schema is not JSON ({str(error)[:120]}); a schema holds only JSON values"
+                f"the JSON schema is not JSON ({_cause(error)}); a schema holds only JSON values"
             ) from error
         return self._model.grammar(text)
 
-    def close(self) -> None:
-        """Free the model (on the backend that loaded it), or retire this clone."""
-        self._closed = True
-        if not self._owner:
-            return
+    def _release(self) -> None:
+        """Free the model for every clone; a request under way finishes first (the lock)."""
         with self._model.lock:
             llama, self._model.llama = self._model.llama, None
         if llama is not None:
             llama.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 def _compile_grammar(grammar_class: Any, schema_text: str) -> Any:
@@ -271,14 +237,19 @@ def _grammar_error(schema: Any, error: Exception) -> GrammarError:
         where = f"at {pointer}" if pointer else "somewhere in it"
         return GrammarError(
             f"llama.cpp cannot turn the JSON schema into a grammar: the sub-schema {where} has no type it "
-            f'knows ({refused[:120]}); give it a "type" (string, number, integer, boolean, array, object '
+            f'knows ({_cause(refused)}); give it a "type" (string, number, integer, boolean, array, object '
             "or null), a const, an enum or an anyOf",
             pointer,
         )
     return GrammarError(
-        f"llama.cpp cannot turn the JSON schema into a grammar ({type(error).__name__}: {detail[:200]}); "
+        f"llama.cpp cannot turn the JSON schema into a grammar ({type(error).__name__}: {_cause(detail)}); "
         "simplify the schema to the keywords its converter supports"
     )
+
+
+def _cause(cause: object) -> str:
+    """Another library's message (or a path) in ours: quoted, at most ``MAX_CAUSE_QUOTE`` characters."""
+    return quoted(str(cause), MAX_CAUSE_QUOTE)
 
 
 def _locate(schema: Any, refused: str) -> str:

@@ -8,7 +8,7 @@ import json
 import math
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import httpx
 
@@ -20,22 +20,26 @@ from .._errors import (
     BackendTimeout,
     SchemaIgnoredError,
 )
-from .._limits import DEFAULT_REQUEST_TIMEOUT, MAX_BODY_QUOTE, MAX_RESPONSE_BYTES
-from .._parse import quote_reply
+from .._json import quoted
+from .._limits import (
+    DEFAULT_REQUEST_TIMEOUT,
+    MAX_BODY_QUOTE,
+    MAX_REPLY_QUOTE,
+    MAX_RESPONSE_BYTES,
+    SHOWN_VALUE_CHARS,
+)
 from .._settings import Settings
-from .base import Completion, Message, is_truncated
-from .dialects import DIALECTS, Dialect, WireShapeError, get_dialect
+from .base import BaseBackend, Completion, Message, is_truncated
+from .dialects import DIALECTS, WireShapeError, get_dialect
 
-__all__ = ["OpenAICompatible"]
-
-_CLONE_FIELDS = frozenset({"base_url", "model", "api_key", "dialect", "timeout", "settings"})
+__all__ = ["OpenAICompatible", "endpoint_url"]
 
 #: The characters a JSON text may open with, for a schema whose top-level type is not pinned.
 _JSON_OPENERS: tuple[str, ...] = (*'{["-0123456789', "true", "false", "null")
 _OPENER_BY_TYPE: dict[object, tuple[str, ...]] = {"object": ("{",), "array": ("[",), "string": ('"',)}
 
 
-class OpenAICompatible:
+class OpenAICompatible(BaseBackend):
     """A chat model behind an HTTP server: OpenAI's API or a local server that copies it.
 
     ``dialect`` says where the server wants ``settings.json_schema`` and ``settings.max_tokens``
@@ -49,6 +53,10 @@ class OpenAICompatible:
     closes it, so close the original last. A ``http_client`` passed in is never closed here.
     """
 
+    clone_keys: ClassVar[frozenset[str]] = frozenset(
+        {"base_url", "model", "api_key", "dialect", "timeout", "settings"}
+    )
+
     def __init__(
         self,
         base_url: str,
@@ -60,8 +68,9 @@ class OpenAICompatible:
         settings: Settings | None = None,
         http_client: httpx.Client | None = None,
     ) -> None:
+        super().__init__(settings, owner=http_client is None)
         self._dialect = get_dialect(dialect)
-        self._url = _endpoint(base_url, self._dialect)
+        self._url = endpoint_url(base_url, self._dialect.path)
         if self._dialect.requires_model and not model:
             raise ValueError(f"the {dialect} dialect needs model=, the name of a model the server has")
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
@@ -70,19 +79,11 @@ class OpenAICompatible:
             isinstance(api_key, str) and api_key.isascii() and api_key.isprintable()
         ):
             raise ValueError("api_key goes in an HTTP header, so it must be printable ASCII text")
-        if settings is not None and not isinstance(settings, Settings):
-            raise TypeError(f"settings must be a toolrouting.Settings, not {type(settings).__name__}")
         self._base_url = base_url
         self._model = model
         self._api_key = api_key
         self._timeout = float(timeout)
-        self._settings = settings if settings is not None else Settings()
-        self._owns_client = http_client is None
         self._client = http_client if http_client is not None else httpx.Client()
-
-    @property
-    def settings(self) -> Settings:
-        return self._settings
 
     @property
     def dialect(self) -> str:
@@ -108,12 +109,9 @@ class OpenAICompatible:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._base_url!r}, model={self._model!r}, dialect={self.dialect!r})"
 
-    def clone(self, **changes: Any) -> Self:
-        """A backend with ``changes`` (``settings``, ``model``, ...) on the same connection pool."""
-        unknown = set(changes) - _CLONE_FIELDS
-        if unknown:
-            allowed, given = ", ".join(sorted(_CLONE_FIELDS)), ", ".join(sorted(unknown))
-            raise TypeError(f"OpenAICompatible.clone takes {allowed}, not {given}")
+    def _clone(self, changes: Mapping[str, Any]) -> Self:
+        # Built anew, so a changed base_url, dialect or timeout is checked as at construction;
+        # the pool passed in is one this clone does not own.
         return type(self)(
             changes.get("base_url", self._base_url),
             model=changes.get("model", self._model),
@@ -154,16 +152,9 @@ class OpenAICompatible:
             self._check_constrained(completion, settings.json_schema)
         return completion
 
-    def close(self) -> None:
-        """Close the connection pool if this backend created it; a clone leaves it open."""
-        if self._owns_client:
-            self._client.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    def _release(self) -> None:
+        """Close the connection pool this backend created; a clone's ``close()`` leaves it open."""
+        self._client.close()
 
     def _post(self, body: Mapping[str, Any]) -> httpx.Response:
         try:
@@ -235,19 +226,17 @@ class OpenAICompatible:
     def _http_error(self, response: httpx.Response, *, schema_sent: bool) -> BackendHTTPError:
         status = response.status_code
         text = response.text
-        quoted = text[:MAX_BODY_QUOTE]
         retry_after = _retry_after(response.headers.get("Retry-After"))
-        more = "…" if len(text) > MAX_BODY_QUOTE else ""
         message = (
-            f"POST {self._url} answered HTTP {status} {response.reason_phrase[:40]}: "
-            f"{json.dumps(quoted, ensure_ascii=False)}{more}; {self._status_hint(response, retry_after)}"
+            f"POST {self._url} answered HTTP {status} {response.reason_phrase[:SHOWN_VALUE_CHARS]}: "
+            f"{quoted(text, MAX_BODY_QUOTE)}; {self._status_hint(response, retry_after)}"
         )
         if schema_sent and status in (400, 422, 500):
             message += (
                 f"; if it objects to the schema or response_format, the server may want another "
                 f"dialect than {self.dialect!r} (known: {', '.join(DIALECTS)})"
             )
-        return BackendHTTPError(status, self._url, quoted, message, retry_after=retry_after)
+        return BackendHTTPError(status, self._url, text[:MAX_BODY_QUOTE], message, retry_after=retry_after)
 
     def _status_hint(self, response: httpx.Response, retry_after: float | None) -> str:
         status = response.status_code
@@ -259,19 +248,17 @@ class OpenAICompatible:
             wait = f" after {retry_after:g} s (Retry-After)" if retry_after is not None else " later"
             return f"the same request may succeed{wait}"
         if status < 400:
-            location = response.headers.get("Location", "")[:MAX_BODY_QUOTE]
-            return f"the server redirects to {location!r}: use that as base_url"
+            location = quoted(response.headers.get("Location", ""), MAX_BODY_QUOTE)
+            return f"the server redirects to {location}: use that as base_url"
         return "the server refused the request"
 
     def _decode(self, response: httpx.Response) -> Any:
         try:
             return json.loads(response.content)
         except (ValueError, RecursionError):
-            text = response.text
-            more = "…" if len(text) > MAX_BODY_QUOTE else ""
             raise BackendResponseError(
                 f"{self._url} answered HTTP {response.status_code} with a body that is not JSON: "
-                f"{json.dumps(text[:MAX_BODY_QUOTE], ensure_ascii=False)}{more}; check that base_url "
+                f"{quoted(response.text, MAX_BODY_QUOTE)}; check that base_url "
                 "points at the server's API, not at a web page or a proxy's error page"
             ) from None
 
@@ -285,7 +272,7 @@ class OpenAICompatible:
         elif trimmed.startswith(_openers(schema)):
             return
         else:
-            problem = f"the reply is not JSON: {quote_reply(trimmed)}"
+            problem = f"the reply is not JSON: {quoted(trimmed, MAX_REPLY_QUOTE)}"
         kobold = (
             " KoboldCpp also generates unconstrained when it cannot convert a schema to a grammar"
             " (its log says 'JSON to GBNF failed')."
@@ -305,8 +292,12 @@ def _openers(schema: Mapping[str, Any]) -> tuple[str, ...]:
     return _OPENER_BY_TYPE.get(kind, _JSON_OPENERS) if isinstance(kind, str) else _JSON_OPENERS
 
 
-def _endpoint(base_url: str, dialect: Dialect) -> str:
-    """The endpoint URL for ``base_url``: a server root, an OpenAI-style ``/v1`` root, or the endpoint."""
+def endpoint_url(base_url: str, path: str) -> str:
+    """``path`` on the server at ``base_url``: its root, an OpenAI-style ``/v1`` root, or the endpoint.
+
+    ``path`` is absolute (``/v1/chat/completions``, ``/api/chat``); its first segment counts as
+    a root too (``/api`` for Ollama). A ValueError says what a usable ``base_url`` looks like.
+    """
     if not isinstance(base_url, str):
         raise TypeError(
             f"base_url is a string such as 'http://127.0.0.1:8080', not {type(base_url).__name__}"
@@ -319,15 +310,15 @@ def _endpoint(base_url: str, dialect: Dialect) -> str:
         raise ValueError(
             f"base_url needs http:// or https:// and a host, as in 'http://127.0.0.1:8080', not {base_url!r}"
         )
-    path = url.path.rstrip("/")
-    if not path.endswith(dialect.path):
+    given = url.path.rstrip("/")
+    if not given.endswith(path):
         # OpenAI clients take a base URL ending in /v1, some Ollama clients one ending in /api.
-        for root in {"/v1", dialect.path[: dialect.path.index("/", 1)]}:
-            if path.endswith(root):
-                path = path[: -len(root)]
+        for root in ("/v1", path[: path.index("/", 1)]):
+            if given.endswith(root):
+                given = given.removesuffix(root)
                 break
-        path += dialect.path
-    return str(url.copy_with(path=path, fragment=None))
+        given += path
+    return str(url.copy_with(path=given, fragment=None))
 
 
 def _retry_after(value: str | None, now: datetime.datetime | None = None) -> float | None:

@@ -5,16 +5,15 @@ from __future__ import annotations
 import collections
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Self
 
 from .._errors import BackendError
 from .._settings import Settings
-from .base import Completion, Message, Usage, is_truncated
+from .base import BaseBackend, Completion, Message, Usage, is_truncated
 
 __all__ = ["ScriptedBackend", "ScriptedRequest"]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class ScriptedRequest:
     """One request a scripted backend received: the conversation and the settings it carried."""
 
@@ -25,7 +24,7 @@ class ScriptedRequest:
 Reply = str | Completion | BaseException | Callable[[ScriptedRequest], str | Completion]
 
 
-class ScriptedBackend:
+class ScriptedBackend(BaseBackend):
     """Answers each request with the next queued reply, and records every request.
 
     A reply is a string, a :class:`Completion`, an exception to raise (fault injection),
@@ -36,13 +35,9 @@ class ScriptedBackend:
     """
 
     def __init__(self, replies: Iterable[Reply] = (), *, settings: Settings | None = None) -> None:
-        self._settings = settings if settings is not None else Settings()
+        super().__init__(settings)
         self._queue: collections.deque[Reply] = collections.deque(replies)
         self.requests: list[ScriptedRequest] = []
-
-    @property
-    def settings(self) -> Settings:
-        return self._settings
 
     @property
     def pending(self) -> int:
@@ -53,18 +48,8 @@ class ScriptedBackend:
         """Queue replies for the next requests, in order."""
         self._queue.extend(replies)
 
-    def clone(self, **changes: Any) -> Self:
-        unknown = set(changes) - {"settings"}
-        if unknown:
-            raise TypeError(f"ScriptedBackend.clone takes only settings, not {sorted(unknown)}")
-        twin = object.__new__(type(self))
-        twin._settings = changes.get("settings", self._settings)
-        twin._queue = self._queue
-        twin.requests = self.requests
-        return twin
-
     def complete(self, messages: Sequence[Message]) -> Completion:
-        request = ScriptedRequest(tuple(dict(m) for m in messages), self._settings)  # type: ignore[misc]
+        request = ScriptedRequest(messages=tuple(dict(m) for m in messages), settings=self._settings)  # type: ignore[misc]
         self.requests.append(request)
         if not self._queue:
             raise BackendError(
@@ -96,12 +81,3 @@ class ScriptedBackend:
             usage=usage,
             truncated=is_truncated(finish, len(words), cap),
         )
-
-    def close(self) -> None:
-        """Nothing to release."""
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()

@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from .._catalogue import ToolSpec, checked_catalogue, shown
 from .._errors import CatalogueError
+from .._limits import SHOWN_NAME_CHARS
 
 __all__ = [
     "tools_from",
@@ -88,8 +89,7 @@ def _convert(tools: object, convert: Callable[[int, Mapping[str, Any]], ToolSpec
     # The core's own checks (names, duplicates, "none", object parameters, JSON-only values),
     # with the same indexes, since entries map one to one; the detached copies it makes are kept.
     return [
-        _copied(spec, parameters)
-        for spec, (_, _, _, parameters) in zip(specs, checked_catalogue(specs), strict=True)
+        _copied(spec, tool.parameters) for spec, tool in zip(specs, checked_catalogue(specs), strict=True)
     ]
 
 
@@ -183,7 +183,7 @@ def _detect(index: int, tool: Mapping[str, Any]) -> ToolSpec:
         return _from_anthropic(index, tool)
     if "name" in tool:
         return _from_declaration(index, tool)
-    keys = ", ".join(sorted(map(shown, tool)))[:80]
+    keys = ", ".join(sorted(map(shown, tool)))[:SHOWN_NAME_CHARS]
     raise CatalogueError(
         index,
         f"not a tool in a known shape (OpenAI, Responses, MCP, Anthropic, declaration); keys: {keys}",

@@ -1,5 +1,13 @@
-"""The command line: ``toolrouting run|schema|parse|preflight``."""
+"""The command line: ``toolrouting run|models|schema|parse|preflight``, as ``main(argv) -> int``.
 
-from .app import SUBCOMMANDS, build_parser, help_texts, main
+``entry`` turns errors into exit statuses (``exits``); ``parser`` builds the parser from one
+``add_*`` function per subcommand: ``run`` (with its ``progress`` lines), ``models``, and the
+``catalogue`` commands. ``server`` holds what every command that talks to a server shares
+(its options, the API key, what a 401 means); ``arguments`` what every subcommand shares.
+"""
 
-__all__ = ["SUBCOMMANDS", "build_parser", "help_texts", "main"]
+from .entry import main
+from .exits import EXIT_STATUSES
+from .parser import SUBCOMMANDS, build_parser, help_texts
+
+__all__ = ["EXIT_STATUSES", "SUBCOMMANDS", "build_parser", "help_texts", "main"]

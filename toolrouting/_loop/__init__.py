@@ -1,8 +1,10 @@
 """The routing loop: rounds of one routed decision and one tool call, until the handoff.
 
-``run`` drives the rounds; ``transcript`` writes and reads the JSON Lines record a run can
-resume from; ``events`` are what a caller watches; ``feedback`` is every text the loop itself
-tells the model; ``result`` is what a finished run returns.
+``run`` drives the rounds (the public API and the step machine); ``state`` is what a run
+holds as it goes; ``run_limits`` and ``retries`` are the frozen values that bound it;
+``transcript`` writes and reads the JSON Lines record a run can resume from, and ``replay``
+rebuilds a run's state from it; ``events`` are what a caller watches; ``feedback`` is every
+text the loop itself tells the model; ``result`` is what a finished run returns.
 """
 
 from .events import (
@@ -15,9 +17,11 @@ from .events import (
     RoundStarted,
     RunFinished,
     ToolResult,
+    ToolReturned,
 )
 from .result import Action, EndReason, LimitName, RoundUsage, RunResult
 from .run import RoutingLoop
+from .run_limits import RunLimits
 from .transcript import TranscriptRead, read_transcript
 
 __all__ = [
@@ -34,8 +38,10 @@ __all__ = [
     "RoundUsage",
     "RoutingLoop",
     "RunFinished",
+    "RunLimits",
     "RunResult",
     "ToolResult",
+    "ToolReturned",
     "TranscriptRead",
     "read_transcript",
 ]

@@ -2,10 +2,10 @@
 
 Every routing request starts with :class:`RoundStarted`; a refused reply gives
 :class:`RepairRequested`, and the repaired request starts again under the same round number.
-An accepted reply gives :class:`ActionChosen`, then :class:`ToolResult` (or
+An accepted reply gives :class:`ActionChosen`, then :class:`ToolReturned` (or
 :class:`LimitReached` when the action trips a limit and is not run). :class:`RetryScheduled`
 comes before a retried request, :class:`Resumed` first on a resumed run, and
-:class:`RunFinished` last.
+:class:`RunFinished` last. Each is named for what has just happened, in the past tense.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ __all__ = [
     "RoundStarted",
     "RunFinished",
     "ToolResult",
+    "ToolReturned",
 ]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Resumed:
     """A run picked up from its transcript: ``messages`` read back, the ``round`` it goes on with."""
 
@@ -38,7 +39,7 @@ class Resumed:
     """The start of a torn last line that was dropped, ``None`` when the file ended cleanly."""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class RoundStarted:
     """A routing request is about to be made; ``choices`` are the actions it offers."""
 
@@ -46,7 +47,7 @@ class RoundStarted:
     choices: tuple[str, ...]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class RetryScheduled:
     """A request failed with a retryable backend error and is retried after ``delay`` seconds."""
 
@@ -56,7 +57,7 @@ class RetryScheduled:
     error: str
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class RepairRequested:
     """The reply was refused (``problem``) and fed back; ``attempt`` counts from 1 within the round."""
 
@@ -65,7 +66,7 @@ class RepairRequested:
     problem: str
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class ActionChosen:
     """The reply was accepted: the model chose ``tool`` (``"none"`` for the handoff)."""
 
@@ -75,8 +76,8 @@ class ActionChosen:
     text: str
 
 
-@dataclasses.dataclass(frozen=True)
-class ToolResult:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ToolReturned:
     """The tool ran (or raised) and its result was fed back under ``call_id``."""
 
     round: int
@@ -86,7 +87,11 @@ class ToolResult:
     is_error: bool
 
 
-@dataclasses.dataclass(frozen=True)
+#: The old name of :class:`ToolReturned`, kept so code written against it still runs.
+ToolResult = ToolReturned
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class LimitReached:
     """The action tripped ``limit``; it was not run, ``notice`` was fed back, only ``none`` remains."""
 
@@ -97,7 +102,7 @@ class LimitReached:
     notice: str
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class RunFinished:
     """The run ended; ``result`` is what :meth:`RoutingLoop.run` returns."""
 
@@ -110,7 +115,7 @@ Event = (
     | RetryScheduled
     | RepairRequested
     | ActionChosen
-    | ToolResult
+    | ToolReturned
     | LimitReached
     | RunFinished
 )

@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._limits import REPAIR_SHAPE_ARGUMENTS
 from .._names import NONE_TOOL
 from .._provider import exception_text
 from .result import LimitName
@@ -79,5 +80,5 @@ def _shape(tool: Mapping[str, Any]) -> str:
     function = tool["function"]
     parameters = function.get("parameters") or {}
     properties = parameters.get("properties") or {}
-    arguments = ", ".join(f"{json.dumps(name)}: ..." for name in list(properties)[:8])
+    arguments = ", ".join(f"{json.dumps(name)}: ..." for name in list(properties)[:REPAIR_SHAPE_ARGUMENTS])
     return f'{{"tool": {json.dumps(function["name"])}, "arguments": {{{arguments}}}}}'

@@ -13,35 +13,18 @@ notice when the action tripped a limit and was not run.
 from __future__ import annotations
 
 import copy
-import dataclasses
-import json
 import os
 import time
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .._backends import ROLES, Backend, Completion, Message, Usage
-from .._errors import (
-    BackendError,
-    BackendResponseError,
-    RepairsExhaustedError,
-    RetriesExhaustedError,
-    TranscriptError,
-)
-from .._limits import (
-    DEFAULT_MAX_REPAIRS,
-    DEFAULT_MAX_REPEATS,
-    DEFAULT_MAX_ROUNDS,
-    DEFAULT_RETRIES,
-    DEFAULT_ROUTING_CAP,
-    MAX_RETRY_AFTER,
-    RETRY_BACKOFF_BASE,
-    RETRY_BACKOFF_MAX,
-)
-from .._names import NONE_TOOL, tool_name_problem
-from .._parse import Route, parse_route
-from .._provider import ToolOutput, ToolProvider
-from .._result_messages import routed_call_id, routed_result_header, routed_result_text, split_routed_result
+from .._backends import ROLES, Backend, Message, Usage
+from .._errors import RepairsExhaustedError, TranscriptError
+from .._limits import DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
+from .._names import NONE_TOOL
+from .._parse import parse_route
+from .._provider import RestorableToolProvider, ToolOutput, ToolProvider
+from .._result_messages import routed_call_id, routed_result_text
 from .._route_schema import route_schema, route_tool_names
 from .._routed_backend import can_route, routed_backend, routing_cap
 from .events import (
@@ -50,47 +33,26 @@ from .events import (
     LimitReached,
     RepairRequested,
     Resumed,
-    RetryScheduled,
     RoundStarted,
     RunFinished,
-    ToolResult,
+    ToolReturned,
 )
 from .feedback import (
     ANSWER_PROMPT,
     bad_tool_output,
-    is_repair_message,
     limit_notice,
     repair_message,
     tool_exception,
     truncated_problem,
 )
-from .result import Action, LimitName, RoundUsage, RunResult
+from .replay import replayed
+from .result import RoundUsage, RunResult
+from .retries import RetryPolicy, complete
+from .run_limits import RunLimits, check_count
+from .state import RunState, accepted_action, call_key, commit, tripped_limit
 from .transcript import TranscriptRead, TranscriptWriter, read_transcript
 
 __all__ = ["RoutingLoop"]
-
-
-@dataclasses.dataclass
-class _Run:
-    """The mutable state of one run; everything in it can be derived again from the transcript."""
-
-    messages: list[Message]
-    writer: TranscriptWriter | None = None
-    round: int = 1
-    repairs: int = 0
-    """Refused replies so far in this round."""
-    runs: dict[str, int] = dataclasses.field(default_factory=dict)
-    """Times each call (tool and canonical arguments) has run."""
-    limited: LimitName | None = None
-    done: bool = False
-    actions: list[Action] = dataclasses.field(default_factory=list)
-    usage: dict[int, tuple[int, int, int]] = dataclasses.field(default_factory=dict)
-    answer_prompted: bool = False
-    answer: str | None = None
-    answer_usage: Usage | None = None
-    torn_line: str | None = None
-    replayed_calls: list[tuple[str, dict[str, Any], ToolOutput]] = dataclasses.field(default_factory=list)
-    """On resume: the calls the transcript shows were run, with what they answered."""
 
 
 class RoutingLoop:
@@ -101,9 +63,9 @@ class RoutingLoop:
     for a final answer. ``transcript`` names a JSON Lines file that receives every message as
     it is committed, which :meth:`resume` can continue from. ``sleep`` waits between retries.
 
-    A provider whose state grows with its calls (ids handed out, say) may have a method
-    ``restore(calls)``: on resume it receives the ``(tool, arguments, ToolOutput)`` of every
-    call the transcript shows was run, in order, before the first new round.
+    The limits are one :class:`RunLimits` (``limits=``), or its fields given one by one
+    (``max_rounds=``, ``max_repairs=``, ``max_repeats=``). A provider that is a
+    :class:`RestorableToolProvider` gets, on resume, every call the transcript shows was run.
     """
 
     def __init__(
@@ -112,9 +74,10 @@ class RoutingLoop:
         provider: ToolProvider,
         *,
         cap: int = DEFAULT_ROUTING_CAP,
-        max_rounds: int = DEFAULT_MAX_ROUNDS,
-        max_repairs: int = DEFAULT_MAX_REPAIRS,
-        max_repeats: int = DEFAULT_MAX_REPEATS,
+        limits: RunLimits | None = None,
+        max_rounds: int | None = None,
+        max_repairs: int | None = None,
+        max_repeats: int | None = None,
         retries: int = DEFAULT_RETRIES,
         answer: bool = False,
         on_event: Callable[[Event], object] | None = None,
@@ -122,27 +85,40 @@ class RoutingLoop:
         sleep: Callable[[float], object] = time.sleep,
     ) -> None:
         if not can_route(backend):
-            routing_cap(backend, 1)  # raises the TypeError that says what is missing
+            raise TypeError(
+                f"{type(backend).__name__} cannot route: a backend needs clone() and settings with "
+                "json_schema, json_schema_name, max_tokens and clone() (see toolrouting.Backend)"
+            )
         if not isinstance(provider, ToolProvider):
             raise TypeError(
                 f"{type(provider).__name__} is not a tool provider: it needs tools_for_llm() and call()"
             )
-        _check_count("cap", cap, 1)
-        _check_count("max_rounds", max_rounds, 1)
-        _check_count("max_repairs", max_repairs, 0)
-        _check_count("max_repeats", max_repeats, 0)
-        _check_count("retries", retries, 0)
+        check_count("cap", cap, 1)
         self.backend = backend
         self.provider = provider
         self.cap = cap
-        self.max_rounds = max_rounds
-        self.max_repairs = max_repairs
-        self.max_repeats = max_repeats
-        self.retries = retries
+        self.limits = _limits(limits, max_rounds=max_rounds, max_repairs=max_repairs, max_repeats=max_repeats)
+        self.retry = RetryPolicy(retries=retries)
         self.answer = answer
         self.on_event = on_event
         self.transcript = None if transcript is None else os.fspath(transcript)
         self._sleep = sleep
+
+    @property
+    def max_rounds(self) -> int:
+        return self.limits.max_rounds
+
+    @property
+    def max_repairs(self) -> int:
+        return self.limits.max_repairs
+
+    @property
+    def max_repeats(self) -> int:
+        return self.limits.max_repeats
+
+    @property
+    def retries(self) -> int:
+        return self.retry.retries
 
     def run(self, messages: Sequence[Message]) -> RunResult:
         """Run the routing phase on ``messages`` (which end with a user message) to its end."""
@@ -165,38 +141,40 @@ class RoutingLoop:
         if self.transcript is None:
             raise ValueError("resume() continues the file given as transcript=, and this loop has none")
         read = read_transcript(self.transcript)
-        run, pending = self._replay(read.messages)
-        run.torn_line = read.torn_line
-        return self._observed(self._resumed(self.transcript, read, run, pending))
+        state, pending = replayed(read, self.limits, self.transcript)
+        state.torn_line = read.torn_line
+        return self._observed(self._resumed(self.transcript, read, state, pending))
 
     def _fresh(self, conversation: list[Message]) -> Iterator[Event]:
-        run = _Run(messages=[])
+        state = RunState(messages=[])
         if self.transcript is not None:
-            run.writer = TranscriptWriter(self.transcript)
+            state.writer = TranscriptWriter(self.transcript)
         try:
-            # One commit: a transcript holding only part of the caller's messages could not be resumed.
-            _commit(run, *conversation)
-            yield from self._steps(run, None)
+            # One commit, under the header: a transcript holding only part of the caller's
+            # messages could not be resumed.
+            commit(state, *conversation)
+            yield from self._steps(state, None)
         finally:
-            if run.writer is not None:
-                run.writer.close()
+            if state.writer is not None:
+                state.writer.close()
 
-    def _resumed(self, path: str, read: TranscriptRead, run: _Run, pending: str | None) -> Iterator[Event]:
-        restore = getattr(self.provider, "restore", None)
-        if callable(restore):
-            restore(tuple(run.replayed_calls))
+    def _resumed(
+        self, path: str, read: TranscriptRead, state: RunState, pending: str | None
+    ) -> Iterator[Event]:
+        if isinstance(self.provider, RestorableToolProvider):
+            self.provider.restore(tuple(state.replayed_calls))
         # The torn line goes before anything is appended, or the next line would join it.
         if read.torn_line is not None:
             try:
                 os.truncate(path, read.committed_bytes)
             except OSError as error:
                 raise TranscriptError(path, 0, f"cannot drop its torn last line ({error})") from error
-        run.writer = TranscriptWriter(path, append=True)
+        state.writer = TranscriptWriter(path, append=True)
         try:
-            yield Resumed(len(read.messages), run.round, run.torn_line)
-            yield from self._steps(run, pending)
+            yield Resumed(messages=len(read.messages), round=state.round, torn_line=state.torn_line)
+            yield from self._steps(state, pending)
         finally:
-            run.writer.close()
+            state.writer.close()
 
     def _observed(self, events: Iterator[Event]) -> Iterator[Event]:
         for event in events:
@@ -204,47 +182,37 @@ class RoutingLoop:
                 self.on_event(event)
             yield event
 
-    def _steps(self, run: _Run, pending: str | None) -> Iterator[Event]:
-        while not run.done:
-            tools = [] if run.limited else self.provider.tools_for_llm()
-            schema = route_schema(tools)
+    def _steps(self, state: RunState, pending: str | None) -> Iterator[Event]:
+        while not state.done:
+            tools = [] if state.limited else self.provider.tools_for_llm()
             names = route_tool_names(tools)
             cap = routing_cap(self.backend, self.cap)
             if pending is None:
-                yield RoundStarted(run.round, (*names, NONE_TOOL))
-                request = routed_backend(self.backend, schema, cap)
-                completion = yield from self._complete(run, request, run.messages)
-                _add_usage(run, run.round, completion.usage)
+                yield RoundStarted(round=state.round, choices=(*names, NONE_TOOL))
+                request = routed_backend(self.backend, route_schema(tools), cap)
+                completion = yield from complete(
+                    request, state.messages, self.retry, state.round, self._sleep
+                )
+                state.add_usage(completion.usage)
                 text, truncated, committed = completion.text, completion.truncated, False
             else:
                 # A reply committed before a resume: judged again, as it was never answered.
                 text, truncated, committed, pending = pending, False, True, None
-            yield from self._judge(run, tools, names, text, truncated, cap, committed)
-        if self.answer and run.answer is None:
-            if not run.answer_prompted:
-                _commit(run, Message(role="user", content=ANSWER_PROMPT))
-                run.answer_prompted = True
-            completion = yield from self._complete(run, self.backend, run.messages)
-            run.answer, run.answer_usage = completion.text, completion.usage
-            _commit(run, Message(role="assistant", content=completion.text))
-        yield RunFinished(
-            RunResult(
-                messages=tuple(run.messages),
-                actions=tuple(run.actions),
-                answer=run.answer,
-                usage=tuple(
-                    RoundUsage(round=r, requests=n, usage=Usage(prompt_tokens=p, completion_tokens=c))
-                    for r, (n, p, c) in sorted(run.usage.items())
-                ),
-                answer_usage=run.answer_usage,
-                reason=run.limited or "handoff",
-                torn_line=run.torn_line,
+            yield from self._judge(state, tools, names, text, truncated, cap, committed)
+        if self.answer and state.answer is None:
+            if not state.answer_prompted:
+                commit(state, Message(role="user", content=ANSWER_PROMPT))
+                state.answer_prompted = True
+            completion = yield from complete(
+                self.backend, state.messages, self.retry, state.round, self._sleep
             )
-        )
+            state.answer, state.answer_usage = completion.text, completion.usage
+            commit(state, Message(role="assistant", content=completion.text))
+        yield RunFinished(result=_result(state))
 
     def _judge(
         self,
-        run: _Run,
+        state: RunState,
         tools: list[dict[str, Any]],
         names: list[str],
         text: str,
@@ -257,49 +225,42 @@ class RoutingLoop:
         if truncated or not route.ok:
             problem = truncated_problem(cap) if truncated else str(route.error)
             refused = [] if committed else [Message(role="assistant", content=text)]
-            if run.repairs >= self.max_repairs:
+            if state.repairs >= self.limits.max_repairs:
                 # A reply cut at the cap is not committed: on resume, where nothing would show
                 # it was cut, a complete-looking action could be judged valid and run.
-                _commit(run, *([] if truncated else refused))
-                raise RepairsExhaustedError(run.round, problem, self.max_repairs)
-            run.repairs += 1
+                commit(state, *([] if truncated else refused))
+                raise RepairsExhaustedError(state.round, problem, self.limits.max_repairs)
+            state.repairs += 1
             # The refusal and its repair are one commit: a refused reply left unanswered is judged
             # again on resume, where a valid action cut at the cap no longer shows it was cut.
-            _commit(run, *refused, Message(role="user", content=repair_message(problem, tools)))
-            yield RepairRequested(run.round, run.repairs, problem)
+            commit(state, *refused, Message(role="user", content=repair_message(problem, tools)))
+            yield RepairRequested(round=state.round, attempt=state.repairs, problem=problem)
             return
-        action = _action(run.round, route)
+        action = accepted_action(state.round, route)
         if not committed:
-            _commit(run, Message(role="assistant", content=action.text))
-        run.actions.append(action)
-        yield ActionChosen(action.round, action.tool, action.arguments, action.text)
+            commit(state, Message(role="assistant", content=action.text))
+        state.actions.append(action)
+        yield ActionChosen(round=action.round, tool=action.tool, arguments=action.arguments, text=action.text)
         if action.tool == NONE_TOOL:
-            run.done = True
+            state.done = True
             return
-        call_id = routed_call_id(run.round)
-        limit, runs = self._limit(run, route)
+        call_id = routed_call_id(state.round)
+        limit, runs = tripped_limit(state, route, self.limits)
         if limit is not None:
-            run.limited = limit
-            value = self.max_rounds if limit == "max_rounds" else self.max_repeats
-            notice = limit_notice(limit, value, runs)
-            _commit(run, _result_message(action.tool, call_id, notice, True))
-            yield LimitReached(run.round, limit, action.tool, call_id, notice)
+            state.limited = limit
+            notice = limit_notice(limit, self.limits.of(limit), runs)
+            commit(state, _result_message(action.tool, call_id, notice, True))
+            yield LimitReached(
+                round=state.round, limit=limit, tool=action.tool, call_id=call_id, notice=notice
+            )
         else:
-            run.runs[_call_key(route)] = runs + 1
+            state.runs[call_key(route)] = runs + 1
             content, is_error = self._call(action.tool, action.arguments or {})
-            _commit(run, _result_message(action.tool, call_id, content, is_error))
-            yield ToolResult(run.round, action.tool, call_id, content, is_error)
-        run.round += 1
-        run.repairs = 0
-
-    def _limit(self, run: _Run, route: Route) -> tuple[LimitName | None, int]:
-        """The limit this accepted action trips, if any, and how often the same call has run."""
-        runs = run.runs.get(_call_key(route), 0)
-        if run.round > self.max_rounds:
-            return "max_rounds", runs
-        if runs > self.max_repeats:
-            return "max_repeats", runs
-        return None, runs
+            commit(state, _result_message(action.tool, call_id, content, is_error))
+            yield ToolReturned(
+                round=state.round, tool=action.tool, call_id=call_id, content=content, is_error=is_error
+            )
+        state.next_round()
 
     def _call(self, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         try:
@@ -311,154 +272,36 @@ class RoutingLoop:
             return bad_tool_output(output), True
         return output.content, output.is_error
 
-    def _complete(
-        self, run: _Run, backend: Backend, messages: Sequence[Message]
-    ) -> Generator[Event, None, Completion]:
-        """One request, retried with backoff while the error is retryable and the budget lasts."""
-        attempt = 0
-        while True:
-            try:
-                completion: Completion = backend.complete(list(messages))
-            except BackendError as error:
-                if not error.retryable:
-                    raise
-                reason = f"{type(error).__name__}: {error}"
-                if attempt >= self.retries:
-                    raise RetriesExhaustedError(
-                        run.round, attempt + 1, f"{reason} (retries={self.retries} exhausted)"
-                    ) from error
-                if error.retry_after is not None and error.retry_after > MAX_RETRY_AFTER:
-                    raise RetriesExhaustedError(
-                        run.round,
-                        attempt + 1,
-                        f"{reason} (the server asks to wait {error.retry_after:g} s, "
-                        f"over MAX_RETRY_AFTER of {MAX_RETRY_AFTER:g} s)",
-                    ) from error
-                delay = error.retry_after
-                if delay is None:
-                    delay = min(RETRY_BACKOFF_BASE * 2**attempt, RETRY_BACKOFF_MAX)
-                attempt += 1
-                yield RetryScheduled(run.round, attempt, delay, reason)
-                self._sleep(delay)
-                continue
-            if not isinstance(completion.text, str):
-                # Committed as it is, it would make a transcript that cannot be read back.
-                raise BackendResponseError(
-                    f"{type(backend).__name__}.complete() returned text of type "
-                    f"{type(completion.text).__name__}; a completion's text is a str"
-                )
-            return completion
 
-    def _replay(self, messages: tuple[Message, ...]) -> tuple[_Run, str | None]:
-        """The state of the run a transcript records, and its unanswered last reply if any.
-
-        The caller's conversation ends with a user message and the loop's own messages
-        follow it; the earliest such split wins, so a conversation that itself ends in a
-        run of this loop is continued rather than restarted.
-        """
-        for start in range(1, len(messages) + 1):
-            if messages[start - 1]["role"] == "user":
-                replayed = self._replay_from(messages, start)
-                if replayed is not None:
-                    return replayed
-        raise TranscriptError(
-            str(self.transcript), 0, "it does not hold a routing run (a user message, then the loop's own)"
-        )
-
-    def _replay_from(self, messages: tuple[Message, ...], start: int) -> tuple[_Run, str | None] | None:
-        run = _Run(messages=list(messages))
-        index = start
-        while index < len(messages):
-            reply = messages[index]
-            if reply["role"] != "assistant":
-                return None
-            handoff = parse_route(reply["content"], ())
-            rest = messages[index + 1 :]
-            if handoff.ok and _ends_run(rest):
-                run.actions.append(_action(run.round, handoff))
-                run.done = True
-                run.answer_prompted = bool(rest)
-                run.answer = rest[1]["content"] if len(rest) == 2 else None
-                return run, None
-            if not rest:
-                return run, reply["content"]
-            following = rest[0]
-            if following["role"] != "user":
-                return None
-            content = following["content"]
-            replayed = None if handoff.ok else self._replayed_action(run, reply["content"], content)
-            if replayed is not None:
-                route, output = replayed
-                run.actions.append(_action(run.round, route))
-                limit, runs = self._limit(run, route)
-                if limit is not None:
-                    run.limited = limit
-                else:
-                    run.runs[_call_key(route)] = runs + 1
-                    run.replayed_calls.append((str(route.tool), route.arguments or {}, output))
-                run.round += 1
-                run.repairs = 0
-            elif is_repair_message(content):
-                run.repairs += 1
-            else:
-                return None
-            index += 2
-        return run, None
-
-    def _replayed_action(self, run: _Run, reply: str, result: str) -> tuple[Route, ToolOutput] | None:
-        """The action ``reply`` and its output when ``result`` answers it in this round, else ``None``."""
-        split = split_routed_result(result)
-        if split is None:
-            return None
-        try:
-            tool = json.loads(reply).get("tool")
-        except (ValueError, AttributeError, RecursionError):
-            return None
-        if not isinstance(tool, str) or tool == NONE_TOOL or tool_name_problem(tool) is not None:
-            return None
-        route = parse_route(reply, (tool,))
-        call_id = routed_call_id(run.round)
-        headers = {routed_result_header(tool, call_id, is_error=flag): flag for flag in (False, True)}
-        if not route.ok or route.text != reply or split[0] not in headers:
-            return None
-        return route, ToolOutput(split[1], is_error=headers[split[0]])
+def _limits(limits: RunLimits | None, **fields: int | None) -> RunLimits:
+    """The run's limits: ``limits``, or a :class:`RunLimits` of the fields given one by one."""
+    given = {name: value for name, value in fields.items() if value is not None}
+    if limits is None:
+        return RunLimits(**given)
+    if not isinstance(limits, RunLimits):
+        raise TypeError(f"limits= takes a RunLimits, not {type(limits).__name__}")
+    if given:
+        raise TypeError(f"give the limits as limits= or as {'= and '.join(given)}=, not both")
+    return limits
 
 
-def _ends_run(rest: Sequence[Message]) -> bool:
-    """Whether the messages after a handoff are what the loop writes after one: nothing, or the
-    answer prompt and perhaps the answer."""
-    if not rest:
-        return True
-    prompted = rest[0]["role"] == "user" and rest[0]["content"] == ANSWER_PROMPT
-    return prompted and (len(rest) == 1 or (len(rest) == 2 and rest[1]["role"] == "assistant"))
+def _result(state: RunState) -> RunResult:
+    return RunResult(
+        messages=tuple(state.messages),
+        actions=tuple(state.actions),
+        answer=state.answer,
+        usage=tuple(
+            RoundUsage(round=r, requests=n, usage=Usage(prompt_tokens=p, completion_tokens=c))
+            for r, (n, p, c) in sorted(state.usage.items())
+        ),
+        answer_usage=state.answer_usage,
+        reason=state.limited or "handoff",
+        torn_line=state.torn_line,
+    )
 
 
 def _result_message(tool: str, call_id: str, content: str, is_error: bool) -> Message:
     return Message(role="user", content=routed_result_text(tool, call_id, content, is_error=is_error))
-
-
-def _action(round: int, route: Route) -> Action:
-    if route.tool is None or route.text is None:
-        raise AssertionError("only an accepted route becomes an action")  # pragma: no cover
-    return Action(round=round, tool=route.tool, arguments=route.arguments, text=route.text)
-
-
-def _call_key(route: Route) -> str:
-    """A call's identity for the repeat limit: the tool and its arguments in canonical JSON."""
-    call = [route.tool, route.arguments]
-    return json.dumps(call, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def _commit(run: _Run, *messages: Message) -> None:
-    # On disk first: a message is part of the run only once the transcript holds it.
-    if run.writer is not None and messages:
-        run.writer.append(*messages)
-    run.messages.extend(messages)
-
-
-def _add_usage(run: _Run, round: int, usage: Usage) -> None:
-    requests, prompt, completion = run.usage.get(round, (0, 0, 0))
-    run.usage[round] = (requests + 1, prompt + usage.prompt_tokens, completion + usage.completion_tokens)
 
 
 def _finish(events: Iterator[Event]) -> RunResult:
@@ -485,8 +328,3 @@ def _checked_messages(messages: Sequence[Message]) -> list[Message]:
     if not checked or checked[-1]["role"] != "user":
         raise ValueError("a routing run answers a user: the messages must end with a user message")
     return checked
-
-
-def _check_count(name: str, value: object, least: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise ValueError(f"{name} must be an integer of at least {least}, not {value!r}")

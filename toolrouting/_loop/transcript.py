@@ -1,4 +1,11 @@
-"""The JSON Lines transcript: one message a line, on disk before the run goes on."""
+"""The JSON Lines transcript: a header line, then one message a line, on disk before the run goes on.
+
+The header, ``{"transcript":"toolrouting","version":2,"caller_messages":N}``, says that the
+first ``N`` messages are the caller's, so resume knows where the run's own messages begin
+even when a caller's message looks like one the loop writes. A transcript without it
+(version 1, written before the header existed) is still read; where its caller's messages
+end is then inferred.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +16,28 @@ from typing import IO, Any
 
 from .._backends import ROLES, Message
 from .._errors import TranscriptError
+from .._json import is_count
 from .._limits import MAX_REPLY_QUOTE
 
-__all__ = ["TranscriptRead", "TranscriptWriter", "encode_message", "read_transcript"]
+__all__ = [
+    "TRANSCRIPT_VERSION",
+    "TranscriptRead",
+    "TranscriptWriter",
+    "encode_header",
+    "encode_message",
+    "read_transcript",
+]
+
+#: The transcript format this version writes: 2 heads the file with a header line; 1 had none.
+TRANSCRIPT_VERSION = 2
+
+_HEADER_KEYS = ("transcript", "version", "caller_messages")
+
+
+def encode_header(caller_messages: int) -> bytes:
+    """The first line of a transcript whose first ``caller_messages`` messages are the caller's."""
+    record = {"transcript": "toolrouting", "version": TRANSCRIPT_VERSION, "caller_messages": caller_messages}
+    return json.dumps(record, separators=(",", ":")).encode("ascii") + b"\n"
 
 
 def encode_message(message: Message) -> bytes:
@@ -29,11 +55,14 @@ class TranscriptWriter:
     """Appends messages to a transcript file; they are flushed and fsync'd before ``append`` returns.
 
     A message is committed once its whole line, newline included, is on disk: a run killed
-    at any point leaves at most one torn last line, which :func:`read_transcript` drops.
+    at any point leaves at most one torn last line, which :func:`read_transcript` drops. The
+    first commit to a new file is the caller's conversation, and goes under the header that
+    counts it.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, append: bool = False) -> None:
         self.path = os.fspath(path)
+        self._headed = append
         try:
             self._file: IO[bytes] = open(self.path, "ab" if append else "wb")  # noqa: SIM115 (see close())
         except OSError as error:
@@ -45,27 +74,34 @@ class TranscriptWriter:
         A kill leaves all of them or none, unless the kernel tears the write itself, which
         leaves a torn last line like any other. A failure is a :class:`TranscriptError`.
         """
+        header = b"" if self._headed else encode_header(len(messages))
         try:
-            self._file.write(b"".join(encode_message(message) for message in messages))
+            self._file.write(header + b"".join(encode_message(message) for message in messages))
             self._file.flush()
             os.fsync(self._file.fileno())
         except OSError as error:
             raise TranscriptError(
                 self.path, 0, f"a message could not be committed ({error.strerror or error})"
             ) from error
+        self._headed = True
 
     def close(self) -> None:
         self._file.close()
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class TranscriptRead:
     """What a transcript file holds: its committed ``messages`` and the byte length they take."""
 
     messages: tuple[Message, ...]
+    """The conversation's messages only, the header not among them."""
     committed_bytes: int
     torn_line: str | None
     """The start (at most 64 characters) of a torn last line, ``None`` when the file ends cleanly."""
+    version: int = TRANSCRIPT_VERSION
+    """The format read: 2 with a header line, 1 without (an older transcript, or an empty file)."""
+    caller_messages: int | None = None
+    """How many of ``messages`` the header says are the caller's; ``None`` in a version 1 file."""
 
 
 def read_transcript(path: str | os.PathLike[str]) -> TranscriptRead:
@@ -79,11 +115,45 @@ def read_transcript(path: str | os.PathLike[str]) -> TranscriptRead:
         raise TranscriptError(name, 0, f"cannot be read ({error.strerror or error})") from error
     end = data.rfind(b"\n") + 1
     torn = data[end:]
-    messages: list[Message] = []
-    for number, line in enumerate(data[:end].split(b"\n")[:-1], start=1):
-        messages.append(_decode_line(name, number, line))
+    lines = data[:end].split(b"\n")[:-1]
+    header = _decode_header(name, lines[0]) if lines else None
+    first = 1 if header is None else 2
+    messages = [_decode_line(name, number, line) for number, line in enumerate(lines[first - 1 :], first)]
     torn_line = torn.decode("utf-8", "replace")[:MAX_REPLY_QUOTE] if torn else None
-    return TranscriptRead(tuple(messages), end, torn_line)
+    return TranscriptRead(
+        messages=tuple(messages),
+        committed_bytes=end,
+        torn_line=torn_line,
+        version=1 if header is None else TRANSCRIPT_VERSION,
+        caller_messages=header,
+    )
+
+
+def _decode_header(path: str, line: bytes) -> int | None:
+    """The caller's message count a header line gives, or ``None`` when the line is not a header."""
+    try:
+        record: Any = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None  # not JSON at all: the message decoder says so
+    if not isinstance(record, dict) or record.get("transcript") != "toolrouting":
+        return None
+    version = record.get("version")
+    if is_count(version, TRANSCRIPT_VERSION + 1):
+        raise TranscriptError(
+            path,
+            1,
+            f"was written by a newer toolrouting (transcript version {version}); upgrade to resume it",
+        )
+    if (
+        list(record) != list(_HEADER_KEYS)
+        or version != TRANSCRIPT_VERSION
+        or not is_count(record["caller_messages"], 1)
+    ):
+        raise TranscriptError(
+            path, 1, 'is not a header {"transcript": "toolrouting", "version": 2, "caller_messages": N}'
+        )
+    count: int = record["caller_messages"]
+    return count
 
 
 def _decode_line(path: str, number: int, line: bytes) -> Message:

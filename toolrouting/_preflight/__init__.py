@@ -1,5 +1,11 @@
-"""The preflight: what each grammar compiler will ignore, refuse or change in a route schema."""
+"""The preflight: what each grammar compiler will ignore, refuse or change in a route schema.
 
-from .rules import TARGETS, Finding, Severity, Target, format_findings, preflight
+``rules`` holds the walk and the rules the compilers share; each compiler has a module of
+its own rules (``llama_cpp``, ``llguidance``, ``xgrammar``, ``outlines``); ``check`` runs
+them.
+"""
+
+from .check import preflight
+from .findings import TARGETS, Finding, Severity, Target, format_findings
 
 __all__ = ["TARGETS", "Finding", "Severity", "Target", "format_findings", "preflight"]

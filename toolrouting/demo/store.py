@@ -22,14 +22,21 @@ from pathlib import Path
 from typing import Any, Self
 
 from .._errors import MemoryStoreError
-from .._limits import MEMORY_QUERY_CHARS, MEMORY_QUERY_TERMS, MEMORY_SEARCH_RESULTS
-from .._provider import ToolOutput
+from .._json import quoted, shown
+from .._limits import (
+    MEMORY_MISSING_IDS_SHOWN,
+    MEMORY_QUERY_CHARS,
+    MEMORY_QUERY_TERMS,
+    MEMORY_SEARCH_RESULTS,
+    SHOWN_NAME_CHARS,
+    SHOWN_VALUE_CHARS,
+)
+from .._provider import RecordedCall, ToolOutput
 
 __all__ = ["MemoryStore", "sample_notes"]
 
 #: The file types a folder of notes is indexed from.
 NOTE_SUFFIXES = (".txt", ".md")
-
 _SCHEMA = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS memories USING fts5(id UNINDEXED, title, body, tokenize='porter')"
 )
@@ -208,7 +215,7 @@ class MemoryStore:
             ids = arguments.get("ids")
             if set(arguments) != {"ids"} or not isinstance(ids, list) or not ids:
                 return ToolOutput(
-                    'memory_read takes {"ids": ["M1", ...]}, ids that memory_search listed', True
+                    'memory_read takes {"ids": ["M1", ...]}, ids that memory_search listed', is_error=True
                 )
             wanted = list(dict.fromkeys(id for id in ids if isinstance(id, str)))
             notes = self.read(wanted)
@@ -216,15 +223,17 @@ class MemoryStore:
             self._opened.update(found)
             missing = [id for id in ids if not isinstance(id, str) or id not in found]
             if missing:
-                shown = ", ".join(_json(id)[:20] for id in missing[:5])
-                return ToolOutput(f"no note has the id {shown}; use the ids memory_search lists", True)
+                named = ", ".join(_shown_id(id) for id in missing[:MEMORY_MISSING_IDS_SHOWN])
+                return ToolOutput(
+                    f"no note has the id {named}; use the ids memory_search lists", is_error=True
+                )
             return ToolOutput(
                 _json({"records": [{"id": id, "title": title, "text": body} for id, title, body in notes]})
             )
-        return ToolOutput(f"there is no tool {json.dumps(name)[:80]} here", is_error=True)
+        return ToolOutput(f"there is no tool {quoted(name, SHOWN_NAME_CHARS)} here", is_error=True)
 
-    def restore(self, calls: Sequence[tuple[str, dict[str, Any], ToolOutput]]) -> None:
-        """List and open again the ids of a resumed run's searches and reads (see RoutingLoop)."""
+    def restore(self, calls: Sequence[RecordedCall]) -> None:
+        """List and open again the ids of a resumed run's searches and reads (a RestorableToolProvider)."""
         for name, arguments, output in calls:
             ids = arguments.get("ids")
             if name == "memory_read" and not output.is_error and isinstance(ids, list):
@@ -256,6 +265,11 @@ def _note(text: str) -> tuple[str, str]:
     if not lines:
         return ("(untitled)", "")
     return (lines[0].lstrip("#").strip() or "(untitled)", "\n".join(lines[1:]).strip())
+
+
+def _shown_id(id: object) -> str:
+    """An id the model sent, bounded: quoted when it is text, its repr when it is another JSON value."""
+    return quoted(id, SHOWN_VALUE_CHARS) if isinstance(id, str) else shown(id, SHOWN_VALUE_CHARS)
 
 
 def _json(value: Any) -> str:

@@ -1,39 +1,27 @@
-"""route_schema, route_choices and route_tool_names, and every refusal of a bad catalogue."""
+"""route_schema, route_choices and route_tool_names; the catalogue checks under them, and every refusal."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
+from support.catalogues import SEARCH_PARAMETERS, declared
 
 from toolrouting import CatalogueError, route_choices, route_schema, route_tool_names
+from toolrouting._catalogue import CheckedTool, checked_catalogue
 
-
-def tool(name: str, description: str | None = None, parameters: Any = None) -> dict[str, Any]:
-    function: dict[str, Any] = {"name": name}
-    if description is not None:
-        function["description"] = description
-    if parameters is not None:
-        function["parameters"] = parameters
-    return {"type": "function", "function": function}
-
-
-SEARCH_PARAMS = {
-    "type": "object",
-    "properties": {"query": {"type": "string"}},
-    "required": ["query"],
-}
 READ_PARAMS = {
     "type": "object",
     "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
     "required": ["ids"],
 }
 TOOLS = [
-    tool("memory_search", "Search memories.", SEARCH_PARAMS),
-    tool("memory_read", "Read memories by id.", READ_PARAMS),
+    declared("memory_search", "Search memories.", SEARCH_PARAMETERS),
+    declared("memory_read", "Read memories by id.", READ_PARAMS),
 ]
 
 
@@ -49,7 +37,7 @@ def test_schema_is_exactly_the_specified_shape() -> None:
             {
                 "type": "object",
                 "description": "Search memories.",
-                "properties": {"tool": {"const": "memory_search"}, "arguments": SEARCH_PARAMS},
+                "properties": {"tool": {"const": "memory_search"}, "arguments": SEARCH_PARAMETERS},
                 "required": ["tool", "arguments"],
                 "additionalProperties": False,
             },
@@ -77,13 +65,13 @@ def test_tool_comes_first_in_properties_and_required() -> None:
 
 
 def test_description_only_when_the_tool_has_one() -> None:
-    schema = route_schema([tool("ping")])
+    schema = route_schema([declared("ping")])
     assert "description" not in schema["anyOf"][0]
     assert list(schema["anyOf"][0]) == ["type", "properties", "required", "additionalProperties"]
 
 
 def test_tool_without_parameters_takes_exactly_the_empty_object() -> None:
-    arguments = route_schema([tool("ping")])["anyOf"][0]["properties"]["arguments"]
+    arguments = route_schema([declared("ping")])["anyOf"][0]["properties"]["arguments"]
     assert arguments == {"type": "object", "properties": {}, "additionalProperties": False}
 
 
@@ -95,7 +83,7 @@ def test_empty_catalogue_offers_only_none() -> None:
 
 def test_catalogue_order_is_kept() -> None:
     names = [f"t{i}" for i in range(50)][::-1]
-    schema = route_schema([tool(n) for n in names])
+    schema = route_schema([declared(n) for n in names])
     assert [alt["properties"]["tool"]["const"] for alt in schema["anyOf"]] == [*names, "none"]
 
 
@@ -124,29 +112,29 @@ def test_schema_is_a_valid_json_schema() -> None:
 @pytest.mark.parametrize(
     ("entries", "index", "reason"),
     [
-        ([tool("a"), {"type": "retrieval", "function": {"name": "b"}}], 1, '"type": "function"'),
+        ([declared("a"), {"type": "retrieval", "function": {"name": "b"}}], 1, '"type": "function"'),
         ([{"function": {"name": "a"}}], 0, '"type": "function"'),
-        ([tool("a"), "memory_search"], 1, "a mapping, not str"),
+        ([declared("a"), "memory_search"], 1, "a mapping, not str"),
         ([{"type": "function"}], 0, 'no "function" mapping'),
         ([{"type": "function", "function": {"description": "x"}}], 0, "has no name"),
-        ([tool("")], 0, "blank"),
-        ([tool("   ")], 0, "blank"),
-        ([{"type": "function", "function": {"name": 7}}], 0, "not a string"),
-        ([tool("a"), tool("b"), tool("a")], 2, "used twice (first by entry 0)"),
-        ([tool("a"), tool("none")], 1, "indistinguishable from the handoff"),
-        ([tool("a", parameters={"type": "array"})], 0, "not an object schema"),
-        ([tool("a", parameters={"properties": {}})], 0, "not an object schema"),
-        ([tool("a", parameters=["type", "object"])], 0, "not an object schema"),
-        ([tool("a", parameters={"type": "object", "x": {1}})], 0, "/parameters/x is a set"),
-        ([tool("a", parameters={"type": "object", "x": float("nan")})], 0, "/parameters/x is nan"),
-        ([tool("a", parameters={"type": "object", 1: "x"})], 0, "key that is not a string"),
-        ([tool("a", description=["x"])], 0, "description"),
-        ([tool("two words")], 0, "whitespace or control character (U+0020) at position 3"),
-        ([tool("tab\tname")], 0, "U+0009"),
-        ([tool("line\nbreak")], 0, "U+000A"),
-        ([tool("nbsp\u00a0name")], 0, "U+00A0"),
-        ([tool("zero\u200bwidth")], 0, "U+200B"),
-        ([tool("bidi\u202ename")], 0, "U+202E"),
+        ([declared("")], 0, "blank"),
+        ([declared("   ")], 0, "blank"),
+        ([declared(7)], 0, "not a string"),
+        ([declared("a"), declared("b"), declared("a")], 2, "used twice (first by entry 0)"),
+        ([declared("a"), declared("none")], 1, "indistinguishable from the handoff"),
+        ([declared("a", parameters={"type": "array"})], 0, "not an object schema"),
+        ([declared("a", parameters={"properties": {}})], 0, "not an object schema"),
+        ([declared("a", parameters=["type", "object"])], 0, "not an object schema"),
+        ([declared("a", parameters={"type": "object", "x": {1}})], 0, "/parameters/x is a set"),
+        ([declared("a", parameters={"type": "object", "x": float("nan")})], 0, "/parameters/x is nan"),
+        ([declared("a", parameters={"type": "object", 1: "x"})], 0, "key that is not a string"),
+        ([declared("a", description=["x"])], 0, "description"),
+        ([declared("two words")], 0, "whitespace or control character (U+0020) at position 3"),
+        ([declared("tab\tname")], 0, "U+0009"),
+        ([declared("line\nbreak")], 0, "U+000A"),
+        ([declared("nbsp\u00a0name")], 0, "U+00A0"),
+        ([declared("zero\u200bwidth")], 0, "U+200B"),
+        ([declared("bidi\u202ename")], 0, "U+202E"),
     ],
 )
 def test_bad_catalogues_are_refused_with_index_and_reason(
@@ -173,7 +161,7 @@ def test_self_referencing_parameters_are_refused() -> None:
     parameters: dict[str, Any] = {"type": "object", "properties": {}}
     parameters["properties"]["loop"] = parameters
     with pytest.raises(CatalogueError, match="nests too deeply or refers to itself"):
-        route_schema([tool("a", parameters=parameters)])
+        route_schema([declared("a", parameters=parameters)])
 
 
 @pytest.mark.parametrize("catalogue", [{"type": "function"}, "tools", None, 3])
@@ -183,4 +171,27 @@ def test_a_catalogue_is_a_sequence(catalogue: Any) -> None:
 
 
 def test_non_ascii_letters_make_a_valid_name() -> None:
-    assert route_tool_names([tool("récupérer_mémoire"), tool("検索")]) == ["récupérer_mémoire", "検索"]
+    assert route_tool_names([declared("récupérer_mémoire"), declared("検索")]) == [
+        "récupérer_mémoire",
+        "検索",
+    ]
+
+
+def test_checked_entries_carry_their_position_and_a_detached_copy() -> None:
+    catalogue = copy.deepcopy(TOOLS)
+    checked = checked_catalogue(catalogue)
+    assert [(t.position, t.name, t.description) for t in checked] == [
+        (0, "memory_search", "Search memories."),
+        (1, "memory_read", "Read memories by id."),
+    ]
+    assert checked[0].parameters == SEARCH_PARAMETERS
+    assert checked[0].parameters is not catalogue[0]["function"]["parameters"]
+    assert checked_catalogue([declared("ping")])[0].parameters == {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        checked[0].name = "x"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        CheckedTool(0, "ping", None, {})  # type: ignore[misc]

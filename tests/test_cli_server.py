@@ -1,0 +1,432 @@
+"""The command line against a real HTTP server on loopback: keys, sampling, prompts, stdin, models, exits.
+
+The server is http.server in a thread, speaking just enough of the OpenAI and Ollama APIs:
+chat completions answered from a queue, ``/v1/models`` and ``/api/tags``, and a key it
+demands like a real one, echoing a wrong key in its 401 body as OpenAI's API does, so the
+tests see that the command line hides it.
+"""
+
+from __future__ import annotations
+
+import collections
+import http.server
+import importlib.metadata
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolrouting
+from toolrouting._backends.models import models_url
+from toolrouting._cli import main
+from toolrouting.demo import SYSTEM_PROMPT
+
+ROOT = Path(__file__).resolve().parent.parent
+QUESTION = "What does the latch on the storage-room door do?"
+SEARCH = '{"tool": "memory_search", "arguments": {"query": "latch"}}'
+NONE = '{"tool": "none"}'
+#: A key no output could contain by chance.
+KEY = "sk-toolrouting-test-7Qx2Vb9Lw4Rk"
+MODELS = ["smollm2-135m", "qwen2.5-0.5b"]
+
+
+class LoopbackServer(http.server.ThreadingHTTPServer):
+    """A model server on 127.0.0.1: ``replies`` answer chat completions in turn, ``requests`` records."""
+
+    def __init__(self, key: str | None = None) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.key = key
+        self.replies: collections.deque[tuple[int, str]] = collections.deque()
+        self.requests: list[dict[str, Any]] = []
+        self.received = threading.Event()
+        self.release = threading.Event()
+        self.hold = False
+        self.url = f"http://127.0.0.1:{self.server_address[1]}"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client interrupted mid-request (the Ctrl-C test) leaves a broken pipe: expected.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+    def chat_bodies(self) -> list[dict[str, Any]]:
+        return [r["body"] for r in self.requests if r["path"].endswith("/chat/completions")]
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server: LoopbackServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep the test output clean
+        pass
+
+    def do_GET(self) -> None:
+        if not self._authorised(None):
+            return
+        if self.path == "/v1/models":
+            self._json(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in MODELS]})
+        elif self.path == "/api/tags":
+            self._json(200, {"models": [{"name": f"{m}:latest", "size": 1} for m in MODELS]})
+        else:
+            self._json(404, {"error": "not found"})
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if not self._authorised(body):
+            return
+        self.server.received.set()
+        if self.server.hold:
+            self.server.release.wait(30)
+        status, text = self.server.replies.popleft() if self.server.replies else (200, NONE)
+        if status != 200:
+            self._json(status, {"error": {"message": text}})
+            return
+        choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        self._json(200, {"object": "chat.completion", "choices": [choice], "usage": {}})
+
+    def _authorised(self, body: Any) -> bool:
+        given = self.headers.get("Authorization")
+        self.server.requests.append({"path": self.path, "authorization": given, "body": body})
+        if self.server.key is None or given == f"Bearer {self.server.key}":
+            return True
+        # OpenAI's own 401 quotes the key it was given; the command line must not show it.
+        self._json(401, {"error": {"message": f"Incorrect API key provided: {given}"}})
+        return False
+
+    def _json(self, status: int, value: Any) -> None:
+        data = json.dumps(value).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def _serve(key: str | None) -> Iterator[LoopbackServer]:
+    server = LoopbackServer(key)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.release.set()
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackServer]:
+    yield from _serve(None)
+
+
+@pytest.fixture
+def keyed() -> Iterator[LoopbackServer]:
+    """A server that demands :data:`KEY`."""
+    yield from _serve(KEY)
+
+
+@pytest.fixture(autouse=True)
+def no_ambient_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A developer's own OPENAI_API_KEY must not change what these tests send.
+    monkeypatch.delenv("TOOLROUTING_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+
+def _python_m(
+    *args: str, stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if k not in ("TOOLROUTING_API_KEY", "OPENAI_API_KEY")}
+    return subprocess.run(
+        [sys.executable, "-m", "toolrouting", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**environment, "OMP_WAIT_POLICY": "passive", **(env or {})},
+        timeout=120,
+        check=False,
+    )
+
+
+def _run(url: str, *more: str) -> list[str]:
+    return ["run", QUESTION, "--base-url", url, *more]
+
+
+def test_the_key_goes_as_a_bearer_header_and_never_into_any_output(
+    keyed: LoopbackServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    transcript = tmp_path / "run.jsonl"
+    # The server quotes the key in a 500, which the retry line and the run's end both show.
+    keyed.replies.extend([(500, f"overloaded; key {KEY}"), (200, SEARCH), (200, NONE), (200, "It locks.")])
+    argv = _run(keyed.url, "--api-key", KEY, "--answer", "--json", "--transcript", str(transcript))
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert {r["authorization"] for r in keyed.requests} == {f"Bearer {KEY}"}
+    assert json.loads(out)["answer"] == "It locks."
+    assert "retry 1" in err
+    assert "[api key hidden]" in err
+    for text in (out, err, transcript.read_text(encoding="utf-8")):
+        assert KEY not in text
+
+
+@pytest.mark.parametrize("variable", ["TOOLROUTING_API_KEY", "OPENAI_API_KEY"])
+def test_the_key_comes_from_the_environment_when_no_flag_names_it(
+    keyed: LoopbackServer, variable: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(variable, KEY)
+    assert main(["models", "--base-url", keyed.url]) == 0
+    assert capsys.readouterr().out.splitlines() == MODELS
+    assert keyed.requests[-1]["authorization"] == f"Bearer {KEY}"
+
+
+def test_the_flag_wins_over_the_environment_and_toolrouting_over_openai(
+    keyed: LoopbackServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-the-openai-one")
+    monkeypatch.setenv("TOOLROUTING_API_KEY", KEY)
+    assert main(["models", "--base-url", keyed.url]) == 0
+    monkeypatch.setenv("TOOLROUTING_API_KEY", "sk-stale-one")
+    assert main(["models", "--base-url", keyed.url, "--api-key", KEY]) == 0
+    assert [r["authorization"] for r in keyed.requests] == [f"Bearer {KEY}"] * 2
+    capsys.readouterr()
+
+
+def test_a_401_names_the_missing_key_and_how_to_pass_it(
+    keyed: LoopbackServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(_run(keyed.url)) == 1
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("BackendHTTPError: POST ")
+    assert "HTTP 401" in last
+    assert last.endswith(
+        "no API key was sent: pass --api-key KEY or set TOOLROUTING_API_KEY (or OPENAI_API_KEY)"
+    )
+    assert keyed.requests[0]["authorization"] is None
+
+
+def test_a_refused_key_is_named_by_its_source_and_never_shown(
+    keyed: LoopbackServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wrong = "sk-wrong-but-secret-3Jd8"
+    monkeypatch.setenv("TOOLROUTING_API_KEY", wrong)
+    assert main(["models", "--base-url", keyed.url]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"BackendHTTPError: GET {keyed.url}/v1/models answered HTTP 401")
+    assert "Incorrect API key provided: Bearer [api key hidden]" in err
+    assert err.endswith(
+        "the key from TOOLROUTING_API_KEY was refused: check it, or pass another with --api-key KEY\n"
+    )
+    assert wrong not in err
+    assert main([*_run(keyed.url), "--api-key", wrong]) == 1
+    err = capsys.readouterr().err
+    assert "the key from --api-key was refused" in err
+    assert wrong not in err
+
+
+def test_key_usage_errors_never_show_the_key(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", QUESTION, "--api-key", KEY]) == 2
+    err = capsys.readouterr().err
+    assert "--api-key is for a server named with --base-url" in err
+    assert main(["models", "--base-url", "http://127.0.0.1:9", "--api-key", f"{KEY}\n"]) == 2
+    err = capsys.readouterr().err
+    assert "must be printable ASCII text" in err
+    assert KEY not in err
+
+
+def test_sampling_options_reach_the_routed_requests_and_the_answer(
+    server: LoopbackServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.replies.extend([(200, SEARCH), (200, NONE), (200, "It locks by itself.")])
+    sampling = ["--temperature", "0.7", "--top-p", "0.9", "--seed", "11", "--answer"]
+    assert main([*_run(server.url, "--cap", "64", "--answer-tokens", "99"), *sampling]) == 0
+    assert capsys.readouterr().out.endswith("It locks by itself.\n")
+    bodies = server.chat_bodies()
+    assert len(bodies) == 3
+    for body in bodies:
+        assert (body["temperature"], body["top_p"], body["seed"]) == (0.7, 0.9, 11)
+    assert [body["max_tokens"] for body in bodies] == [64, 64, 99]
+    assert ["response_format" in body for body in bodies] == [True, True, False]
+    assert main(_run(server.url)) == 0
+    default = server.chat_bodies()[-1]
+    assert default["temperature"] == 0.0
+    assert "top_p" not in default
+    assert "seed" not in default
+
+
+def test_system_text_is_added_to_the_demo_prompt(
+    server: LoopbackServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*_run(server.url), "--system", "Answer in French."]) == 0
+    system = server.chat_bodies()[-1]["messages"][0]
+    assert system == {"role": "system", "content": f"{SYSTEM_PROMPT}\n\nAnswer in French."}
+    instructions = tmp_path / "system.txt"
+    instructions.write_text("Cite the note ids.\n", encoding="utf-8")
+    assert main([*_run(server.url), "--system-file", str(instructions)]) == 0
+    assert server.chat_bodies()[-1]["messages"][0]["content"] == f"{SYSTEM_PROMPT}\n\nCite the note ids."
+    capsys.readouterr()
+    for bad, problem in [
+        (["--system", "x", "--system-file", str(instructions)], "not allowed with argument"),
+        (["--system-file", str(tmp_path / "absent.txt")], "--system-file"),
+        (["--system", "  "], "--system adds nothing"),
+    ]:
+        assert main([*_run(server.url), *bad]) == 2
+        assert problem in capsys.readouterr().err
+    resume = ["run", "--resume", "--transcript", str(tmp_path / "t.jsonl"), "--system", "x"]
+    assert main(resume) == 2
+    assert "--resume takes no --system" in capsys.readouterr().err
+
+
+def test_the_question_comes_from_stdin_when_it_is_not_a_terminal(
+    server: LoopbackServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = ["run", "--base-url", server.url]
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{QUESTION}\n"))
+    assert main(base) == 0
+    monkeypatch.setattr("sys.stdin", io.StringIO("How do I prime the pump?"))
+    assert main([*base, "-"]) == 0
+    asked = [body["messages"][1]["content"] for body in server.chat_bodies()]
+    assert asked == [QUESTION, "How do I prime the pump?"]
+    monkeypatch.setattr("sys.stdin", io.StringIO(" \n"))
+    assert main(base) == 2
+    assert "the question is missing" in capsys.readouterr().err
+
+
+def test_a_terminal_is_never_read_for_the_question(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+        def read(self, size: int | None = -1) -> str:
+            raise AssertionError("the terminal was read")
+
+    monkeypatch.setattr("sys.stdin", Terminal())
+    assert main(["run", "--base-url", "http://127.0.0.1:9"]) == 2
+    assert "the question is missing" in capsys.readouterr().err
+
+
+def test_stdin_as_a_process_reads_utf8_and_refuses_other_bytes(server: LoopbackServer) -> None:
+    done = _python_m("run", "--base-url", server.url, "-q", stdin="Où est la clé ?\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert server.chat_bodies()[-1]["messages"][1]["content"] == "Où est la clé ?"
+    latin1 = subprocess.run(
+        [sys.executable, "-m", "toolrouting", "run", "--base-url", server.url],
+        input="clé".encode("latin-1"),
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert latin1.returncode == 2
+    assert b"stdin is not UTF-8 text" in latin1.stderr
+
+
+def test_quiet_prints_no_progress_only_the_outcome(
+    server: LoopbackServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.replies.extend([(200, SEARCH), (200, NONE)])
+    assert main([*_run(server.url), "--quiet"]) == 0
+    assert capsys.readouterr() == ("ended: handoff after 2 rounds, 1 tool call\n", "")
+    assert main([*_run(server.url), "-q", "--dialect", "ollama"]) == 2  # errors still show
+    assert "name one with --model (toolrouting models lists them)" in capsys.readouterr().err
+
+
+def test_models_lists_what_the_server_offers(
+    server: LoopbackServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["models", "--base-url", f"{server.url}/v1"]) == 0
+    assert capsys.readouterr().out == "".join(f"{m}\n" for m in MODELS)
+    assert main(["models", "--base-url", server.url, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == MODELS
+    assert main(["models", "--base-url", server.url, "--dialect", "ollama"]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"{m}:latest" for m in MODELS]
+    assert [r["path"] for r in server.requests] == ["/v1/models", "/v1/models", "/api/tags"]
+
+
+def test_models_errors(server: LoopbackServer, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["models"]) == 2
+    assert "the following arguments are required: --base-url" in capsys.readouterr().err
+    assert main(["models", "--base-url", "ftp://host"]) == 2
+    assert "base_url needs http:// or https://" in capsys.readouterr().err
+    assert main(["models", "--base-url", f"{server.url}/v2/elsewhere/v1/models/x"]) == 1
+    assert capsys.readouterr().err.startswith("BackendHTTPError: GET ")
+    server.shutdown()
+    server.server_close()
+    assert main(["models", "--base-url", server.url]) == 1
+    assert capsys.readouterr().err.startswith("BackendConnectError: could not get ")
+
+
+@pytest.mark.parametrize(
+    ("given", "dialect", "expected"),
+    [
+        ("http://h:8080", "openai", "http://h:8080/v1/models"),
+        ("http://h:8080/v1/", "llama.cpp", "http://h:8080/v1/models"),
+        ("http://h:8080/v1/models", "openai", "http://h:8080/v1/models"),
+        ("https://h/proxy/v1", "openai", "https://h/proxy/v1/models"),
+        ("http://h:11434", "ollama", "http://h:11434/api/tags"),
+        ("http://h:11434/api", "ollama", "http://h:11434/api/tags"),
+        ("http://h:11434/v1", "ollama", "http://h:11434/api/tags"),
+    ],
+)
+def test_models_url_takes_any_root_a_client_is_given(given: str, dialect: str, expected: str) -> None:
+    assert models_url(given, dialect) == expected
+
+
+def test_version_names_both_packages_without_loading_llama_cpp() -> None:
+    script = (
+        "import sys; from toolrouting._cli import main; code = main(['--version']); "
+        "assert 'llama_cpp' not in sys.modules; sys.exit(code)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    try:
+        llama = f"llama-cpp-python {importlib.metadata.version('llama-cpp-python')}"
+    except importlib.metadata.PackageNotFoundError:
+        llama = "llama-cpp-python not installed"
+    assert done.stdout.startswith(f"toolrouting {toolrouting.__version__} ({llama}")
+
+
+def test_each_exit_status_as_a_process(keyed: LoopbackServer, tmp_path: Path) -> None:
+    assert _python_m("--version").returncode == 0
+    assert _python_m("models", "--base-url", keyed.url).returncode == 1
+    assert _python_m("run", "--cap", "zero", QUESTION).returncode == 2
+    # 130: Ctrl-C while the server holds the first request.
+    keyed.hold = True
+    process = subprocess.Popen(
+        [sys.executable, "-m", "toolrouting", *_run(keyed.url), "--transcript", str(tmp_path / "t.jsonl")],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "OMP_WAIT_POLICY": "passive", "TOOLROUTING_API_KEY": KEY},
+    )
+    try:
+        assert keyed.received.wait(60), "the run never reached the server"
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        keyed.release.set()
+    assert process.returncode == 130
+    assert err.splitlines()[-1] == "toolrouting: interrupted"
+    assert out == ""
+
+
+def test_a_model_name_with_control_characters_stays_on_one_line() -> None:
+    from toolrouting._cli.models import _one_line
+
+    assert _one_line("qwen2.5:0.5b") == "qwen2.5:0.5b"
+    assert _one_line("evil\nname\x1b[2J") == "evil\\nname\\x1b[2J"

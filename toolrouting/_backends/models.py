@@ -1,0 +1,98 @@
+"""What a server offers: the model names its ``/v1/models`` (or Ollama's ``/api/tags``) lists.
+
+Most servers need ``model=`` to name one of them (Ollama always does), and a user rarely knows
+the exact spelling, so the command line's ``models`` asks the server rather than guessing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from .._errors import BackendConnectError, BackendHTTPError, BackendResponseError, BackendTimeout
+from .._limits import DEFAULT_REQUEST_TIMEOUT, MAX_BODY_QUOTE, MAX_MODEL_LIST_BYTES
+from .dialects import get_dialect
+from .http import endpoint_url
+
+__all__ = ["list_models", "models_url"]
+
+#: Where each server family lists its models. OpenAI API reference "List models" (GET
+#: /v1/models, {"data": [{"id": ...}]}), which vLLM, SGLang, LM Studio, llama.cpp's
+#: llama-server, llama-cpp-python's server and KoboldCpp copy; ollama docs/api.md "List Local
+#: Models" (GET /api/tags, {"models": [{"name": ...}]}).
+_PATHS = {"ollama": "/api/tags"}
+_OPENAI_PATH = "/v1/models"
+
+
+def models_url(base_url: str, dialect: str = "openai") -> str:
+    """The URL that lists ``base_url``'s models; ``base_url`` is a server root, its API root, or that URL."""
+    return endpoint_url(base_url, _PATHS.get(get_dialect(dialect).name, _OPENAI_PATH))
+
+
+def list_models(
+    base_url: str,
+    *,
+    dialect: str = "openai",
+    api_key: str | None = None,
+    timeout: float = DEFAULT_REQUEST_TIMEOUT,
+) -> tuple[str, ...]:
+    """The names of the models the server at ``base_url`` offers, in its order.
+
+    A key goes as ``Authorization: Bearer``, as for completions; every failure is a
+    :class:`~toolrouting.BackendError` whose message says what to check.
+    """
+    if api_key is not None and not (api_key.isascii() and api_key.isprintable()):
+        raise ValueError("api_key goes in an HTTP header, so it must be printable ASCII text")
+    url = models_url(base_url, dialect)
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    body = _get(url, headers, timeout)
+    return _names(url, body, ollama=url.endswith(_PATHS["ollama"]))
+
+
+def _get(url: str, headers: dict[str, str], timeout: float) -> Any:
+    try:
+        with httpx.Client(timeout=timeout) as client, client.stream("GET", url, headers=headers) as response:
+            received = bytearray()
+            for chunk in response.iter_bytes():
+                received += chunk
+                if len(received) > MAX_MODEL_LIST_BYTES:
+                    raise BackendResponseError(
+                        f"{url} answered more than MAX_MODEL_LIST_BYTES ({MAX_MODEL_LIST_BYTES:,} bytes); "
+                        "a list of models is far smaller, so check that base_url points at the model server"
+                    )
+    except httpx.TimeoutException as error:
+        raise BackendTimeout(f"{url} did not answer within the timeout of {timeout:g} s") from error
+    except httpx.HTTPError as error:
+        raise BackendConnectError(
+            f"could not get {url} ({type(error).__name__}: {error}); is the server running and listening "
+            "there?"
+        ) from error
+    text = bytes(received).decode("utf-8", "replace")
+    quoted = text[:MAX_BODY_QUOTE]
+    shown = json.dumps(quoted, ensure_ascii=False) + ("…" if len(text) > MAX_BODY_QUOTE else "")
+    status = response.status_code
+    if status != 200:
+        hint = "check api_key" if status in (401, 403) else "check base_url and the dialect"
+        message = f"GET {url} answered HTTP {status} {response.reason_phrase[:40]}: {shown}; {hint}"
+        raise BackendHTTPError(status, url, quoted, message)
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise BackendResponseError(
+            f"{url} answered a body that is not JSON: {shown}; check that base_url points at the server's API"
+        ) from None
+
+
+def _names(url: str, body: Any, *, ollama: bool) -> tuple[str, ...]:
+    member, key = ("models", "name") if ollama else ("data", "id")
+    entries = body.get(member) if isinstance(body, dict) else None
+    if not isinstance(entries, list):
+        raise BackendResponseError(
+            f'{url} answered no "{member}" list, so it is not a model list; '
+            "check that base_url points at the model server and that the dialect matches it"
+        )
+    return tuple(
+        entry[key] for entry in entries if isinstance(entry, dict) and isinstance(entry.get(key), str)
+    )

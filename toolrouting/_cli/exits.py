@@ -1,0 +1,21 @@
+"""The exit statuses of ``toolrouting``: what a script may rely on, tabled in docs/cli.md."""
+
+from __future__ import annotations
+
+__all__ = ["DONE", "EXIT_STATUSES", "FAILED", "INTERRUPTED", "USAGE"]
+
+DONE = 0
+FAILED = 1
+USAGE = 2
+#: 128 + SIGINT, as a shell reports a command that Ctrl-C ended.
+INTERRUPTED = 130
+
+#: Each status and when a command exits with it.
+EXIT_STATUSES: dict[int, str] = {
+    DONE: "done: the run ended, the schema or the model list was printed, `parse` accepted the reply, "
+    "`preflight` found nothing the compiler refuses",
+    FAILED: "a run or backend error, shown as one line `ErrorType: message` on stderr; `parse` refused "
+    "the reply; `preflight` found what the compiler refuses",
+    USAGE: "usage: an unknown command or option, a bad value, a missing file or question",
+    INTERRUPTED: "interrupted (Ctrl-C); a run with `--transcript` can go on with `--resume`",
+}

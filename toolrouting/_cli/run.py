@@ -1,0 +1,221 @@
+"""``toolrouting run``: a routing run over a memory store, on the embedded model or a server.
+
+Progress goes to stderr as it happens (none with ``--quiet``); the outcome goes to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+from pathlib import Path
+
+from .._backends import Backend, Message
+from .._limits import DEFAULT_ANSWER_TOKENS, DEFAULT_MAX_ROUNDS, DEFAULT_ROUTING_CAP
+from .._loop import RoutingLoop, RunResult
+from .._settings import Settings
+from ..demo import SYSTEM_PROMPT, MemoryStore
+from .arguments import Subparsers, UsageError, non_negative, positive, stdin_text
+from .exits import DONE
+from .progress import Progress
+from .server import add_server_options, api_key, explained_refusal, redact
+
+__all__ = ["add_run"]
+
+
+def add_run(subparsers: Subparsers) -> None:
+    """Register ``run`` and its options."""
+    parser = subparsers.add_parser(
+        "run",
+        help="answer a question with a routing run over a memory store",
+        description="Run a retrieval phase on QUESTION: each round the model chooses one action "
+        "(memory_search, memory_read or none) under a grammar, the tool runs, and its result goes "
+        "back, until the model answers none. Progress goes to stderr as it happens; the outcome goes "
+        "to stdout. With no options it uses the embedded default model (SmolLM2-135M-Instruct) and "
+        "the demo notes.",
+    )
+    parser.add_argument(
+        "question",
+        nargs="?",
+        metavar="QUESTION",
+        help="the question to answer; - reads it from stdin, as does none when stdin is not a terminal",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="MODEL",
+        help="a GGUF file for the embedded model, or with --base-url the server's model name "
+        "(toolrouting models lists them)",
+    )
+    add_server_options(parser)
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help="a memory database this store made, or a folder of .txt/.md notes (default: the demo notes)",
+    )
+    system = parser.add_mutually_exclusive_group()
+    system.add_argument("--system", metavar="TEXT", help="instructions added to the demo's system prompt")
+    system.add_argument("--system-file", metavar="PATH", help="the same, read from a UTF-8 file")
+    parser.add_argument(
+        "--cap",
+        type=positive,
+        default=DEFAULT_ROUTING_CAP,
+        metavar="N",
+        help="completion cap of every routing request in tokens; the lower of this and --answer-tokens "
+        "applies (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--max-rounds",
+        type=positive,
+        default=DEFAULT_MAX_ROUNDS,
+        metavar="N",
+        help="rounds before the model is told to hand off (default: %(default)s)",
+    )
+    parser.add_argument("--answer", action="store_true", help="after the handoff, ask for a final answer")
+    parser.add_argument(
+        "--answer-tokens",
+        type=positive,
+        default=DEFAULT_ANSWER_TOKENS,
+        metavar="N",
+        help="the backend's own completion cap, which the final answer gets; a routing cap only ever "
+        "lowers it (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--transcript", metavar="PATH", help="write every message to PATH as JSON Lines, as it is committed"
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="continue the run in --transcript instead of starting one"
+    )
+    parser.add_argument("--json", action="store_true", help="print the outcome as one JSON document")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument(
+        "--temperature",
+        type=non_negative,
+        default=0.0,
+        metavar="T",
+        help="sampling temperature of the routed decisions and the answer (default: %(default)s, greedy)",
+    )
+    parser.add_argument("--top-p", type=non_negative, metavar="P", help="nucleus sampling of every request")
+    parser.add_argument("--seed", type=int, metavar="N", help="sampling seed of every request")
+    parser.add_argument(
+        "--threads",
+        type=positive,
+        metavar="N",
+        help="threads of the embedded model (default: llama-cpp-python's, half the cores)",
+    )
+    parser.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.resume:
+        _check_resume(args)
+    messages = None if args.resume else _messages(args)
+    store = _store(args.db)
+    progress = None if args.quiet else Progress(sys.stderr, functools.partial(redact, args=args))
+    with store, explained_refusal(api_key(args)), _backend(args) as backend:
+        loop = RoutingLoop(
+            backend,
+            store,
+            cap=args.cap,
+            max_rounds=args.max_rounds,
+            answer=args.answer,
+            on_event=progress,
+            transcript=args.transcript,
+        )
+        result = loop.resume() if messages is None else loop.run(messages)
+    _print_outcome(result, as_json=args.json)
+    return DONE
+
+
+def _check_resume(args: argparse.Namespace) -> None:
+    if not args.transcript:
+        raise UsageError("--resume continues a run from --transcript PATH; name the file")
+    if args.question is not None:
+        raise UsageError("--resume takes no QUESTION: the transcript holds the conversation")
+    if args.system is not None or args.system_file is not None:
+        raise UsageError("--resume takes no --system or --system-file: the transcript holds the prompt")
+
+
+def _messages(args: argparse.Namespace) -> list[Message]:
+    """What the model is told at the start: the demo's prompt, the caller's additions, the question."""
+    system = SYSTEM_PROMPT
+    extra = args.system if args.system_file is None else _read_text(args.system_file, "--system-file")
+    if extra is not None:
+        if not extra.strip():
+            raise UsageError("--system adds nothing: give it the instructions to add to the prompt")
+        system += "\n\n" + extra.strip()
+    return [{"role": "system", "content": system}, {"role": "user", "content": _question(args)}]
+
+
+def _question(args: argparse.Namespace) -> str:
+    question = args.question
+    if question == "-" or (question is None and sys.stdin is not None and not sys.stdin.isatty()):
+        question = stdin_text(errors="strict").strip()
+    if not question:
+        raise UsageError('the question is missing: toolrouting run "What does the latch do?"')
+    return str(question)
+
+
+def _read_text(path: str, option: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"{option} {path}: cannot read it ({error.strerror or error})") from error
+    except UnicodeDecodeError as error:
+        raise UsageError(f"{option} {path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+
+
+def _store(db: str | None) -> MemoryStore:
+    if db is None:
+        return MemoryStore.sample()
+    path = Path(db)
+    if path.is_dir():
+        return MemoryStore.from_folder(path)
+    if not path.is_file():
+        raise UsageError(f"--db {db}: no such database file or folder of notes")
+    return MemoryStore(path)
+
+
+def _backend(args: argparse.Namespace) -> Backend:
+    # Both backends are imported here: the HTTP one needs no llama.cpp, the embedded one no server.
+    settings = Settings(
+        max_tokens=args.answer_tokens, temperature=args.temperature, top_p=args.top_p, seed=args.seed
+    )
+    if args.base_url:
+        if args.threads is not None:
+            raise UsageError("--threads sets the embedded model's threads; a server sets its own")
+        from .._backends import OpenAICompatible
+
+        key = api_key(args)
+        try:
+            return OpenAICompatible(
+                args.base_url,
+                model=args.model,
+                api_key=None if key is None else key.value,
+                dialect=args.dialect,
+                settings=settings,
+            )
+        except ValueError as error:
+            # The backend names its own argument, model=; on the command line it is --model.
+            missing = args.model is None and "model=" in str(error)
+            more = "; name one with --model (toolrouting models lists them)" if missing else ""
+            raise UsageError(f"{error}{more}") from error
+    if args.api_key is not None:
+        raise UsageError("--api-key is for a server named with --base-url; the embedded model needs none")
+    from .._backends import EmbeddedLlama, default_model_path
+
+    model = args.model or str(default_model_path())
+    if not args.quiet:
+        print(f"toolrouting: loading {model}", file=sys.stderr)
+    return EmbeddedLlama(model, settings=settings, n_threads=args.threads)
+
+
+def _print_outcome(result: RunResult, *, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
+        return
+    calls = sum(1 for action in result.actions if action.tool != "none")
+    rounds = "round" if result.rounds == 1 else "rounds"
+    print(f"ended: {result.reason} after {result.rounds} {rounds}, {calls} tool call{'s' * (calls != 1)}")
+    if result.answer is not None:
+        print(result.answer.strip())

@@ -1,0 +1,118 @@
+"""Replay on resume: the state of the run a transcript records, read from its messages alone."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from .._backends import Message
+from .._errors import TranscriptError
+from .._names import NONE_TOOL, tool_name_problem
+from .._parse import Route, parse_route
+from .._provider import ToolOutput
+from .._result_messages import routed_call_id, routed_result_header, split_routed_result
+from .feedback import ANSWER_PROMPT, is_repair_message
+from .run_limits import RunLimits
+from .state import RunState, accepted_action, call_key, tripped_limit
+from .transcript import TranscriptRead
+
+__all__ = ["replayed"]
+
+
+def replayed(read: TranscriptRead, limits: RunLimits, path: str) -> tuple[RunState, str | None]:
+    """The state of the run ``read`` records, and its unanswered last reply if any.
+
+    The header says where the caller's messages end. A version 1 transcript has none: there
+    the caller's conversation ends with a user message and the loop's own messages follow
+    it; the earliest such split wins, so a conversation that itself ends in a run of this
+    loop is continued rather than restarted.
+    """
+    messages = read.messages
+    if read.caller_messages is None:
+        starts = range(1, len(messages) + 1)
+    elif len(messages) < read.caller_messages:
+        raise TranscriptError(
+            path,
+            0,
+            f"it does not hold a routing run: its header counts {read.caller_messages} messages of the "
+            f"caller's and only {len(messages)} were committed; start the run again",
+        )
+    else:
+        starts = range(read.caller_messages, read.caller_messages + 1)
+    for start in starts:
+        if messages[start - 1]["role"] == "user":
+            state = _replayed_from(messages, start, limits)
+            if state is not None:
+                return state
+    raise TranscriptError(path, 0, "it does not hold a routing run (a user message, then the loop's own)")
+
+
+def _replayed_from(
+    messages: tuple[Message, ...], start: int, limits: RunLimits
+) -> tuple[RunState, str | None] | None:
+    """The run, when the loop's own messages begin at ``start``; ``None`` when they cannot."""
+    state = RunState(messages=list(messages))
+    index = start
+    while index < len(messages):
+        reply = messages[index]
+        if reply["role"] != "assistant":
+            return None
+        handoff = parse_route(reply["content"], ())
+        rest = messages[index + 1 :]
+        if handoff.ok and _ends_run(rest):
+            state.actions.append(accepted_action(state.round, handoff))
+            state.done = True
+            state.answer_prompted = bool(rest)
+            state.answer = rest[1]["content"] if len(rest) == 2 else None
+            return state, None
+        if not rest:
+            return state, reply["content"]
+        following = rest[0]
+        if following["role"] != "user":
+            return None
+        content = following["content"]
+        action = None if handoff.ok else _replayed_action(state.round, reply["content"], content)
+        if action is not None:
+            route, output = action
+            state.actions.append(accepted_action(state.round, route))
+            limit, runs = tripped_limit(state, route, limits)
+            if limit is not None:
+                state.limited = limit
+            else:
+                state.runs[call_key(route)] = runs + 1
+                state.replayed_calls.append((str(route.tool), route.arguments or {}, output))
+            state.next_round()
+        elif is_repair_message(content):
+            state.repairs += 1
+        else:
+            return None
+        index += 2
+    return state, None
+
+
+def _replayed_action(round: int, reply: str, result: str) -> tuple[Route, ToolOutput] | None:
+    """The action ``reply`` and its output when ``result`` answers it in ``round``, else ``None``."""
+    split = split_routed_result(result)
+    if split is None:
+        return None
+    try:
+        tool = json.loads(reply).get("tool")
+    except (ValueError, AttributeError, RecursionError):
+        return None
+    if not isinstance(tool, str) or tool == NONE_TOOL or tool_name_problem(tool) is not None:
+        return None
+    route = parse_route(reply, (tool,))
+    call_id = routed_call_id(round)
+    headers = {routed_result_header(tool, call_id, is_error=flag): flag for flag in (False, True)}
+    if not route.ok or route.text != reply or split[0] not in headers:
+        return None
+    return route, ToolOutput(split[1], is_error=headers[split[0]])
+
+
+def _ends_run(rest: Sequence[Message]) -> bool:
+    """Whether the messages after a handoff are what the loop writes after one: nothing, or the
+    answer prompt and perhaps the answer."""
+    if not rest:
+        return True
+    prompted = rest[0]["role"] == "user" and rest[0]["content"] == ANSWER_PROMPT
+    return prompted and (len(rest) == 1 or (len(rest) == 2 and rest[1]["role"] == "assistant"))

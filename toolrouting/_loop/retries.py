@@ -1,0 +1,79 @@
+"""Retries of one request: which backend errors are retried, how long to wait, when to give up."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Generator, Sequence
+
+from .._backends import Backend, Completion, Message
+from .._errors import BackendError, BackendResponseError, RetriesExhaustedError
+from .._limits import DEFAULT_RETRIES, MAX_RETRY_AFTER, RETRY_BACKOFF_BASE, RETRY_BACKOFF_MAX
+from .events import RetryScheduled
+from .run_limits import check_count
+
+__all__ = ["RetryPolicy", "complete"]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RetryPolicy:
+    """How a failed request is retried: ``retries`` times at most, with exponential backoff."""
+
+    retries: int = DEFAULT_RETRIES
+    """Retries of one request after a retryable backend error; 0 fails on the first."""
+    backoff_base: float = RETRY_BACKOFF_BASE
+    backoff_max: float = RETRY_BACKOFF_MAX
+    max_retry_after: float = MAX_RETRY_AFTER
+    """The longest server ``Retry-After`` waited for; a longer one fails the run now."""
+
+    def __post_init__(self) -> None:
+        check_count("retries", self.retries, 0)
+
+    def delay(self, error: BackendError, attempt: int, round: int) -> float:
+        """Seconds to wait before retrying a request that failed ``attempt + 1`` times, the last
+        with ``error``; :class:`RetriesExhaustedError` when it is not to be retried again."""
+        reason = f"{type(error).__name__}: {error}"
+        if attempt >= self.retries:
+            raise RetriesExhaustedError(
+                round, attempt + 1, f"{reason} (retries={self.retries} exhausted)"
+            ) from error
+        if error.retry_after is not None and error.retry_after > self.max_retry_after:
+            raise RetriesExhaustedError(
+                round,
+                attempt + 1,
+                f"{reason} (the server asks to wait {error.retry_after:g} s, "
+                f"over MAX_RETRY_AFTER of {self.max_retry_after:g} s)",
+            ) from error
+        if error.retry_after is not None:
+            return error.retry_after
+        return min(self.backoff_base * 2.0**attempt, self.backoff_max)
+
+
+def complete(
+    backend: Backend,
+    messages: Sequence[Message],
+    policy: RetryPolicy,
+    round: int,
+    sleep: Callable[[float], object],
+) -> Generator[RetryScheduled, None, Completion]:
+    """One request, retried under ``policy`` while the error is retryable; yields each retry."""
+    attempt = 0
+    while True:
+        try:
+            completion: Completion = backend.complete(list(messages))
+        except BackendError as error:
+            if not error.retryable:
+                raise
+            delay = policy.delay(error, attempt, round)
+            attempt += 1
+            yield RetryScheduled(
+                round=round, attempt=attempt, delay=delay, error=f"{type(error).__name__}: {error}"
+            )
+            sleep(delay)
+            continue
+        if not isinstance(completion.text, str):
+            # Committed as it is, it would make a transcript that cannot be read back.
+            raise BackendResponseError(
+                f"{type(backend).__name__}.complete() returned text of type "
+                f"{type(completion.text).__name__}; a completion's text is a str"
+            )
+        return completion

@@ -1,0 +1,81 @@
+"""The state of one run, and the rules a fresh run and a replayed one share to advance it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from .._backends import Message, Usage
+from .._parse import Route
+from .._provider import RecordedCall
+from .result import Action, LimitName
+from .run_limits import RunLimits
+from .transcript import TranscriptWriter
+
+__all__ = ["RunState", "accepted_action", "call_key", "commit", "tripped_limit"]
+
+
+@dataclasses.dataclass
+class RunState:
+    """The mutable state of one run; everything in it can be derived again from the transcript."""
+
+    messages: list[Message]
+    writer: TranscriptWriter | None = None
+    round: int = 1
+    repairs: int = 0
+    """Refused replies so far in this round."""
+    runs: dict[str, int] = dataclasses.field(default_factory=dict)
+    """Times each call (tool and canonical arguments) has run."""
+    limited: LimitName | None = None
+    done: bool = False
+    actions: list[Action] = dataclasses.field(default_factory=list)
+    usage: dict[int, tuple[int, int, int]] = dataclasses.field(default_factory=dict)
+    """Per round: requests, prompt tokens, completion tokens."""
+    answer_prompted: bool = False
+    answer: str | None = None
+    answer_usage: Usage | None = None
+    torn_line: str | None = None
+    replayed_calls: list[RecordedCall] = dataclasses.field(default_factory=list)
+    """On resume: the calls the transcript shows were run, with what they answered."""
+
+    def add_usage(self, usage: Usage) -> None:
+        requests, prompt, completion = self.usage.get(self.round, (0, 0, 0))
+        self.usage[self.round] = (
+            requests + 1,
+            prompt + usage.prompt_tokens,
+            completion + usage.completion_tokens,
+        )
+
+    def next_round(self) -> None:
+        self.round += 1
+        self.repairs = 0
+
+
+def commit(state: RunState, *messages: Message) -> None:
+    """Append ``messages`` to the run; on disk first, as a message is part of the run only once there."""
+    if state.writer is not None and messages:
+        state.writer.append(*messages)
+    state.messages.extend(messages)
+
+
+def accepted_action(round: int, route: Route) -> Action:
+    """The action an accepted route is, in ``round``."""
+    if route.tool is None or route.text is None:
+        raise AssertionError("only an accepted route becomes an action")  # pragma: no cover
+    return Action(round=round, tool=route.tool, arguments=route.arguments, text=route.text)
+
+
+def call_key(route: Route) -> str:
+    """A call's identity for the repeat limit: the tool and its arguments in canonical JSON."""
+    call = [route.tool, route.arguments]
+    return json.dumps(call, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def tripped_limit(state: RunState, route: Route, limits: RunLimits) -> tuple[LimitName | None, int]:
+    """The limit an accepted action trips, if any, and how often the same call has run."""
+    runs = state.runs.get(call_key(route), 0)
+    if state.round > limits.max_rounds:
+        return "max_rounds", runs
+    if runs > limits.max_repeats:
+        return "max_repeats", runs
+    return None, runs
