@@ -56,6 +56,7 @@ from ._errors import (
     ToolRoutingError,
     TranscriptError,
 )
+from ._gbnf import GrammarNote, RouteGrammar, route_grammar
 from ._limits import (
     DEFAULT_MAX_REPAIRS,
     DEFAULT_MAX_REPEATS,
@@ -122,11 +123,13 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "CatalogueError",
     "FunctionSpec",
     "GrammarError",
+    "GrammarNote",
     "MemoryStoreError",
     "ModelLoadError",
     "RepairsExhaustedError",
     "RetriesExhaustedError",
     "Route",
+    "RouteGrammar",
     "RunError",
     "SchemaIgnoredError",
     "Settings",
@@ -138,6 +141,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "can_route",
     "parse_route",
     "route_choices",
+    "route_grammar",
     "route_schema",
     "route_tool_names",
     "routed_backend",
