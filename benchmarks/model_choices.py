@@ -22,9 +22,8 @@ import copy
 import sys
 from typing import Any
 
-from toolrouting import EmbeddedLlama as LlamaCpp
 from toolrouting import (
-    MemoryStore,
+    EmbeddedLlama,
     Message,
     RoutingLoop,
     Settings,
@@ -33,6 +32,7 @@ from toolrouting import (
     route_tool_names,
     routed_backend,
 )
+from toolrouting.demo import SYSTEM_PROMPT, MemoryStore
 
 SEEDS = range(5)
 THREADS = (1, 2)
@@ -88,7 +88,7 @@ def _conversation(tools: list[dict[str, Any]], prompt: str) -> list[Message]:
 
 
 def decisions(
-    backend: LlamaCpp, tools: list[dict[str, Any]], cap: int
+    backend: EmbeddedLlama, tools: list[dict[str, Any]], cap: int
 ) -> tuple[int, int, collections.Counter[str]]:
     """Replies that ran to the cap, replies in all, and the actions chosen (``cut`` for a cut reply)."""
     routed = routed_backend(backend, route_schema(tools), cap)
@@ -102,9 +102,13 @@ def decisions(
     return cut, len(REQUESTS), chosen
 
 
-def demo_run(backend: LlamaCpp) -> str:
+def demo_run(backend: EmbeddedLlama) -> str:
+    conversation: list[Message] = [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": QUESTION},
+    ]
     with MemoryStore.sample() as store:
-        result = RoutingLoop(backend, store, cap=BOUNDED_CAP).run(QUESTION)
+        result = RoutingLoop(backend, store, cap=BOUNDED_CAP).run(conversation)
     tools = " ".join(action.tool for action in result.actions)
     return f"{result.reason} after {result.rounds} rounds: {tools}"
 
@@ -121,7 +125,7 @@ def main() -> int:
         for threads in THREADS:
             for seed in SEEDS if temperature else SEEDS[:1]:
                 settings = Settings(max_tokens=BOUNDED_CAP, temperature=temperature, seed=seed)
-                with LlamaCpp(settings=settings, n_threads=threads, seed=seed) as backend:
+                with EmbeddedLlama(settings=settings, n_threads=threads, seed=seed) as backend:
                     loose = decisions(backend, UNBOUNDED, UNBOUNDED_CAP)
                     tight = decisions(backend, _bounded(UNBOUNDED), BOUNDED_CAP)
                     demo = demo_run(backend)

@@ -1,8 +1,8 @@
 """The tree is the architecture: which part may import which, and only through its front door.
 
-Parts: the flat routing core (``toolrouting._*.py``), then one package each for the backends,
-the loop, the catalogues, the preflight, the demo and the command line. docs/architecture.md
-draws the same table.
+Parts: the flat routing core (``toolrouting._*.py``), then one package each for the route
+grammar, the backends, the loop, the catalogues, the preflight, the demo and the command line.
+docs/architecture.md draws the same table.
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ PACKAGE = Path(toolrouting.__file__).parent
 #: The parts each part may import, besides itself. The core imports no part.
 MAY_IMPORT = {
     "core": set(),
-    "_backends": {"core"},
+    "_grammar": {"core"},
+    "_backends": {"core", "_grammar"},
     "_loop": {"core", "_backends"},
     "_catalogues": {"core"},
-    "_preflight": {"core"},
+    "_preflight": {"core", "_grammar"},
     "demo": {"core"},
-    "_cli": {"core", "_backends", "_loop", "_catalogues", "_preflight", "demo"},
+    "_cli": {"core", "_grammar", "_backends", "_loop", "_catalogues", "_preflight", "demo"},
 }
 
 #: Lines a module may have: one that needs more holds more than one concern.

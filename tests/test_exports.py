@@ -17,6 +17,7 @@ INIT = Path(toolrouting.__file__)
 #: come from: the flat core, or one part's package.
 GROUPS = {
     "the routing core": "toolrouting._",
+    "the route grammar": "toolrouting._grammar.",
     "backends": "toolrouting._backends.",
     "the loop": "toolrouting._loop.",
     "catalogues": "toolrouting._catalogues.",

@@ -9,6 +9,7 @@ modules), then the backends, the loop, the catalogues and the preflight (a packa
 The demo's notes store is ``toolrouting.demo``.
 """
 
+# --- the route grammar: our own compact GBNF for the servers and the model that take one ---
 # --- backends: the seam, the HTTP dialects, the embedded model, the scripted fake ---
 from ._backends import (
     DIALECTS,
@@ -57,6 +58,7 @@ from ._errors import (
     ToolRoutingError,
     TranscriptError,
 )
+from ._grammar import GrammarNote, RouteGrammar, route_grammar
 from ._limits import (
     DEFAULT_MAX_REPAIRS,
     DEFAULT_MAX_REPEATS,
@@ -150,6 +152,10 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "routed_result_text",
     "routing_cap",
     "split_routed_result",
+    # the route grammar
+    "GrammarNote",
+    "RouteGrammar",
+    "route_grammar",
     # backends
     "DIALECTS",
     "Backend",

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 __all__ = [
+    "BOUNDED_ARRAY_ITEMS",
+    "BOUNDED_STRING_CHARS",
+    "BOUNDED_VALUE_DEPTH",
     "DEFAULT_ANSWER_TOKENS",
     "DEFAULT_MAX_REPAIRS",
     "DEFAULT_MAX_REPEATS",
@@ -11,7 +14,11 @@ __all__ = [
     "DEFAULT_RETRIES",
     "DEFAULT_ROUTING_CAP",
     "EMBEDDED_N_CTX",
+    "GBNF_MAX_REPETITION",
     "GRAMMAR_CACHE_SIZE",
+    "GRAMMAR_EXPONENT_DIGITS",
+    "GRAMMAR_MAX_DEPTH",
+    "GRAMMAR_NUMBER_DIGITS",
     "MAX_BODY_QUOTE",
     "MAX_CAUSE_QUOTE",
     "MAX_KEYS_SHOWN",
@@ -158,3 +165,36 @@ MAX_TOOL_ERROR_CHARS = 500
 #: rebuilds the route schema every round from a catalogue that mostly repeats; the memory
 #: is cleared when full, so it never grows past this.
 VALID_SCHEMA_MEMORY = 4096
+
+#: The largest count our GBNF writes in ``{m,n}``. llama.cpp's parser (src/llama-grammar.cpp,
+#: ``MAX_REPETITION_THRESHOLD 2000``) refuses a repetition once the count times the rules of the
+#: repeated item reaches 2000 ("exceeds sane defaults"); our repeated items are one rule each,
+#: so 1999 is the most it takes. A larger ``maxItems``/``maxLength`` becomes unbounded (a note
+#: says so); a larger ``minItems``/``minLength`` becomes 1999 (a note says so).
+GBNF_MAX_REPETITION = 1999
+
+#: Digits our grammar lets a model write in a number's integer part and in its fraction, unless
+#: the schema's own ``minimum``/``maximum`` need more: enough for any integer a double holds
+#: exactly (2^53 has 16 digits), and a model writing digits forever ends here, not at the cap.
+GRAMMAR_NUMBER_DIGITS = 16
+
+#: Digits of a number's exponent: with 16-digit mantissas, e99 keeps every number finite, so no
+#: reply the grammar allows is one parse_route refuses as too large.
+GRAMMAR_EXPONENT_DIGITS = 2
+
+#: Nesting of schemas (object in array in anyOf ...) the grammar compiler follows before it
+#: refuses: far beyond any real tool's parameters, and short of Python's recursion limit.
+GRAMMAR_MAX_DEPTH = 100
+
+#: Bounded decisions: the ``maxLength`` a string without one gets. A routed decision is one
+#: small action under a cap of a few hundred tokens (DEFAULT_ROUTING_CAP); a query, a path or a
+#: title fits in 256 characters, and a string that keeps going stops here, not at the cap.
+BOUNDED_STRING_CHARS = 256
+
+#: Bounded decisions: the ``maxItems`` an array without one gets, and the most keys an object
+#: with free keys may carry: ids to read, labels, edits to make.
+BOUNDED_ARRAY_ITEMS = 16
+
+#: Bounded decisions: how deep a value the schema leaves free (``{}``, an untyped property)
+#: may nest arrays and objects; deeper, only strings, numbers, booleans and null.
+BOUNDED_VALUE_DEPTH = 2
