@@ -1,4 +1,4 @@
-"""A routing run for tests/test_kill.py to kill: ``python tests/kill_driver.py run|resume TRANSCRIPT``.
+"""A routing run for tests/test_loop_kill.py to kill: ``python tests/kill_driver.py run|resume TRANSCRIPT``.
 
 The model is a fake (a ScriptedBackend whose reply depends only on the conversation it is
 sent), so an interrupted run resumed must write the same bytes as a run left alone. It
@@ -8,7 +8,7 @@ varied points and a resume that forgot the calls would write other bytes.
 
 After every committed message the driver reports ``committed N`` (N messages on disk so
 far), so the killer knows how far the run got; ``torn TEXT`` when a resume dropped a torn
-line; ``finished REASON`` at the end. From the command line it prints them; tests/test_kill.py
+line; ``finished REASON`` at the end. From the command line it prints them; tests/test_loop_kill.py
 forks it with :func:`child`, which sends them on a pipe.
 """
 
@@ -138,7 +138,7 @@ def drive(mode: str, transcript: str, report: Callable[[str], object]) -> list[i
 
 
 def child(mode: str, transcript: str, connection: Connection) -> None:
-    """:func:`drive` in a process forked by tests/test_kill.py, reporting on ``connection``."""
+    """:func:`drive` in a process forked by tests/test_loop_kill.py, reporting on ``connection``."""
     try:
         drive(mode, transcript, connection.send)
     except BaseException:

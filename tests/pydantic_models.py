@@ -1,4 +1,4 @@
-"""Pydantic models for test_functions; a module of their own, so pydantic stays optional."""
+"""Pydantic models for test_catalogues_functions; a module of their own, so pydantic stays optional."""
 
 from __future__ import annotations
 

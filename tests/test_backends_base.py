@@ -1,6 +1,6 @@
 """BaseBackend, through the backends that ship on it: checked clones, close, the context manager.
 
-The embedded backend's share (a loaded model) is tested in tests/test_llamacpp.py, which loads one.
+The embedded backend's share (a loaded model) is tested in tests/test_backends_embedded.py, which loads one.
 """
 
 from __future__ import annotations

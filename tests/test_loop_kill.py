@@ -8,7 +8,7 @@ it after it has reported a random number of committed messages plus a random ins
 resumes it in a new process, kills that too, and so on, then lets the last resume finish;
 its transcript must equal the reference byte for byte. A longer campaign (it prints the tally):
 
-    KILLS=500 .venv/bin/python -m pytest tests/test_kill.py -q -s
+    KILLS=500 .venv/bin/python -m pytest tests/test_loop_kill.py -q -s
 
 ``KILL_SEED`` picks another sequence of kill points."""
 
