@@ -210,7 +210,7 @@ def test_run_sampling_options_reach_the_backend_settings(capsys: pytest.CaptureF
     argv = ["run", QUESTION, "--base-url", "http://127.0.0.1:9", "--temperature", "0.7", "--top-p", "0.9"]
     with _backend(build_parser().parse_args([*argv, "--seed", "11"])) as backend:
         assert (backend.settings.temperature, backend.settings.top_p, backend.settings.seed) == (0.7, 0.9, 11)
-    with _backend(build_parser().parse_args(argv[:2] + ["--base-url", "http://127.0.0.1:9"])) as backend:
+    with _backend(build_parser().parse_args([*argv[:2], "--base-url", "http://127.0.0.1:9"])) as backend:
         assert (backend.settings.temperature, backend.settings.top_p, backend.settings.seed) == (
             0.0,
             None,
