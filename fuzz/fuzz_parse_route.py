@@ -21,8 +21,8 @@ sys.path[:0] = [str(_ROOT / "tests"), str(_ROOT)]
 
 import atheris  # noqa: E402
 
-with atheris.instrument_imports(include=["toolrouting", "route_oracle"]):
-    from route_oracle import disagreement
+with atheris.instrument_imports(include=["toolrouting", "support.route_oracle"]):
+    from support.route_oracle import disagreement
 
 __all__ = ["NAMES", "reply_of", "test_one_input"]
 

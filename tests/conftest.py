@@ -18,7 +18,9 @@ from support.model import TEST_THREADS
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 settings.register_profile("ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("long", max_examples=100_000, deadline=None)
+settings.register_profile(
+    "long", max_examples=100_000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

@@ -2,7 +2,7 @@
 
 A named fake: httpx.MockTransport stands in for OpenAI, llama-server, KoboldCpp and Ollama,
 whose wire shapes no server on this machine speaks (tests/test_backends_llama_server.py drives a real
-llama-cpp-python server, tests/test_openai_faults.py a real misbehaving one). Each expected
+llama-cpp-python server, tests/test_backends_http_faults.py a real misbehaving one). Each expected
 body below restates the shape cited beside its row in toolrouting/_backends/dialects.py.
 """
 

@@ -301,7 +301,7 @@ def test_refusals_name_the_function(functions: tuple[Any, ...], index: int, reas
 
 def test_pydantic_models_as_parameters() -> None:
     pytest.importorskip("pydantic")
-    from pydantic_models import register
+    from support.pydantic_models import register
 
     tools = FunctionTools(register)
     parameters = tools.tools_for_llm()[0]["function"]["parameters"]
@@ -321,11 +321,11 @@ def test_pydantic_models_as_parameters() -> None:
 
 
 def test_declarations_compile_under_llguidance() -> None:
-    from compilers import Llguidance
+    from support.compilers import Llguidance
 
     functions: list[Any] = [search_notes, add]
     if importlib.util.find_spec("pydantic") is not None:
-        from pydantic_models import register
+        from support.pydantic_models import register
 
         functions.append(register)
     assert Llguidance().error(route_schema(FunctionTools(*functions).tools_for_llm())) is None

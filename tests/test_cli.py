@@ -274,12 +274,14 @@ def test_run_over_a_folder_of_notes(scripted: ScriptedBackend, tmp_path: Path) -
 
 
 def test_run_against_a_closed_port_retries_then_fails_in_one_line() -> None:
-    with socket.socket() as probe:  # a port nothing listens on: connections are refused
+    # Bound and not listening for the whole run: connections are refused, and no other
+    # process can take the port in between.
+    with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    done = _python_m(
-        "run", QUESTION, "--base-url", f"http://127.0.0.1:{port}/v1", "--dialect", "llama-cpp-python"
-    )
+        done = _python_m(
+            "run", QUESTION, "--base-url", f"http://127.0.0.1:{port}/v1", "--dialect", "llama-cpp-python"
+        )
     assert done.returncode == 1
     lines = done.stderr.splitlines()
     assert [line.split(" in ")[0] for line in lines if "retry" in line] == ["  retry 1", "  retry 2"]

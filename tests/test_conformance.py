@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from compilers import LlamaCpp, Llguidance
+from support.compilers import LlamaCpp, Llguidance
 
 from toolrouting import Finding, parse_route, preflight, route_schema, route_tool_names, tools_from
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from route_oracle import disagreement, judge
+from support.route_oracle import disagreement, judge
 
 from toolrouting import parse_route
 

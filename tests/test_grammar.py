@@ -3,7 +3,7 @@
 Every grammar compiled here, from the corpus catalogues, from hostile schemas and from random
 ones, is parsed by llama.cpp (``llama_sampler_init_grammar`` over the default model's
 vocabulary: a NULL sampler is a refused grammar), and the texts are fed through its grammar
-sampler token by token, as in tests/compilers.py.
+sampler token by token, as in tests/support/compilers.py.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 
 import jsonschema
 import pytest
-from compilers import LlamaCpp
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from support.compilers import LlamaCpp
 from support.gbnf_bound import max_bytes
 from test_conformance import CASES, _invalid
 

@@ -14,8 +14,8 @@ import json
 from typing import Any, Literal
 
 import pytest
-from compilers import LlamaCpp, Llguidance, Outlines
 from jsonschema import Draft202012Validator
+from support.compilers import LlamaCpp, Llguidance, Outlines
 
 from toolrouting import TARGETS, Finding, format_findings, preflight
 from toolrouting._metaschema import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS

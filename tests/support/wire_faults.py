@@ -1,6 +1,6 @@
 """The wire fault matrix: the routing loop on OpenAICompatible against a misbehaving loopback server.
 
-Shared by tests/test_wire_faults.py (one test per case) and benchmarks/faults.py (the table).
+Shared by tests/test_loop_wire_faults.py (one test per case) and benchmarks/faults.py (the table).
 Each case queues what the server does for each request (faults and the model's answers) and
 says how the run must end: recovered, or failed with a named error whose message matches.
 The loop's ``sleep`` only records the delay, so no case waits out a backoff; a refused
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fault_server import (
+from support.fault_server import (
     Behaviour,
     Fault,
     FaultServer,
@@ -30,7 +30,6 @@ from fault_server import (
     status,
     trickle,
 )
-
 from toolrouting._backends.base import Message
 from toolrouting._backends.http import OpenAICompatible
 from toolrouting._errors import (
@@ -46,14 +45,33 @@ from toolrouting._loop.run import RoutingLoop
 from toolrouting._loop.transcript import encode_header, encode_message, read_transcript
 from toolrouting._provider import ToolOutput
 
-__all__ = ["CASES", "QUESTION", "TIMEOUT", "Case", "Desk", "Outcome", "run_case", "summary"]
+__all__ = [
+    "CASES",
+    "GIVE_UP",
+    "QUESTION",
+    "TIMEOUT",
+    "TRICKLE_GAP",
+    "Case",
+    "Desk",
+    "Outcome",
+    "run_case",
+    "summary",
+]
 
-#: The client's timeout: long enough that a loaded machine never times out a good answer,
-#: short enough that the stalled and trickling cases give up quickly.
-TIMEOUT = 1.0
+#: The client's timeout in the cases that never wait for it: a loopback answer takes
+#: milliseconds, and the endless body is refused after 16 MB, so however loaded the machine,
+#: no answer these cases expect comes near it.
+TIMEOUT = 30.0
 
-#: Seconds between the bytes of a trickled answer: far under TIMEOUT, so no single read times out.
-TRICKLE_GAP = 0.05
+#: The client's timeout in the cases that wait for it to pass (a stalled or trickled answer,
+#: which cannot finish before the server stops, so load only delays the timeout). Their good
+#: answers go through the same client, so it is short only next to TIMEOUT: a loopback answer
+#: takes about 2 ms, and at most 0.16 s seen in 3,000 with both of 2 cores saturated.
+GIVE_UP = 3.0
+
+#: Seconds between the bytes of a trickled answer: a fortieth of GIVE_UP, so no single read
+#: times out, while the whole answer (some 200 bytes) takes five times GIVE_UP.
+TRICKLE_GAP = GIVE_UP / 40
 
 QUESTION: list[Message] = [
     {"role": "system", "content": "Answer from the notes."},
@@ -101,6 +119,8 @@ class Case:
     starts_down: bool = False
     """Whether nothing listens when the run begins."""
     retries: int = 2
+    timeout: float = TIMEOUT
+    """The client's timeout: :data:`GIVE_UP` where the case waits for it to pass."""
 
 
 def _fault(kind: str, behaviour: Behaviour) -> Fault:
@@ -164,8 +184,18 @@ CASES: tuple[Case, ...] = (
         BackendHTTPError,
         r"answered HTTP 400 Bad Request: .*unknown field",
     ),
-    Case("stalled mid-body", _round_two(_fault("stalled mid-body", stall_mid_body)), _BACKOFF[:1]),
-    Case("slow trickle", _round_two(_fault("slow trickle", trickle(TRICKLE_GAP))), _BACKOFF[:1]),
+    Case(
+        "stalled mid-body",
+        _round_two(_fault("stalled mid-body", stall_mid_body)),
+        _BACKOFF[:1],
+        timeout=GIVE_UP,
+    ),
+    Case(
+        "slow trickle",
+        _round_two(_fault("slow trickle", trickle(TRICKLE_GAP))),
+        _BACKOFF[:1],
+        timeout=GIVE_UP,
+    ),
     Case(
         "truncated JSON body",
         _round_two(_fault("truncated JSON body", status(200, completion_body(LOOKUP)[:40]))),
@@ -228,7 +258,7 @@ def run_case(case: Case, directory: Path) -> Outcome:
             if not server.listening and len(delays) >= case.refusals:
                 server.start()
 
-        with OpenAICompatible(server.url, timeout=TIMEOUT) as backend:
+        with OpenAICompatible(server.url, timeout=case.timeout) as backend:
             loop = RoutingLoop(
                 backend, Desk(), retries=case.retries, transcript=path, sleep=sleep, on_event=events.append
             )

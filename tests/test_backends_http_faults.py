@@ -1,7 +1,9 @@
 """Faults from a real misbehaving HTTP server on loopback: each is its own error, and the backend recovers.
 
-The server (tests/fault_server.py) is http.server in a thread on 127.0.0.1; each test queues
-what it does next. A slow answer is held on an Event the test releases, so no test waits on a clock.
+The server (tests/support/fault_server.py) is http.server in a thread on 127.0.0.1; each test queues
+what it does next. A slow answer is held on an Event the test releases, so no test waits on a clock:
+only a request to a held server gets the short timeout (it cannot be answered in time however
+loaded the machine), and every other request a timeout no loopback answer comes near.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from fault_server import ACTION, FaultServer, close_mid_body, held, ok, reset, status
+from support.fault_server import ACTION, FaultServer, close_mid_body, held, ok, reset, status
 
 from toolrouting import Settings
 from toolrouting._backends.base import Message
@@ -29,6 +31,10 @@ from toolrouting._limits import MAX_BODY_QUOTE, MAX_REPLY_QUOTE
 
 MESSAGES: list[Message] = [{"role": "user", "content": "Find the llama docs."}]
 SCHEMA = {"type": "object", "properties": {"tool": {"const": "none"}}, "required": ["tool"]}
+#: The timeout of every request the server answers: far beyond a loopback answer on a loaded machine.
+TIMEOUT = 30.0
+#: The timeout of a request the server holds: it passes whatever the load, so it can be short.
+SHORT = 0.3
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +56,7 @@ def server(running_server: FaultServer) -> Iterator[FaultServer]:
 
 @pytest.fixture
 def backend(server: FaultServer) -> Iterator[OpenAICompatible]:
-    with OpenAICompatible(server.url, dialect="llama-cpp-python", timeout=0.3) as http_backend:
+    with OpenAICompatible(server.url, dialect="llama-cpp-python", timeout=TIMEOUT) as http_backend:
         yield http_backend
 
 
@@ -145,8 +151,11 @@ def test_connection_reset(server: FaultServer, backend: OpenAICompatible) -> Non
 
 def test_slower_than_the_timeout(server: FaultServer, backend: OpenAICompatible) -> None:
     server.script.append(held)
-    with pytest.raises(BackendTimeout, match=r"within the timeout of 0\.3 s \(ReadTimeout\)") as caught:
-        backend.complete(MESSAGES)
+    with (
+        backend.clone(timeout=SHORT) as impatient,
+        pytest.raises(BackendTimeout, match=rf"within the timeout of {SHORT:g} s \(ReadTimeout\)") as caught,
+    ):
+        impatient.complete(MESSAGES)
     assert caught.value.retryable
     server.release.set()
     assert_usable(backend)
@@ -158,7 +167,7 @@ def test_connection_refused() -> None:
     with socket.socket() as unused:
         unused.bind(("127.0.0.1", 0))
         port = unused.getsockname()[1]
-        with OpenAICompatible(f"http://127.0.0.1:{port}", timeout=0.3) as refused:
+        with OpenAICompatible(f"http://127.0.0.1:{port}", timeout=TIMEOUT) as refused:
             with pytest.raises(
                 BackendConnectError, match=f"could not connect to http://127.0.0.1:{port}/v1"
             ) as caught:
@@ -190,11 +199,20 @@ def test_closing_a_clone_keeps_the_original_working(server: FaultServer, backend
 
 
 def test_every_fault_is_a_backend_error(server: FaultServer, backend: OpenAICompatible) -> None:
-    faults = [status(503, b"busy"), status(200, b"nope"), close_mid_body, reset, held]
-    for fault in faults:
-        server.script.append(fault)
-        with pytest.raises(BackendError):
-            backend.complete(MESSAGES)
+    # Each as its own subclass: a fault must not pass as some other error (a timeout, say).
+    faults = [
+        (status(503, b"busy"), BackendHTTPError),
+        (status(200, b"nope"), BackendResponseError),
+        (close_mid_body, BackendConnectError),
+        (reset, BackendConnectError),
+        (held, BackendTimeout),
+    ]
+    with backend.clone(timeout=SHORT) as impatient:
+        for fault, kind in faults:
+            server.script.append(fault)
+            with pytest.raises(BackendError) as caught:
+                (impatient if fault is held else backend).complete(MESSAGES)
+            assert type(caught.value) is kind, fault
     server.release.set()
     assert_usable(backend)
 

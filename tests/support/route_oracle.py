@@ -18,8 +18,8 @@ from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from support.catalogues import declared
 
+from support.catalogues import declared
 from toolrouting import MAX_REPLY_CHARS, parse_route, route_schema
 
 __all__ = ["JSON_WHITESPACE", "Verdict", "disagreement", "judge", "tools_for"]

@@ -1,9 +1,11 @@
 """The routing loop on the HTTP backend against a real misbehaving server on loopback.
 
-Each case of tests/wire_faults.py queues faults and the model's answers on a threaded
+Each case of tests/support/wire_faults.py queues faults and the model's answers on a threaded
 http.server at 127.0.0.1 and runs a whole RoutingLoop through OpenAICompatible. The loop's
 ``sleep`` records the waits instead of waiting, and slow answers are held on Events, so no
-test depends on a clock. ``python benchmarks/faults.py`` runs the same matrix as a table.
+test depends on how fast the machine is: a stalled or trickled answer cannot finish before
+the client's short timeout (load only delays the timeout), and every other request has a
+timeout no loopback answer comes near. ``python benchmarks/faults.py`` runs the same matrix as a table.
 """
 
 from __future__ import annotations
@@ -11,8 +13,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fault_server import Fault, FaultServer, ok, trickle
-from wire_faults import CASES, LOOKUP, NONE, QUESTION, TIMEOUT, Case, Desk, run_case, summary
+from support.fault_server import Fault, FaultServer, completion_body, ok, trickle
+from support.wire_faults import (
+    CASES,
+    GIVE_UP,
+    LOOKUP,
+    NONE,
+    QUESTION,
+    TIMEOUT,
+    TRICKLE_GAP,
+    Case,
+    Desk,
+    run_case,
+    summary,
+)
 
 from toolrouting._backends.http import OpenAICompatible
 from toolrouting._errors import BackendTimeout, RepairsExhaustedError
@@ -60,10 +74,14 @@ def test_a_run_that_failed_on_the_wire_resumes_to_the_undisturbed_bytes(case: Ca
 
 
 def test_a_trickle_is_stopped_by_the_deadline_not_by_a_read() -> None:
-    # Each byte comes well within the read timeout; only the whole answer overruns it.
-    with FaultServer() as server, OpenAICompatible(server.url, timeout=TIMEOUT) as backend:
-        server.script.append(trickle(TIMEOUT / 20))
-        with pytest.raises(BackendTimeout, match=rf"within the timeout of {TIMEOUT:g} s") as caught:
+    # Each byte comes well within the read timeout; only the whole answer overruns it (the
+    # trickle cannot finish sooner on a loaded machine, only later). "still arriving" is the
+    # deadline's message: a read that timed out would say "did not answer".
+    assert len(completion_body()) * TRICKLE_GAP > 3 * GIVE_UP
+    with FaultServer() as server, OpenAICompatible(server.url, timeout=GIVE_UP) as backend:
+        server.script.append(trickle(TRICKLE_GAP))
+        deadline = rf"did not finish its answer within the timeout of {GIVE_UP:g} s \(it was still arriving"
+        with pytest.raises(BackendTimeout, match=deadline) as caught:
             backend.complete(QUESTION)
         assert caught.value.retryable
         server.release.set()

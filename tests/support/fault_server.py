@@ -77,6 +77,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
     """Reads the request, then does whatever the test queued (a good completion when nothing is)."""
 
     protocol_version = "HTTP/1.1"  # keep-alive, so a fault also tests the connection pool
+    # TCP_NODELAY: each write leaves at once, so a body is not held some 40 ms for the client's
+    # delayed ACK of the headers, and a partial body or a trickled byte is on the wire when sent.
+    disable_nagle_algorithm = True
     server: FaultServer
 
     def do_POST(self) -> None:
