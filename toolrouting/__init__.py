@@ -30,10 +30,18 @@ from ._backends import (
 # --- the routing core: catalogue checks, route schema, parser, result messages, routed backend ---
 from ._catalogue import FunctionSpec, ToolSpec
 
-# --- catalogues: other formats' declarations, and Python functions as tools ---
+# --- catalogues: other formats' declarations, Python functions and MCP servers as tools ---
 from ._catalogues import (
+    MCP_NAME_SEPARATOR,
     FunctionTools,
+    MCPHTTPServer,
+    MCPServerSpec,
+    MCPSession,
+    MCPStdioServer,
+    MCPTools,
     function_tool,
+    mcp_server,
+    mcp_servers_from_config,
     tools_from,
     tools_from_anthropic,
     tools_from_declarations,
@@ -56,6 +64,7 @@ from ._errors import (
     RunError,
     SchemaIgnoredError,
     ToolRoutingError,
+    ToolServerError,
     TranscriptError,
 )
 from ._grammar import GrammarNote, RouteGrammar, route_grammar
@@ -139,6 +148,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "ToolOutput",
     "ToolProvider",
     "ToolRoutingError",
+    "ToolServerError",
     "ToolSpec",
     "TranscriptError",
     "can_route",
@@ -191,8 +201,16 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "TranscriptRead",
     "read_transcript",
     # catalogues
+    "MCP_NAME_SEPARATOR",
     "FunctionTools",
+    "MCPHTTPServer",
+    "MCPServerSpec",
+    "MCPSession",
+    "MCPStdioServer",
+    "MCPTools",
     "function_tool",
+    "mcp_server",
+    "mcp_servers_from_config",
     "tools_from",
     "tools_from_anthropic",
     "tools_from_declarations",

@@ -11,6 +11,7 @@ ToolRoutingError
 │   ├── GrammarError (also ValueError) a JSON schema llama.cpp cannot turn into a grammar
 │   └── ModelLoadError                 the embedded model or llama-cpp-python is missing or unreadable
 ├── MemoryStoreError                   a memory database or notes folder that cannot be used
+├── ToolServerError                    an MCP server that cannot be started, reached or listed
 └── RunError                           a routing run could not finish
     ├── RepairsExhaustedError          the model's reply stayed invalid after its repairs
     ├── RetriesExhaustedError          a backend kept failing past the retry budget
@@ -34,6 +35,7 @@ __all__ = [
     "RunError",
     "SchemaIgnoredError",
     "ToolRoutingError",
+    "ToolServerError",
     "TranscriptError",
 ]
 
@@ -176,3 +178,19 @@ class TranscriptError(RunError):
 
 class MemoryStoreError(ToolRoutingError):
     """A memory database or a folder of notes that the demo memory store cannot use."""
+
+
+class ToolServerError(ToolRoutingError):
+    """An MCP tool server that cannot be started, reached, or listed, or the SDK to reach it is missing.
+
+    ``server`` names the server (its configured name, or its command or URL). A server that
+    fails once a run is under way is not raised: its calls become error results the model reads.
+    """
+
+    def __init__(self, server: str, reason: str) -> None:
+        self.server = server
+        self.reason = reason
+        super().__init__(f"MCP server {server}: {reason}")
+
+    def __reduce__(self) -> tuple[type[ToolServerError], tuple[str, str]]:
+        return (type(self), (self.server, self.reason))

@@ -10,6 +10,7 @@ __all__ = [
     "DEFAULT_MAX_REPAIRS",
     "DEFAULT_MAX_REPEATS",
     "DEFAULT_MAX_ROUNDS",
+    "DEFAULT_MCP_CALL_TIMEOUT",
     "DEFAULT_REQUEST_TIMEOUT",
     "DEFAULT_RETRIES",
     "DEFAULT_ROUTING_CAP",
@@ -28,6 +29,10 @@ __all__ = [
     "MAX_RESPONSE_BYTES",
     "MAX_RETRY_AFTER",
     "MAX_TOOL_ERROR_CHARS",
+    "MAX_TOOL_RESULT_CHARS",
+    "MCP_CLOSE_TIMEOUT",
+    "MCP_CONNECT_TIMEOUT",
+    "MCP_MAX_TOOL_PAGES",
     "MEMORY_MISSING_IDS_SHOWN",
     "MEMORY_QUERY_CHARS",
     "MEMORY_QUERY_TERMS",
@@ -198,3 +203,27 @@ BOUNDED_ARRAY_ITEMS = 16
 #: Bounded decisions: how deep a value the schema leaves free (``{}``, an untyped property)
 #: may nest arrays and objects; deeper, only strings, numbers, booleans and null.
 BOUNDED_VALUE_DEPTH = 2
+
+#: Seconds an MCP tool call may take before its result is an error and the call is cancelled.
+#: A tool answers a routed action; one that has not answered in a minute is stuck or doing
+#: far more than one step of a retrieval phase, and a run must not wait on it forever.
+DEFAULT_MCP_CALL_TIMEOUT = 60.0
+
+#: Seconds an MCP server gets to start (or answer over HTTP), agree a protocol and list its
+#: tools. A Python server started with ``uvx`` or ``python -m`` takes 1 to 3 s on two cores;
+#: one that needs more than this is stuck or waiting for input it will never get.
+MCP_CONNECT_TIMEOUT = 30.0
+
+#: Seconds closing all MCP sessions may take. The SDK closes a stdio server's stdin, waits 2 s,
+#: then terminates and kills it (2 s each): 6 s at most, and this leaves room for HTTP's DELETE.
+MCP_CLOSE_TIMEOUT = 10.0
+
+#: Pages of ``tools/list`` read from one server before it is refused: a paginator that never
+#: ends must not hang the start, and no real server splits its tools over a hundred pages.
+MCP_MAX_TOOL_PAGES = 100
+
+#: Characters of a tool's result put in front of the model; a longer one keeps its head and its
+#: tail around a marker that says how much was cut. A result that fills the context is the next
+#: failure after a loop: the embedded model's window (EMBEDDED_N_CTX, 4096 tokens) holds about
+#: 16,000 characters, and one result may take a quarter of it.
+MAX_TOOL_RESULT_CHARS = 4000

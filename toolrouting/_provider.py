@@ -13,6 +13,7 @@ __all__ = [
     "RestorableToolProvider",
     "ToolOutput",
     "ToolProvider",
+    "cut_middle",
     "exception_text",
     "shortened",
 ]
@@ -72,3 +73,24 @@ def exception_text(error: BaseException) -> str:
 def shortened(text: str) -> str:
     """``text`` cut to ``MAX_TOOL_ERROR_CHARS``: a tool's error may quote what the model sent."""
     return text if len(text) <= MAX_TOOL_ERROR_CHARS else text[: MAX_TOOL_ERROR_CHARS - 1] + "…"
+
+
+def cut_middle(text: str, limit: int) -> str:
+    """``text`` if it has at most ``limit`` characters, else its head and tail around a marker.
+
+    A long result's end often holds what its start does not (a log's last lines, a list's
+    count), so both are kept; the marker says how much was cut, so the model knows it is
+    reading a part. The result is never longer than ``limit`` (nor than the marker, when the
+    limit is too small to hold one).
+    """
+    if len(text) <= limit:
+        return text
+    cut = len(text)
+    while True:  # the marker's digits depend on how much it cuts
+        marker = f"\n[... {cut} characters cut ...]\n"
+        keep = max(limit - len(marker), 0)
+        if len(text) - keep == cut:
+            break
+        cut = len(text) - keep
+    head = (keep + 1) // 2
+    return text[:head] + marker + text[len(text) - (keep - head) :]

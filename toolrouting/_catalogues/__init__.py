@@ -1,4 +1,4 @@
-"""Catalogues: tool declarations from other formats, and Python functions offered as tools."""
+"""Catalogues: declarations from other formats; Python functions and live MCP servers as tools."""
 
 from .adapters import (
     tools_from,
@@ -9,10 +9,21 @@ from .adapters import (
     tools_from_responses,
 )
 from .functions import FunctionTools, function_tool
+from .mcp import MCP_NAME_SEPARATOR, MCPTools
+from .mcp_servers import MCPHTTPServer, MCPServerSpec, MCPStdioServer, mcp_server, mcp_servers_from_config
+from .mcp_session import MCPSession
 
 __all__ = [
+    "MCP_NAME_SEPARATOR",
     "FunctionTools",
+    "MCPHTTPServer",
+    "MCPServerSpec",
+    "MCPSession",
+    "MCPStdioServer",
+    "MCPTools",
     "function_tool",
+    "mcp_server",
+    "mcp_servers_from_config",
     "tools_from",
     "tools_from_anthropic",
     "tools_from_declarations",

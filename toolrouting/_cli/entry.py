@@ -2,17 +2,20 @@
 
 Library errors become one line ``ErrorType: message`` on stderr and exit status 1, usage
 errors exit 2, Ctrl-C exits 130. Every error line passes ``redact``, so no API key is shown.
+A reader that stops reading (``toolrouting schema FILE | head``) ends the command quietly,
+with the status a shell gives a command ended by SIGPIPE, as ``cat`` and ``grep`` end.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
 from .._errors import ToolRoutingError
 from .arguments import UsageError
-from .exits import FAILED, INTERRUPTED, USAGE
+from .exits import FAILED, INTERRUPTED, PIPE_CLOSED, USAGE
 from .parser import build_parser
 from .server import redact
 
@@ -31,7 +34,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return USAGE
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
-        return handler(args)
+        status = handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, while it can still be caught
+        return status
+    except BrokenPipeError:
+        _silence_stdout()
+        return PIPE_CLOSED
     except UsageError as error:
         print(redact(f"toolrouting {args.command}: error: {error}", args), file=sys.stderr)
         return USAGE
@@ -41,3 +49,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("toolrouting: interrupted", file=sys.stderr)
         return INTERRUPTED
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush does not fail on the closed pipe again.
+
+    The recipe of Python's own docs (library/signal, "Note on SIGPIPE"); a stdout without a file
+    descriptor (a test's StringIO) has nothing to close.
+    """
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, descriptor)
+    os.close(devnull)

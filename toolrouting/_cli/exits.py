@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-__all__ = ["DONE", "EXIT_STATUSES", "FAILED", "INTERRUPTED", "USAGE"]
+__all__ = ["DONE", "EXIT_STATUSES", "FAILED", "INTERRUPTED", "PIPE_CLOSED", "USAGE"]
 
 DONE = 0
 FAILED = 1
 USAGE = 2
 #: 128 + SIGINT, as a shell reports a command that Ctrl-C ended.
 INTERRUPTED = 130
+#: 128 + SIGPIPE, as a shell reports ``cat`` or ``grep`` ended by a reader that stopped reading.
+PIPE_CLOSED = 141
 
 #: Each status and when a command exits with it.
 EXIT_STATUSES: dict[int, str] = {
@@ -18,4 +20,6 @@ EXIT_STATUSES: dict[int, str] = {
     "the reply; `preflight` found what the compiler refuses",
     USAGE: "usage: an unknown command or option, a bad value, a missing file or question",
     INTERRUPTED: "interrupted (Ctrl-C); a run with `--transcript` can go on with `--resume`",
+    PIPE_CLOSED: "the reader of stdout stopped reading (`toolrouting schema FILE` piped into `head`); "
+    "nothing is shown, as for a command SIGPIPE ends",
 }

@@ -1,25 +1,30 @@
-"""``toolrouting run``: a routing run over a memory store, on the embedded model or a server.
+"""``toolrouting run``: a routing run over the demo store or real tools, on the embedded model or a server.
 
-Progress goes to stderr as it happens (none with ``--quiet``); the outcome goes to stdout.
+Progress goes to stderr as it happens (none with ``--quiet``); the outcome goes to stdout. The
+tools (``--mcp``, ``--mcp-config``, ``--tools``, ...) are the ``tools`` module's.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
+import os
 import sys
 from pathlib import Path
 
 from .._backends import Backend, Message
 from .._limits import DEFAULT_ANSWER_TOKENS, DEFAULT_MAX_ROUNDS, DEFAULT_ROUTING_CAP
 from .._loop import RoutingLoop, RunResult
+from .._provider import ToolProvider
 from .._settings import Settings
 from ..demo import SYSTEM_PROMPT, MemoryStore
 from .arguments import Subparsers, UsageError, non_negative, positive, stdin_text
 from .exits import DONE
 from .progress import Progress
 from .server import add_server_options, api_key, explained_refusal, redact
+from .tools import TOOLS_PROMPT, add_tool_options, run_tools, uses_tools
 
 __all__ = ["add_run"]
 
@@ -28,12 +33,12 @@ def add_run(subparsers: Subparsers) -> None:
     """Register ``run`` and its options."""
     parser = subparsers.add_parser(
         "run",
-        help="answer a question with a routing run over a memory store",
+        help="answer a question with a routing run over the demo notes, MCP servers or Python tools",
         description="Run a retrieval phase on QUESTION: each round the model chooses one action "
-        "(memory_search, memory_read or none) under a grammar, the tool runs, and its result goes "
-        "back, until the model answers none. Progress goes to stderr as it happens; the outcome goes "
-        "to stdout. With no options it uses the embedded default model (SmolLM2-135M-Instruct) and "
-        "the demo notes.",
+        "(a tool, or none) under a grammar, the tool runs, and its result goes back, until the model "
+        "answers none. Progress goes to stderr as it happens; the outcome goes to stdout. With no "
+        "options it uses the embedded default model (SmolLM2-135M-Instruct) and the demo notes "
+        "(memory_search, memory_read); --mcp, --mcp-config and --tools offer real tools instead.",
     )
     parser.add_argument(
         "question",
@@ -103,6 +108,7 @@ def add_run(subparsers: Subparsers) -> None:
         metavar="N",
         help="threads of the embedded model (default: llama-cpp-python's, half the cores)",
     )
+    add_tool_options(parser)
     parser.set_defaults(handler=_run)
 
 
@@ -110,12 +116,19 @@ def _run(args: argparse.Namespace) -> int:
     if args.resume:
         _check_resume(args)
     messages = None if args.resume else _messages(args)
-    store = _store(args.db)
     progress = None if args.quiet else Progress(sys.stderr, functools.partial(redact, args=args))
-    with store, explained_refusal(api_key(args)), _backend(args) as backend:
+    with contextlib.ExitStack() as stack:
+        if uses_tools(args):
+            # A quiet run hides the servers' own logs too; otherwise they are theirs to show.
+            errlog = stack.enter_context(open(os.devnull, "w")) if args.quiet else sys.stderr
+            tools: ToolProvider = stack.enter_context(run_tools(args, errlog=errlog))
+        else:
+            tools = stack.enter_context(_store(args.db))
+        stack.enter_context(explained_refusal(api_key(args)))
+        backend = stack.enter_context(_backend(args))
         loop = RoutingLoop(
             backend,
-            store,
+            tools,
             cap=args.cap,
             max_rounds=args.max_rounds,
             answer=args.answer,
@@ -138,7 +151,7 @@ def _check_resume(args: argparse.Namespace) -> None:
 
 def _messages(args: argparse.Namespace) -> list[Message]:
     """What the model is told at the start: the demo's prompt, the caller's additions, the question."""
-    system = SYSTEM_PROMPT
+    system = TOOLS_PROMPT if uses_tools(args) else SYSTEM_PROMPT
     extra = args.system if args.system_file is None else _read_text(args.system_file, "--system-file")
     if extra is not None:
         if not extra.strip():

@@ -1,0 +1,97 @@
+"""The MCP servers the tests start: real ones from PyPI over stdio, and our own on loopback HTTP.
+
+mcp-server-time and mcp-server-git come with the dev extra; ``tests/mcp_test_server.py`` is
+written on the SDK's own server. Every one runs as ``sys.executable -m ...`` or
+``sys.executable PATH``, so the tests find them in the venv that runs the tests.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shlex
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+__all__ = [
+    "TEST_SERVER",
+    "git_server",
+    "http_test_server",
+    "needs",
+    "stdio_test_server",
+    "time_server",
+]
+
+TEST_SERVER = Path(__file__).resolve().parent.parent / "mcp_test_server.py"
+
+#: Seconds our HTTP test server gets to listen (it imports the SDK and uvicorn: about 2 s).
+START_LIMIT = 60.0
+
+
+def needs(*modules: str) -> None:
+    """Skip the test when a module is missing, naming the extra that brings it."""
+    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)}: pip install -e '.[dev]'")
+
+
+def time_server() -> str:
+    """mcp-server-time's command line, on a fixed local zone so its answers do not depend on the machine."""
+    needs("mcp", "mcp_server_time")
+    return shlex.join([sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"])
+
+
+def git_server(repository: Path) -> str:
+    """mcp-server-git's command line, confined to ``repository``."""
+    needs("mcp", "mcp_server_git")
+    return shlex.join([sys.executable, "-m", "mcp_server_git", "--repository", str(repository)])
+
+
+def stdio_test_server(*options: str) -> str:
+    """Our test server over stdio: every tool, or ``--bounded`` ones only."""
+    needs("mcp")
+    return shlex.join([sys.executable, str(TEST_SERVER), "--stdio", *options])
+
+
+@contextmanager
+def http_test_server(*options: str) -> Iterator[str]:
+    """Our test server over streamable HTTP on a free loopback port: its MCP URL, until the block ends."""
+    needs("mcp", "uvicorn")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in finally) a file, not a pipe: a pipe nobody reads can fill and stall the server
+    process = subprocess.Popen(
+        [sys.executable, str(TEST_SERVER), "--port", str(port), *options], stdout=log, stderr=log
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + START_LIMIT
+        while True:
+            if process.poll() is not None:
+                log.seek(0)
+                pytest.fail(f"the test server exited with {process.returncode}: {log.read()[-2000:]!r}")
+            try:
+                httpx.get(url, timeout=2.0)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"the test server did not listen within {START_LIMIT:g} s")
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
