@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from ._limits import MAX_TOOL_ERROR_CHARS
+from ._catalogue import shown_name
+from ._limits import MAX_TOOL_ERROR_CHARS, SHOWN_LIST_CHARS
 
 __all__ = [
     "RecordedCall",
@@ -16,6 +17,7 @@ __all__ = [
     "cut_middle",
     "exception_text",
     "shortened",
+    "unknown_tool",
 ]
 
 
@@ -94,3 +96,9 @@ def cut_middle(text: str, limit: int) -> str:
         cut = len(text) - keep
     head = (keep + 1) // 2
     return text[:head] + marker + text[len(text) - (keep - head) :]
+
+
+def unknown_tool(name: str, offered: Iterable[str]) -> ToolOutput:
+    """The error result for a call of a tool no one offers: the name, and the names there are."""
+    listed = ", ".join(offered)[:SHOWN_LIST_CHARS]
+    return ToolOutput(f"there is no tool named {shown_name(name)}; the tools are: {listed}", is_error=True)

@@ -32,7 +32,7 @@ from .._settings import Settings
 from .base import BaseBackend, Completion, Message, is_truncated
 from .dialects import DIALECTS, WireShapeError, get_dialect
 
-__all__ = ["OpenAICompatible", "endpoint_url"]
+__all__ = ["OpenAICompatible", "check_size", "endpoint_url"]
 
 #: The characters a JSON text may open with, for a schema whose top-level type is not pinned.
 _JSON_OPENERS: tuple[str, ...] = (*'{["-0123456789', "true", "false", "null")
@@ -177,12 +177,9 @@ class OpenAICompatible(BaseBackend):
                 received = bytearray()
                 for chunk in response.iter_bytes():
                     received += chunk
-                    if len(received) > MAX_RESPONSE_BYTES:
-                        raise BackendResponseError(
-                            f"{self._url} answered more than MAX_RESPONSE_BYTES ({MAX_RESPONSE_BYTES:,} "
-                            "bytes) and was left unread; a chat completion is far smaller, so check that "
-                            "base_url points at the model server"
-                        )
+                    check_size(
+                        received, self._url, "MAX_RESPONSE_BYTES", MAX_RESPONSE_BYTES, "a chat completion"
+                    )
                     if time.monotonic() > deadline:
                         raise BackendTimeout(
                             f"{self._url} did not finish its answer within the timeout of "
@@ -290,6 +287,15 @@ def _openers(schema: Mapping[str, Any]) -> tuple[str, ...]:
     """What a reply constrained by ``schema`` can begin with: by its one type, else any JSON value."""
     kind = schema.get("type")
     return _OPENER_BY_TYPE.get(kind, _JSON_OPENERS) if isinstance(kind, str) else _JSON_OPENERS
+
+
+def check_size(received: bytearray, url: str, limit_name: str, limit: int, expected: str) -> None:
+    """Refuse an answer past ``limit`` bytes: reading on would only fill memory."""
+    if len(received) > limit:
+        raise BackendResponseError(
+            f"{url} answered more than {limit_name} ({limit:,} bytes) and was left unread; {expected} is "
+            "far smaller, so check that base_url points at the model server"
+        )
 
 
 def endpoint_url(base_url: str, path: str) -> str:

@@ -12,9 +12,10 @@ from typing import Any
 import httpx
 
 from .._errors import BackendConnectError, BackendHTTPError, BackendResponseError, BackendTimeout
-from .._limits import DEFAULT_REQUEST_TIMEOUT, MAX_BODY_QUOTE, MAX_MODEL_LIST_BYTES
+from .._json import quoted
+from .._limits import DEFAULT_REQUEST_TIMEOUT, MAX_BODY_QUOTE, MAX_MODEL_LIST_BYTES, SHOWN_VALUE_CHARS
 from .dialects import get_dialect
-from .http import endpoint_url
+from .http import check_size, endpoint_url
 
 __all__ = ["list_models", "models_url"]
 
@@ -57,11 +58,7 @@ def _get(url: str, headers: dict[str, str], timeout: float) -> Any:
             received = bytearray()
             for chunk in response.iter_bytes():
                 received += chunk
-                if len(received) > MAX_MODEL_LIST_BYTES:
-                    raise BackendResponseError(
-                        f"{url} answered more than MAX_MODEL_LIST_BYTES ({MAX_MODEL_LIST_BYTES:,} bytes); "
-                        "a list of models is far smaller, so check that base_url points at the model server"
-                    )
+                check_size(received, url, "MAX_MODEL_LIST_BYTES", MAX_MODEL_LIST_BYTES, "a list of models")
     except httpx.TimeoutException as error:
         raise BackendTimeout(f"{url} did not answer within the timeout of {timeout:g} s") from error
     except httpx.HTTPError as error:
@@ -70,13 +67,15 @@ def _get(url: str, headers: dict[str, str], timeout: float) -> Any:
             "there?"
         ) from error
     text = bytes(received).decode("utf-8", "replace")
-    quoted = text[:MAX_BODY_QUOTE]
-    shown = json.dumps(quoted, ensure_ascii=False) + ("…" if len(text) > MAX_BODY_QUOTE else "")
+    body = text[:MAX_BODY_QUOTE]
+    shown = quoted(text, MAX_BODY_QUOTE)
     status = response.status_code
     if status != 200:
         hint = "check api_key" if status in (401, 403) else "check base_url and the dialect"
-        message = f"GET {url} answered HTTP {status} {response.reason_phrase[:40]}: {shown}; {hint}"
-        raise BackendHTTPError(status, url, quoted, message)
+        message = (
+            f"GET {url} answered HTTP {status} {response.reason_phrase[:SHOWN_VALUE_CHARS]}: {shown}; {hint}"
+        )
+        raise BackendHTTPError(status, url, body, message)
     try:
         return json.loads(text)
     except (ValueError, RecursionError):

@@ -26,8 +26,7 @@ from typing import Any, cast
 
 from .._catalogue import ToolSpec, shown_name
 from .._errors import CatalogueError
-from .._limits import SHOWN_LIST_CHARS
-from .._provider import ToolOutput, exception_text, shortened
+from .._provider import ToolOutput, exception_text, shortened, unknown_tool
 from .._route_schema import route_tool_names
 from .docstrings import parse_docstring
 from .type_schema import Mismatch, converted, schema_of
@@ -62,10 +61,7 @@ class FunctionTools:
         """Call the tool ``name`` with ``arguments``; every failure is an error result."""
         declared = self._tools.get(name)
         if declared is None:
-            offered = ", ".join(self._tools)[:SHOWN_LIST_CHARS]
-            return ToolOutput(
-                content=f"there is no tool named {shown_name(name)}; the tools are: {offered}", is_error=True
-            )
+            return unknown_tool(name, self._tools)
         try:
             args, kwargs = declared.bind(arguments)
         except Mismatch as mismatch:

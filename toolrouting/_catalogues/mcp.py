@@ -29,9 +29,8 @@ from .._limits import (
     MAX_TOOL_RESULT_CHARS,
     MCP_CLOSE_TIMEOUT,
     MCP_CONNECT_TIMEOUT,
-    SHOWN_LIST_CHARS,
 )
-from .._provider import ToolOutput
+from .._provider import ToolOutput, unknown_tool
 from .adapters import tools_from_mcp
 from .mcp_bridge import LoopThread
 from .mcp_servers import MCPHTTPServer, MCPServerSpec, mcp_server
@@ -171,10 +170,7 @@ class MCPTools:
         """Call the tool offered as ``name`` on its server; every failure is an error result."""
         offered = self._offered.get(name)
         if offered is None:
-            listed = ", ".join(self._offered)[:SHOWN_LIST_CHARS]
-            return ToolOutput(
-                f"there is no tool named {shown_name(name)}; the tools are: {listed}", is_error=True
-            )
+            return unknown_tool(name, self._offered)
         if self._bridge.closed:
             return ToolOutput(f"the MCP tools are closed; {name} was not called", is_error=True)
         try:

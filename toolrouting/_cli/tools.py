@@ -21,8 +21,8 @@ from typing import IO, Any, TextIO
 from .._catalogue import shown_name
 from .._catalogues import FunctionTools, MCPServerSpec, MCPTools, mcp_server, mcp_servers_from_config
 from .._errors import CatalogueError
-from .._limits import DEFAULT_MCP_CALL_TIMEOUT, MAX_TOOL_RESULT_CHARS, SHOWN_LIST_CHARS
-from .._provider import ToolOutput, ToolProvider, cut_middle
+from .._limits import DEFAULT_MCP_CALL_TIMEOUT, MAX_TOOL_RESULT_CHARS
+from .._provider import ToolOutput, ToolProvider, cut_middle, unknown_tool
 from .arguments import UsageError, non_negative
 
 __all__ = ["TOOLS_PROMPT", "RunTools", "add_tool_options", "asks", "run_tools", "uses_tools"]
@@ -173,10 +173,7 @@ class RunTools:
         """Call ``name`` on the provider that offers it, once confirmed; the result cut to the limit."""
         provider = self._owners.get(name)
         if provider is None:
-            listed = ", ".join(self._owners)[:SHOWN_LIST_CHARS]
-            return ToolOutput(
-                f"there is no tool named {shown_name(name)}; the tools are: {listed}", is_error=True
-            )
+            return unknown_tool(name, self._owners)
         if self._confirm is not None and not self._confirm(name, arguments):
             return ToolOutput(f"the user declined the call of {name}; it was not run", is_error=True)
         output = provider.call(name, arguments)
