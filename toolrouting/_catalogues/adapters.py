@@ -40,7 +40,9 @@ def tools_from_responses(tools: object) -> list[ToolSpec]:
 def tools_from_mcp(tools: object) -> list[ToolSpec]:
     """An MCP ``tools/list`` result's ``tools`` (or the whole result): ``name``, ``inputSchema``.
 
-    The description is the tool's ``description``, or its ``title`` when it has none.
+    The description is the tool's ``description``, or its ``title`` when it has none. The
+    result may also be the MCP SDK's objects (``ListToolsResult``, a list of ``Tool``), their
+    ``model_dump()`` (``input_schema``), or a saved JSON-RPC response (``{"jsonrpc", "result"}``).
     """
     return _convert(_unwrapped(tools), _from_mcp)
 
@@ -67,22 +69,47 @@ def tools_from(source: object) -> list[ToolSpec]:
     """Any of the shapes above, told apart entry by entry (a list may mix them).
 
     ``source`` is a list of tools, or a mapping with a ``tools`` list (an MCP ``tools/list``
-    result, a chat request body).
+    result, a chat request body), or a JSON-RPC response whose ``result`` is one; pydantic
+    models (the MCP SDK's ``ListToolsResult`` and ``Tool``) are read as their JSON form.
     """
     return _convert(_unwrapped(source), _detect)
 
 
 def _unwrapped(source: object) -> object:
+    source = _dumped(source)
+    if isinstance(source, Mapping) and "jsonrpc" in source and "tools" not in source:
+        # A saved JSON-RPC response to tools/list: the tool list is its result's.
+        if "error" in source:
+            error = source["error"]
+            detail = error.get("message") if isinstance(error, Mapping) else error
+            raise TypeError(f"the JSON-RPC response is an error ({shown(detail)}), not a tool list")
+        source = _dumped(source.get("result"))
     if isinstance(source, Mapping) and "tools" in source:
         return source["tools"]
     return source
+
+
+def _dumped(value: object) -> object:
+    """A pydantic model (the MCP SDK's ``Tool``, ``ListToolsResult``) as its JSON form, by alias.
+
+    Duck-typed, so that neither pydantic nor the SDK is imported: by alias, because the SDK's
+    field names (``input_schema``) are not the protocol's (``inputSchema``).
+    """
+    dump = getattr(value, "model_dump", None)
+    if isinstance(value, Mapping) or not callable(dump):
+        return value
+    try:
+        return dump(mode="json", by_alias=True, exclude_none=True)
+    except TypeError:  # a model_dump of another signature: not a pydantic v2 model
+        return value
 
 
 def _convert(tools: object, convert: Callable[[int, Mapping[str, Any]], ToolSpec]) -> list[ToolSpec]:
     if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
         raise TypeError(f"a tool list is a sequence of tool declarations, not {type(tools).__name__}")
     specs: list[ToolSpec] = []
-    for index, tool in enumerate(tools):
+    for index, entry in enumerate(tools):
+        tool = _dumped(entry)
         if not isinstance(tool, Mapping):
             raise CatalogueError(index, f"a tool declaration is a mapping, not {type(tool).__name__}")
         specs.append(convert(index, tool))
@@ -138,7 +165,10 @@ def _from_mcp(index: int, tool: Mapping[str, Any]) -> ToolSpec:
     description = tool.get("description")
     if description is None:
         description = tool.get("title")
-    return _spec(index, tool["name"], description, tool, "inputSchema")
+    # The MCP SDK's model_dump() without by_alias writes the parameters as input_schema: they
+    # are the same schema, and dropping them would leave a tool the model may call only with {}.
+    key = "input_schema" if "inputSchema" not in tool and "input_schema" in tool else "inputSchema"
+    return _spec(index, tool["name"], description, tool, key)
 
 
 def _from_anthropic(index: int, tool: Mapping[str, Any]) -> ToolSpec:

@@ -7,9 +7,11 @@ converter of LlamaGrammar.from_json_schema and of llama-cpp-python's server) do 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .._limits import LLAMA_CPP_MAX_OPTIONAL_REPEATS, SHOWN_VALUE_CHARS
 from .findings import Finding
 from .rules import (
     ANNOTATIONS,
@@ -28,6 +30,15 @@ __all__ = ["LLAMA_CPP"]
 _README = "ggml-org/llama.cpp grammars/README.md"
 _CPP = "ggml-org/llama.cpp common/json-schema-to-grammar.cpp"
 _PY = "abetlen/llama-cpp-python llama_cpp/llama_grammar.py"
+_PARSER = "ggml-org/llama.cpp src/llama-grammar.cpp"
+
+# llama_grammar.py writes a const, an enum value or a property name as _format_literal(json.dumps(v)),
+# escaping only [\r\n"] in json.dumps's text, so each backslash json.dumps writes reaches llama.cpp's
+# parser as an escape of its own (checked on 0.3.36, every character U+0000..U+007F and beyond):
+# before a quote it ends the literal early, and \b and \f are escapes the parser does not know, so
+# the grammar is refused; a backslash, the other control characters (\uXXXX) and characters outside the
+# BMP (a surrogate pair) parse, but as another string: the value can never be written.
+_REFUSED_CHARS = frozenset('"\b\f')
 
 # grammars/README.md, "known limitations" and "unlikely to be implemented": skipped silently.
 _SKIPPED = frozenset(
@@ -189,6 +200,87 @@ def _each(node: Mapping[str, Any], found: NodeFindings) -> None:
             "warning",
             "prefixItems is broken in llama.cpp's converter; use items",
         )
+    _literals(node, found)
+    _repetitions(node, found)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string json.dumps writes for ``value``: strings, and object keys, at any depth."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+
+
+def _escaped(text: str) -> bool:
+    """Whether json.dumps writes a backslash for one of ``text``'s characters."""
+    return text != json.dumps(text, ensure_ascii=False)[1:-1] or any(ord(c) > 0xFFFF for c in text)
+
+
+def _literals(node: Mapping[str, Any], found: NodeFindings) -> None:
+    places: list[tuple[str, Any]] = [(k, node[k]) for k in ("const", "enum") if k in node]
+    if isinstance(node.get("properties"), Mapping):
+        places.append(("properties", list(node["properties"])))
+    for keyword, value in places:
+        strings = [text for text in _strings(value) if _escaped(text)]
+        refused = next((text for text in strings if _REFUSED_CHARS & set(text)), None)
+        what = {"properties": "a property name", "enum": "an enum value"}.get(keyword, "a const value")
+        if refused is not None:
+            found.add(
+                keyword,
+                "refuses",
+                "error",
+                f"{what} holding a quote, \\b or \\f ({refused!r:.{SHOWN_VALUE_CHARS}}) is escaped "
+                "wrongly by llama-cpp-python's converter and llama.cpp refuses the grammar "
+                "(llama-server escapes it); drop the character",
+                _PY,
+            )
+        elif strings:
+            found.add(
+                keyword,
+                "miswrites",
+                "warning",
+                f"{what} holding a backslash, a control character or a character outside the BMP "
+                f"({strings[0]!r:.{SHOWN_VALUE_CHARS}}) is written as another string by llama-cpp-python's "
+                "converter (llama-server escapes it): the value can never be written",
+                _PY,
+            )
+
+
+def _repetitions(node: Mapping[str, Any], found: NodeFindings) -> None:
+    # llama_grammar.py _build_repetition(): one nested optional group per optional repeat, and
+    # llama.cpp refuses a group of 2000 rules (MAX_REPETITION_THRESHOLD, two rules a level).
+    kind = node.get("type")
+    if kind == "array" and isinstance(node.get("items"), Mapping) and "prefixItems" not in node:
+        low, high = "minItems", "maxItems"
+    elif kind == "string" and "pattern" not in node and not _formatted(node):
+        low, high = "minLength", "maxLength"
+    else:
+        return
+    most, least = node.get(high), node.get(low, 0)
+    if not isinstance(most, int) or not isinstance(least, int) or isinstance(most, bool):
+        return
+    if most - max(least, 0) > LLAMA_CPP_MAX_OPTIONAL_REPEATS:
+        found.add(
+            high,
+            "refuses",
+            "error",
+            f"{high} {most} leaves {most - max(least, 0)} optional repeats: llama-cpp-python nests one "
+            'group per repeat and llama.cpp refuses the grammar ("exceeds sane defaults"); keep '
+            f"{high} - {low} at most {LLAMA_CPP_MAX_OPTIONAL_REPEATS}",
+            _PARSER,
+        )
+
+
+def _formatted(node: Mapping[str, Any]) -> bool:
+    """Whether the converter writes ``node`` by its format (the lengths are then not read)."""
+    fmt = node.get("format")
+    return isinstance(fmt, str) and (fmt in _FORMATS)
 
 
 #: llama.cpp's rules.

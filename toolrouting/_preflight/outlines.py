@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .._limits import OUTLINES_MAX_STRING_BOUND
 from .findings import Finding
 from .rules import BOUNDS, CompilerRules, NodeFindings, anchored, property_order, types_of
 
@@ -99,6 +100,29 @@ def _each(node: Mapping[str, Any], found: NodeFindings) -> None:
             found.unknown_format(
                 node, _FORMATS, "refuses", "error", "format {format} is not supported: the schema is refused"
             )
+        elif "format" in node:
+            # parse_string_type() reads minLength/maxLength, then pattern, then format: the first wins.
+            beside = "pattern" if not sized else "minLength/maxLength"
+            found.add("format", "ignores", "warning", f"format beside {beside} is ignored: any string fits")
+        if sized and pattern is None:
+            _string_bound(node, found)
+
+
+def _string_bound(node: Mapping[str, Any], found: NodeFindings) -> None:
+    # A bounded JSON string is ([^"\\...]|\\...){m,n}; outlines-core's index of it grows about
+    # 3.5x in memory with every two characters of the bound (OUTLINES_MAX_STRING_BOUND).
+    for keyword in ("maxLength", "minLength"):
+        bound = node.get(keyword)
+        if isinstance(bound, int) and not isinstance(bound, bool) and bound > OUTLINES_MAX_STRING_BOUND:
+            found.add(
+                keyword,
+                "exhausts memory",
+                "error",
+                f"{keyword} {bound}: outlines-core's index of a string bounded past "
+                f"{OUTLINES_MAX_STRING_BOUND} characters grows exponentially (20 does not build in 1 GiB "
+                f"and 60 s); drop the bound or keep it at most {OUTLINES_MAX_STRING_BOUND}",
+            )
+            return
 
 
 #: outlines-core's rules.
