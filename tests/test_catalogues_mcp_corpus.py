@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from compilers import LlamaCpp, Llguidance, Outlines
+from support.compilers import LlamaCpp, Llguidance, Outlines
 from support.model import TEST_THREADS
 
 from toolrouting import TARGETS, preflight, route_schema, tools_from
