@@ -6,6 +6,7 @@ __all__ = [
     "DEFAULT_MAX_REPAIRS",
     "DEFAULT_MAX_REPEATS",
     "DEFAULT_MAX_ROUNDS",
+    "DEFAULT_PROMPT_CHARS",
     "DEFAULT_REQUEST_TIMEOUT",
     "DEFAULT_RETRIES",
     "DEFAULT_ROUTING_CAP",
@@ -20,6 +21,12 @@ __all__ = [
     "MEMORY_QUERY_CHARS",
     "MEMORY_QUERY_TERMS",
     "MEMORY_SEARCH_RESULTS",
+    "PROMPT_DESCRIPTION_CHARS",
+    "PROMPT_ENUM_VALUES",
+    "PROMPT_NESTING",
+    "PROMPT_PARAMETER_NOTE_CHARS",
+    "PROMPT_SHORT_DESCRIPTION_CHARS",
+    "PROMPT_VALUE_CHARS",
     "RETRY_BACKOFF_BASE",
     "RETRY_BACKOFF_MAX",
     "ROUTE_SCHEMA_NAME",
@@ -112,3 +119,30 @@ MAX_TOOL_ERROR_CHARS = 500
 #: rebuilds the route schema every round from a catalogue that mostly repeats; the memory
 #: is cleared when full, so it never grows past this.
 VALID_SCHEMA_MEMORY = 4096
+
+#: Characters of the catalogue the model reads (catalogue_prompt) unless the caller names
+#: another: about 2,000 to 2,500 tokens, half the embedded model's default context, so a
+#: conversation of several rounds still fits beside it. Past it the rendering degrades, in
+#: steps the text itself states (shorter descriptions, then parameters by name, then names).
+DEFAULT_PROMPT_CHARS = 8_000
+
+#: Characters of a tool's description in the rendered catalogue. A description is a cue for
+#: choosing, not a manual: a few sentences say what a tool is for, and a page of text in one
+#: entry would crowd out every other tool in a small model's attention and in the budget.
+PROMPT_DESCRIPTION_CHARS = 300
+
+#: Characters of a tool's description once the catalogue is over its budget: one sentence.
+PROMPT_SHORT_DESCRIPTION_CHARS = 80
+
+#: Characters of a parameter's description in the rendered catalogue.
+PROMPT_PARAMETER_NOTE_CHARS = 120
+
+#: Enum values the rendered catalogue shows for one parameter; the grammar holds them all.
+PROMPT_ENUM_VALUES = 12
+
+#: Characters of one shown value (an enum member, a default, a const), as JSON text.
+PROMPT_VALUE_CHARS = 40
+
+#: Levels of nested objects and arrays the rendered catalogue spells out; deeper ones are
+#: named by their type alone ("object"), which the grammar still constrains in full.
+PROMPT_NESTING = 2
