@@ -29,6 +29,7 @@ from ._backends import (
 
 # --- the routing core: catalogue checks, route schema, parser, result messages, routed backend ---
 from ._catalogue import FunctionSpec, ToolSpec
+from ._catalogue_prompt import PROMPT_STYLES, PromptStyle, catalogue_prompt
 
 # --- catalogues: other formats' declarations, Python functions and MCP servers as tools ---
 from ._catalogues import (
@@ -72,6 +73,7 @@ from ._limits import (
     DEFAULT_MAX_REPAIRS,
     DEFAULT_MAX_REPEATS,
     DEFAULT_MAX_ROUNDS,
+    DEFAULT_PROMPT_CHARS,
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_RETRIES,
     DEFAULT_ROUTING_CAP,
@@ -121,12 +123,14 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "DEFAULT_MAX_REPAIRS",
     "DEFAULT_MAX_REPEATS",
     "DEFAULT_MAX_ROUNDS",
+    "DEFAULT_PROMPT_CHARS",
     "DEFAULT_REQUEST_TIMEOUT",
     "DEFAULT_RETRIES",
     "DEFAULT_ROUTING_CAP",
     "MAX_REPLY_CHARS",
     "MAX_REPLY_QUOTE",
     "MAX_RESPONSE_BYTES",
+    "PROMPT_STYLES",
     "ROUTE_SCHEMA_NAME",
     "BackendConnectError",
     "BackendError",
@@ -138,6 +142,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "GrammarError",
     "MemoryStoreError",
     "ModelLoadError",
+    "PromptStyle",
     "RepairsExhaustedError",
     "RestorableToolProvider",
     "RetriesExhaustedError",
@@ -152,6 +157,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "ToolSpec",
     "TranscriptError",
     "can_route",
+    "catalogue_prompt",
     "parse_route",
     "route_choices",
     "route_schema",

@@ -11,6 +11,7 @@ __all__ = [
     "DEFAULT_MAX_REPEATS",
     "DEFAULT_MAX_ROUNDS",
     "DEFAULT_MCP_CALL_TIMEOUT",
+    "DEFAULT_PROMPT_CHARS",
     "DEFAULT_REQUEST_TIMEOUT",
     "DEFAULT_RETRIES",
     "DEFAULT_ROUTING_CAP",
@@ -41,6 +42,12 @@ __all__ = [
     "MEMORY_SEARCH_RESULTS",
     "OUTLINES_MAX_STRING_BOUND",
     "PROGRESS_PREVIEW_CHARS",
+    "PROMPT_DESCRIPTION_CHARS",
+    "PROMPT_ENUM_VALUES",
+    "PROMPT_NESTING",
+    "PROMPT_PARAMETER_NOTE_CHARS",
+    "PROMPT_SHORT_DESCRIPTION_CHARS",
+    "PROMPT_VALUE_CHARS",
     "REPAIR_SHAPE_ARGUMENTS",
     "RETRY_BACKOFF_BASE",
     "RETRY_BACKOFF_MAX",
@@ -252,3 +259,29 @@ MCP_MAX_TOOL_PAGES = 100
 #: failure after a loop: the embedded model's window (EMBEDDED_N_CTX, 4096 tokens) holds about
 #: 16,000 characters, and one result may take a quarter of it.
 MAX_TOOL_RESULT_CHARS = 4000
+#: Characters of the catalogue the model reads (catalogue_prompt) unless the caller names
+#: another: about 2,000 to 2,500 tokens, half the embedded model's default context, so a
+#: conversation of several rounds still fits beside it. Past it the rendering degrades, in
+#: steps the text itself states (shorter descriptions, then parameters by name, then names).
+DEFAULT_PROMPT_CHARS = 8_000
+
+#: Characters of a tool's description in the rendered catalogue. A description is a cue for
+#: choosing, not a manual: a few sentences say what a tool is for, and a page of text in one
+#: entry would crowd out every other tool in a small model's attention and in the budget.
+PROMPT_DESCRIPTION_CHARS = 300
+
+#: Characters of a tool's description once the catalogue is over its budget: one sentence.
+PROMPT_SHORT_DESCRIPTION_CHARS = 80
+
+#: Characters of a parameter's description in the rendered catalogue.
+PROMPT_PARAMETER_NOTE_CHARS = 120
+
+#: Enum values the rendered catalogue shows for one parameter; the grammar holds them all.
+PROMPT_ENUM_VALUES = 12
+
+#: Characters of one shown value (an enum member, a default, a const), as JSON text.
+PROMPT_VALUE_CHARS = 40
+
+#: Levels of nested objects and arrays the rendered catalogue spells out; deeper ones are
+#: named by their type alone ("object"), which the grammar still constrains in full.
+PROMPT_NESTING = 2

@@ -1,0 +1,225 @@
+"""Decision quality: is the routed first action the right tool, or ``none`` when no tool fits?
+
+Run: .venv/bin/python benchmarks/decisions.py  [--limit N] [--styles bare,names,text,json,typescript]
+                                              [--model PATH.gguf] [--seed 0] [--threads N]
+
+Each case in benchmarks/cases/*.jsonl is a catalogue, a conversation and the expected first
+action (one of a list of tool names, or ``none``), with optional argument checks (the
+argument's JSON text must contain the given text, case-insensitively). Every case is asked
+once per configuration through ``routed_backend(backend, route_schema(tools), cap)``: the
+same grammar each time, only the system message differs:
+
+- ``bare``: no system message, the conversation alone (the loop's behaviour today);
+- ``names``: one line of reply format and the tools' names, nothing else;
+- ``text``, ``json``, ``typescript``: ``catalogue_prompt(tools, style=...)``.
+
+Sampling is greedy (temperature 0) with a fixed seed, so a run repeats on the same build.
+Prints one Markdown table: valid %, right tool % (tool expected), ``none`` % (none
+expected), balanced accuracy (their mean), arguments passing their checks, prompt tokens
+added per tool against ``bare``, completion tokens and seconds per decision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolrouting import (
+    LlamaCpp,
+    Message,
+    Settings,
+    catalogue_prompt,
+    parse_route,
+    route_schema,
+    route_tool_names,
+    routed_backend,
+    tools_from,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ROOT / "benchmarks" / "cases"
+CONFIGS = ("bare", "names", "text", "json", "typescript")
+ROUTING_CAP = 512
+# Room for the 52-tool catalogue in the JSON style beside a conversation.
+N_CTX = 8192
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    catalogue: str
+    messages: list[Message]
+    expect: list[str]
+    arguments: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Tally:
+    decisions: int = 0
+    valid: int = 0
+    tool_cases: int = 0
+    right_tool: int = 0
+    none_cases: int = 0
+    right_none: int = 0
+    checked: int = 0
+    arguments_ok: int = 0
+    prompt_tokens: list[int] = field(default_factory=list)
+    per_tool: list[float] = field(default_factory=list)
+    completion_tokens: list[int] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+
+
+def load_cases() -> list[Case]:
+    cases = []
+    for path in sorted(CASES.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                raw = json.loads(line)
+                cases.append(
+                    Case(
+                        raw["id"], raw["catalogue"], raw["messages"], raw["expect"], raw.get("arguments", {})
+                    )
+                )
+    return cases
+
+
+def spread(cases: Sequence[Case], limit: int | None) -> list[Case]:
+    """``limit`` cases spread evenly over the list (every source and class), or all of them."""
+    if limit is None or limit >= len(cases):
+        return list(cases)
+    step = len(cases) / limit
+    return [cases[int(i * step)] for i in range(limit)]
+
+
+def system_text(config: str, tools: list[dict[str, Any]]) -> str | None:
+    if config == "bare":
+        return None
+    if config == "names":
+        names = ", ".join(route_tool_names(tools)) or "(none)"
+        return f'Choose the next action: one JSON object, a tool call or {{"tool": "none"}}.\nTools: {names}'
+    return catalogue_prompt(tools, style=config)  # type: ignore[arg-type]
+
+
+def arguments_pass(checks: dict[str, str], arguments: dict[str, Any] | None) -> bool:
+    arguments = arguments or {}
+    return all(
+        name in arguments and text.lower() in json.dumps(arguments[name], ensure_ascii=False).lower()
+        for name, text in checks.items()
+    )
+
+
+def run(backend: LlamaCpp, cases: Sequence[Case], configs: Sequence[str]) -> dict[str, Tally]:
+    catalogues: dict[str, list[dict[str, Any]]] = {}
+    for case in cases:
+        if case.catalogue not in catalogues:
+            source = json.loads((ROOT / case.catalogue).read_text(encoding="utf-8"))
+            catalogues[case.catalogue] = [dict(tool) for tool in tools_from(source)]
+    # Cases grouped by catalogue, so consecutive requests share the system message (prefix cache).
+    ordered = sorted(cases, key=lambda case: case.catalogue)
+    bare_prompt: dict[str, int] = {}
+    tallies = {config: Tally() for config in configs}
+    for config in configs:
+        tally = tallies[config]
+        for case in ordered:
+            tools = catalogues[case.catalogue]
+            names = route_tool_names(tools)
+            routed = routed_backend(backend, route_schema(tools), ROUTING_CAP)
+            system = system_text(config, tools)
+            messages: list[Message] = [{"role": "system", "content": system}] if system else []
+            messages += case.messages
+            started = time.perf_counter()
+            completion = routed.complete(messages)
+            tally.seconds.append(time.perf_counter() - started)
+            route = parse_route(completion.text, names)
+            tally.decisions += 1
+            tally.valid += route.ok
+            tally.prompt_tokens.append(completion.usage.prompt_tokens)
+            tally.completion_tokens.append(completion.usage.completion_tokens)
+            if config == "bare":
+                bare_prompt[case.id] = completion.usage.prompt_tokens
+            elif case.id in bare_prompt and names:
+                tally.per_tool.append((completion.usage.prompt_tokens - bare_prompt[case.id]) / len(names))
+            if case.expect == ["none"]:
+                tally.none_cases += 1
+                tally.right_none += route.ok and route.tool == "none"
+            else:
+                tally.tool_cases += 1
+                right = route.ok and route.tool in case.expect
+                tally.right_tool += right
+                if right and case.arguments:
+                    tally.checked += 1
+                    tally.arguments_ok += arguments_pass(case.arguments, route.arguments)
+            print(f"{config} {case.id}: {route.tool if route.ok else 'INVALID'}", file=sys.stderr, flush=True)
+    return tallies
+
+
+def _percent(part: int, whole: int) -> float:
+    return 100.0 * part / whole if whole else float("nan")
+
+
+def table(tallies: dict[str, Tally]) -> str:
+    rows = [
+        "| prompt | valid | right tool (tool expected) | `none` (none expected) | balanced accuracy "
+        "| arguments pass (right tool, checked) | prompt tokens, mean | added tokens per tool "
+        "| completion tokens, mean | seconds per decision, median |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for config, t in tallies.items():
+        tool = _percent(t.right_tool, t.tool_cases)
+        none = _percent(t.right_none, t.none_cases)
+        per_tool = f"{statistics.mean(t.per_tool):.0f}" if t.per_tool else "-"
+        rows.append(
+            f"| {config} | {_percent(t.valid, t.decisions):.0f}% "
+            f"| {tool:.1f}% ({t.right_tool}/{t.tool_cases}) "
+            f"| {none:.1f}% ({t.right_none}/{t.none_cases}) | {(tool + none) / 2:.1f}% "
+            f"| {t.arguments_ok}/{t.checked} | {statistics.mean(t.prompt_tokens):.0f} | {per_tool} "
+            f"| {statistics.mean(t.completion_tokens):.1f} | {statistics.median(t.seconds):.2f} |"
+        )
+    return "\n".join(rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--limit", type=int, help="run this many cases, spread evenly over the set")
+    parser.add_argument("--styles", default=",".join(CONFIGS), help="comma-separated: " + ", ".join(CONFIGS))
+    parser.add_argument("--model", help="a GGUF file (default: the embedded default model)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int)
+    args = parser.parse_args(argv)
+    configs = [name.strip() for name in args.styles.split(",") if name.strip()]
+    unknown = [name for name in configs if name not in CONFIGS]
+    if unknown:
+        parser.error(f"unknown styles {', '.join(unknown)}; choose from {', '.join(CONFIGS)}")
+    if "bare" in configs:  # measured first, so the others can count the tokens they add
+        configs.remove("bare")
+        configs.insert(0, "bare")
+    cases = spread(load_cases(), args.limit)
+    settings = Settings(temperature=0.0, seed=args.seed)
+    started = time.perf_counter()
+    with LlamaCpp(
+        args.model, n_ctx=N_CTX, n_threads=args.threads, settings=settings, seed=args.seed
+    ) as backend:
+        tallies = run(backend, cases, configs)
+        model = backend.model_path.name
+    expected_none = sum(case.expect == ["none"] for case in cases)
+    print(
+        f"{model}, {len(cases)} cases "
+        f"({len(cases) - expected_none} expect a tool, {expected_none} expect none), "
+        f"greedy, seed {args.seed}, routing cap {ROUTING_CAP}, {os.cpu_count()} cores, "
+        f"{platform.python_version()}, {time.perf_counter() - started:.0f} s in all\n"
+    )
+    print(table(tallies))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
