@@ -14,6 +14,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, settings
 from support.model import TEST_THREADS
+from support.processes import stop
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
@@ -74,12 +75,7 @@ def llama_cpp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         _wait_for_llama_server(process, url, log_path.read_text)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, grace=15)
 
 
 def _wait_for_llama_server(process: subprocess.Popen[bytes], url: str, log: Callable[[], str]) -> None:

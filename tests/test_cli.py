@@ -8,24 +8,21 @@ from __future__ import annotations
 import importlib
 import io
 import json
-import os
 import re
 import socket
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, demo_cap
+from support.processes import ROOT, python_m
 
 from toolrouting import ScriptedBackend, parse_route, route_schema, split_routed_result
 from toolrouting._cli import EXIT_STATUSES, help_texts, main
 from toolrouting._loop.feedback import is_repair_message
 from toolrouting._loop.transcript import read_transcript
 
-ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "cli.md"
 QUESTION = "What does the latch on the storage-room door do?"
 SEARCH = '{"tool": "memory_search", "arguments": {"query": "latch"}}'
@@ -54,19 +51,6 @@ def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedBackend:
     backend = ScriptedBackend()
     monkeypatch.setattr("toolrouting._cli.run._backend", lambda args: backend)
     return backend
-
-
-def _python_m(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolrouting", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "OMP_WAIT_POLICY": "passive"},
-        timeout=600,
-        check=False,
-    )
 
 
 def _run_lines(transcript: Path) -> list[tuple[str, str]]:
@@ -148,16 +132,16 @@ def test_parse_exits_0_on_an_action_and_1_on_a_refusal(
 
 
 def test_python_m_toolrouting_parses_and_prints_schemas(catalogue: Path) -> None:
-    accepted = _python_m("parse", str(catalogue), stdin=SEARCH)
+    accepted = python_m("parse", str(catalogue), stdin=SEARCH)
     assert accepted.returncode == 0, accepted.stderr
     assert json.loads(accepted.stdout)["arguments"] == {"query": "latch"}
-    refused = _python_m("parse", str(catalogue), '{"tool": "memory_read", "arguments": {}}')
+    refused = python_m("parse", str(catalogue), '{"tool": "memory_read", "arguments": {}}')
     assert refused.returncode == 1
     assert "is not one of the offered tools" in json.loads(refused.stdout)["error"]
-    schema = _python_m("schema", str(catalogue))
+    schema = python_m("schema", str(catalogue))
     assert schema.returncode == 0
     assert json.loads(schema.stdout)["anyOf"][-1]["properties"] == {"tool": {"const": "none"}}
-    usage = _python_m("bogus")
+    usage = python_m("bogus")
     assert usage.returncode == 2
     assert "invalid choice" in usage.stderr
 
@@ -279,7 +263,7 @@ def test_run_against_a_closed_port_retries_then_fails_in_one_line() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-        done = _python_m(
+        done = python_m(
             "run", QUESTION, "--base-url", f"http://127.0.0.1:{port}/v1", "--dialect", "llama-cpp-python"
         )
     assert done.returncode == 1
@@ -326,7 +310,7 @@ def _check_run_mechanics(transcript: Path, outcome: dict[str, Any]) -> None:
 def test_the_sample_question_on_the_embedded_default_model(tmp_path: Path) -> None:
     transcript = tmp_path / "run.jsonl"
     options = [*_sampling(demo_cap()), "--threads", str(TEST_THREADS)]
-    done = _python_m("run", QUESTION, "--json", "--transcript", str(transcript), *options)
+    done = python_m("run", QUESTION, "--json", "--transcript", str(transcript), *options)
     assert done.returncode == 0, done.stderr
     outcome = json.loads(done.stdout)
     _check_run_mechanics(transcript, outcome)

@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.processes import ROOT, python_m
 
 import toolrouting
 from toolrouting._backends.models import models_url
 from toolrouting._cli import main
 from toolrouting.demo import SYSTEM_PROMPT
 
-ROOT = Path(__file__).resolve().parent.parent
 QUESTION = "What does the latch on the storage-room door do?"
 SEARCH = '{"tool": "memory_search", "arguments": {"query": "latch"}}'
 NONE = '{"tool": "none"}'
@@ -142,17 +142,7 @@ def no_ambient_key(monkeypatch: pytest.MonkeyPatch) -> None:
 def _python_m(
     *args: str, stdin: str = "", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k not in ("TOOLROUTING_API_KEY", "OPENAI_API_KEY")}
-    return subprocess.run(
-        [sys.executable, "-m", "toolrouting", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**environment, "OMP_WAIT_POLICY": "passive", **(env or {})},
-        timeout=120,
-        check=False,
-    )
+    return python_m(*args, stdin=stdin, env=env, timeout=120)
 
 
 def _run(url: str, *more: str) -> list[str]:

@@ -21,6 +21,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from support.processes import stop
+
 __all__ = [
     "TEST_SERVER",
     "git_server",
@@ -88,10 +90,5 @@ def http_test_server(*options: str) -> Iterator[str]:
                 time.sleep(0.1)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, grace=10)
         log.close()

@@ -1,0 +1,43 @@
+"""Running the command line and the test servers as processes of their own."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["ROOT", "python_m", "stop"]
+
+#: The checkout: where ``python -m toolrouting`` runs, as a user's shell would.
+ROOT = Path(__file__).resolve().parents[2]
+
+#: The variables a key may come from; a developer's own never reaches a test's process.
+_KEY_VARIABLES = ("TOOLROUTING_API_KEY", "OPENAI_API_KEY")
+
+
+def python_m(
+    *args: str, stdin: str = "", env: dict[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """``python -m toolrouting ARGS`` with ``stdin`` as its input (never a terminal) and ``env`` added."""
+    environment = {k: v for k, v in os.environ.items() if k not in _KEY_VARIABLES}
+    return subprocess.run(
+        [sys.executable, "-m", "toolrouting", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**environment, "OMP_WAIT_POLICY": "passive", **(env or {})},
+        timeout=timeout,
+        check=False,
+    )
+
+
+def stop(process: subprocess.Popen[bytes], grace: float) -> None:
+    """End a server process: asked first, killed if it has not ended within ``grace`` seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
