@@ -27,6 +27,9 @@ from ._backends import (
     default_model_path,
 )
 
+# --- batch runs: a file of questions, each its own run, many in flight against one server ---
+from ._batch import BatchProgress, BatchQuestion, arun_batch, read_questions, run_batch
+
 # --- the routing core: catalogue checks, route schema, parser, result messages, routed backend ---
 from ._catalogue import FunctionSpec, ToolSpec
 from ._catalogue_prompt import PROMPT_STYLES, PromptStyle, catalogue_prompt
@@ -60,6 +63,7 @@ from ._errors import (
     GrammarError,
     MemoryStoreError,
     ModelLoadError,
+    QuestionsFileError,
     RepairsExhaustedError,
     RetriesExhaustedError,
     RunError,
@@ -143,6 +147,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "MemoryStoreError",
     "ModelLoadError",
     "PromptStyle",
+    "QuestionsFileError",
     "RepairsExhaustedError",
     "RestorableToolProvider",
     "RetriesExhaustedError",
@@ -230,6 +235,12 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "Target",
     "format_findings",
     "preflight",
+    # batch runs
+    "BatchProgress",
+    "BatchQuestion",
+    "arun_batch",
+    "read_questions",
+    "run_batch",
 ]
 
 
