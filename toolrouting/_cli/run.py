@@ -189,6 +189,7 @@ def _read_text(path: str, option: str) -> str:
 
 
 def demo_store(db: str | None) -> MemoryStore:
+    """The demo notes store: the sample notes, or ``--db``'s database or folder of notes."""
     if db is None:
         return MemoryStore.sample()
     path = Path(db)
@@ -200,6 +201,7 @@ def demo_store(db: str | None) -> MemoryStore:
 
 
 def model_backend(args: argparse.Namespace) -> Backend:
+    """The backend the options name: a server with ``--base-url``, else the embedded model."""
     # Both backends are imported here: the HTTP one needs no llama.cpp, the embedded one no server.
     settings = Settings(
         max_tokens=args.answer_tokens, temperature=args.temperature, top_p=args.top_p, seed=args.seed

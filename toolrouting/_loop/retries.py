@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Generator, Sequence
+import time
+from collections.abc import Callable, Generator, Mapping, Sequence
 
 from .._backends import Backend, Completion, Message
 from .._errors import BackendError, BackendResponseError, RetriesExhaustedError
 from .._limits import DEFAULT_RETRIES, MAX_RETRY_AFTER, RETRY_BACKOFF_BASE, RETRY_BACKOFF_MAX
-from .events import RetryScheduled
+from .events import ReplyReceived, RetryScheduled
 from .run_limits import check_count
 
 __all__ = ["RetryPolicy", "complete"]
@@ -54,10 +55,11 @@ def complete(
     policy: RetryPolicy,
     round: int,
     sleep: Callable[[float], object],
-) -> Generator[RetryScheduled, None, Completion]:
-    """One request, retried under ``policy`` while the error is retryable; yields each retry."""
+) -> Generator[RetryScheduled | ReplyReceived, None, Completion]:
+    """A request retried under ``policy`` while the error is retryable; yields each retry, then the reply."""
     attempt = 0
     while True:
+        began = time.monotonic()
         try:
             completion: Completion = backend.complete(list(messages))
         except BackendError as error:
@@ -76,4 +78,21 @@ def complete(
                 f"{type(backend).__name__}.complete() returned text of type "
                 f"{type(completion.text).__name__}; a completion's text is a str"
             )
+        yield _received(backend, completion, round, time.monotonic() - began)
         return completion
+
+
+def _received(backend: Backend, completion: Completion, round: int, seconds: float) -> ReplyReceived:
+    """What the server said of a request, as the event a tracer reads."""
+    model = getattr(backend, "model", None)
+    raw = completion.raw.get("model") if isinstance(completion.raw, Mapping) else None
+    return ReplyReceived(
+        round=round,
+        routed=backend.settings.json_schema is not None,
+        model=model if isinstance(model, str) else None,
+        response_model=raw if isinstance(raw, str) else None,
+        usage=completion.usage,
+        finish_reason=completion.finish_reason,
+        truncated=completion.truncated,
+        seconds=seconds,
+    )
