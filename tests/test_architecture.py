@@ -25,7 +25,18 @@ MAY_IMPORT = {
     "_preflight": {"core", "_grammar"},
     "demo": {"core"},
     "_batch": {"core", "_backends", "_loop"},
-    "_cli": {"core", "_grammar", "_backends", "_loop", "_catalogues", "_preflight", "demo", "_batch"},
+    "_traces": {"core", "_backends", "_loop"},
+    "_cli": {
+        "core",
+        "_grammar",
+        "_backends",
+        "_loop",
+        "_catalogues",
+        "_preflight",
+        "demo",
+        "_batch",
+        "_traces",
+    },
 }
 
 #: Lines a module may have: one that needs more holds more than one concern.

@@ -23,6 +23,7 @@ GROUPS = {
     "catalogues": "toolrouting._catalogues.",
     "the preflight": "toolrouting._preflight.",
     "batch runs": "toolrouting._batch.",
+    "traces": "toolrouting._traces.",
 }
 
 

@@ -120,6 +120,9 @@ from ._route_schema import route_choices, route_schema, route_tool_names
 from ._routed_backend import can_route, routed_backend, routing_cap
 from ._settings import Settings
 
+# --- traces: a run as OpenTelemetry spans ---
+from ._traces import RunTracer
+
 __version__ = "0.1.0"
 
 # Grouped by part, as the imports above; within a group, constants, then classes, then functions.
@@ -243,6 +246,8 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "arun_batch",
     "read_questions",
     "run_batch",
+    # traces
+    "RunTracer",
 ]
 
 
