@@ -10,6 +10,7 @@ provider: the API alone records nothing.
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import dataclasses
 import time
 from collections.abc import Mapping
@@ -78,10 +79,8 @@ class RunTracer:
             raise ImportError(
                 "RunTracer needs the OpenTelemetry API: pip install 'toolrouting[traces]'"
             ) from error
-        from .. import __version__
-
         self._trace = trace
-        self._tracer: Tracer = trace.get_tracer(INSTRUMENTATION_NAME, __version__, tracer_provider)
+        self._tracer: Tracer = trace.get_tracer(INSTRUMENTATION_NAME, _version(), tracer_provider)
         self._attributes = dict(attributes or {})
         self._open: _Open | None = None
         self._scope: contextlib.ExitStack | None = None
@@ -234,6 +233,14 @@ def _reply_attributes(reply: ReplyReceived) -> dict[str, Any]:
     if reply.finish_reason is not None:
         attributes["gen_ai.response.finish_reasons"] = [reply.finish_reason]
     return attributes
+
+
+def _version() -> str | None:
+    """This package's version, for the spans' instrumentation scope; ``None`` from a bare checkout."""
+    try:
+        return importlib.metadata.version("toolrouting")
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def _failed(span: Span, error: BaseException) -> None:
