@@ -10,8 +10,8 @@ provider: the API alone records nothing.
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
 import dataclasses
+import importlib.metadata
 import time
 from collections.abc import Mapping
 from types import TracebackType
