@@ -22,15 +22,18 @@ from support.model import TEST_SEED, TEST_TEMPERATURE, guaranteed_cap
 
 from toolrouting import (
     BackendConnectError,
+    BatchQuestion,
     Event,
     RepairsExhaustedError,
     RetriesExhaustedError,
     RoutingLoop,
     RunTracer,
     ScriptedBackend,
+    ScriptedRequest,
     ToolOutput,
     ToolReturned,
     route_schema,
+    run_batch,
 )
 
 EXPLODE = '{"tool": "explode", "arguments": {}}'
@@ -259,3 +262,37 @@ def test_a_traced_run_against_a_real_server(
         assert span.parent.span_id == run.context.span_id
     calls = [event for event in events if isinstance(event, ToolReturned)]  # a call a limit stopped has none
     assert len(named.get("execute_tool lookup", [])) == len(calls)
+
+
+def test_a_batch_traces_each_run_on_its_own(
+    provider: TracerProvider, exporter: InMemorySpanExporter, tmp_path: Path
+) -> None:
+    questions = [BatchQuestion(id=f"q{n}", messages=tuple(QUESTION)) for n in range(4)]
+
+    def model(request: ScriptedRequest) -> str:
+        done = any(m["content"].startswith("Tool result") for m in request.messages)
+        return NONE if done else lookup("latch")
+
+    run_batch(
+        questions,
+        tmp_path / "out",
+        backend=ScriptedBackend([model] * 8),
+        tools=Tools,
+        concurrency=2,
+        trace=lambda question: RunTracer(
+            tracer_provider=provider, attributes={"toolrouting.question": question.id}
+        ),
+    )
+
+    spans = exporter.get_finished_spans()
+    runs = {
+        span.attributes["toolrouting.question"]: span
+        for span in spans
+        if span.name.startswith("invoke_agent")
+    }
+    assert sorted(runs) == ["q0", "q1", "q2", "q3"]
+    for id, run in runs.items():
+        children = [
+            span for span in spans if span.parent is not None and span.parent.span_id == run.context.span_id
+        ]
+        assert sorted(span.name for span in children) == ["chat", "chat", "execute_tool lookup"], id

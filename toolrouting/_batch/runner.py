@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import dataclasses
 import functools
@@ -29,7 +30,11 @@ from .._provider import ToolOutput, ToolProvider
 from .folder import BatchFolder
 from .questions import BatchQuestion, read_questions
 
-__all__ = ["BatchProgress", "RunJob", "arun_batch", "drive", "run_batch"]
+__all__ = ["BatchProgress", "RunJob", "Tracing", "arun_batch", "drive", "run_batch"]
+
+#: What makes one run's tracer: given the question, a context manager around its run whose value
+#: takes the run's events (``lambda question: RunTracer(attributes={...})`` is one).
+Tracing = Callable[[BatchQuestion], contextlib.AbstractContextManager[Callable[[Event], object]]]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -77,6 +82,7 @@ class RunJob:
     tools: Callable[[], ToolProvider]
     loop_options: dict[str, Any]
     on_event: Callable[[Event], object]
+    trace: Tracing | None = None
 
     def run_sync(self) -> RunResult:
         """The run on the synchronous loop, in the calling thread, its tools made and closed here.
@@ -86,18 +92,24 @@ class RunJob:
         """
         provider = self.tools()
         try:
-            loop = RoutingLoop(
-                self.backend,
-                provider,
-                transcript=self.transcript,
-                on_event=self.on_event,
-                **self.loop_options,
-            )
-            return loop.resume() if self.resume else loop.run(list(self.question.messages))
+            with self.trace(self.question) if self.trace else contextlib.nullcontext() as traced:
+                on_event = self.on_event if traced is None else _both(self.on_event, traced)
+                loop = RoutingLoop(
+                    self.backend, provider, transcript=self.transcript, on_event=on_event, **self.loop_options
+                )
+                return loop.resume() if self.resume else loop.run(list(self.question.messages))
         finally:
             close = getattr(provider, "close", None)
             if callable(close):
                 close()
+
+
+def _both(first: Callable[[Event], object], second: Callable[[Event], object]) -> Callable[[Event], None]:
+    def observe(event: Event) -> None:
+        first(event)
+        second(event)
+
+    return observe
 
 
 async def drive(job: RunJob, threads: concurrent.futures.Executor) -> RunResult:
@@ -127,6 +139,7 @@ def run_batch(
     answer: bool = False,
     on_progress: Callable[[BatchProgress], object] | None = None,
     on_event: Callable[[str, Event], object] | None = None,
+    trace: Tracing | None = None,
 ) -> BatchProgress:
     """Run every question to its end, ``concurrency`` at a time, and return the final counts.
 
@@ -147,6 +160,7 @@ def run_batch(
             answer=answer,
             on_progress=on_progress,
             on_event=on_event,
+            trace=trace,
         )
     )
 
@@ -166,6 +180,7 @@ async def arun_batch(
     answer: bool = False,
     on_progress: Callable[[BatchProgress], object] | None = None,
     on_event: Callable[[str, Event], object] | None = None,
+    trace: Tracing | None = None,
 ) -> BatchProgress:
     """Run every question of ``questions`` (a JSON Lines file, or :class:`BatchQuestion` values) into ``out``.
 
@@ -177,7 +192,7 @@ async def arun_batch(
     ``retry_failed=True``. ``cap``, ``limits``, ``retries`` and ``answer`` are every run's,
     as :class:`RoutingLoop` takes them. ``on_progress`` gets the counts each time a run
     starts or ends; ``on_event`` every run's events with its question's id, from the run's
-    thread.
+    thread. ``trace`` makes each run's tracer (a :class:`RunTracer` a run), entered around it.
     """
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be an integer of at least 1, not {concurrency!r}")
@@ -215,6 +230,7 @@ async def arun_batch(
                     tools=tools,
                     loop_options=options,
                     on_event=tally.observer(question.id, on_event),
+                    trace=trace,
                 )
                 tally.running += 1
                 tally.resumed += resume
