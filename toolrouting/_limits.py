@@ -59,6 +59,7 @@ __all__ = [
     "SHOWN_NAME_CHARS",
     "SHOWN_REF_CHARS",
     "SHOWN_VALUE_CHARS",
+    "SPAN_STATUS_CHARS",
     "VALID_SCHEMA_MEMORY",
 ]
 
@@ -302,3 +303,7 @@ MAX_QUESTION_ID_CHARS = 128
 #: Seconds between two redraws of the batch progress bar: often enough to look alive, rarely
 #: enough that a thousand runs finishing at once do not flood a terminal or a log.
 BATCH_PROGRESS_INTERVAL = 0.5
+
+#: Characters of a failed tool's result in its span's status: the gist a trace viewer shows in
+#: a list of spans; the whole result is in the transcript.
+SPAN_STATUS_CHARS = 200

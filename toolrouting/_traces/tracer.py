@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
+from .._limits import SPAN_STATUS_CHARS
 from .._loop import (
     ActionChosen,
     Event,
@@ -200,7 +201,8 @@ class RunTracer:
         )
         if event.is_error:
             span.set_attribute("error.type", "tool_error")
-            span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, event.content[:200]))
+            status = event.content[:SPAN_STATUS_CHARS]
+            span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, status))
         span.end()
         state.tool_started = None
 
