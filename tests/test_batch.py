@@ -301,7 +301,13 @@ def _batch_process(questions: Path, out: Path, url: str) -> subprocess.Popen[str
     )
 
 
-def test_a_batch_killed_mid_way_finishes_every_question_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("stop", "status"), [(signal.SIGKILL, -signal.SIGKILL), (signal.SIGINT, 130)], ids=["SIGKILL", "SIGINT"]
+)
+def test_a_batch_stopped_mid_way_finishes_every_question_once(
+    tmp_path: Path, stop: signal.Signals, status: int
+) -> None:
+    """SIGKILL, or Ctrl-C (SIGINT), which exits at once without waiting for the runs in flight."""
     questions = _questions(tmp_path / "q.jsonl", 9)
     out = tmp_path / "out"
     server = SlowModelServer(ANSWER_SECONDS)
@@ -318,8 +324,9 @@ def test_a_batch_killed_mid_way_finishes_every_question_once(tmp_path: Path) -> 
             assert process.poll() is None, process.communicate()
             assert time.monotonic() < deadline, "the batch never had runs finished and in flight at once"
             time.sleep(0.01)
-        process.send_signal(signal.SIGKILL)
-        process.communicate(timeout=BATCH_LIMIT)
+        process.send_signal(stop)
+        _, stopped = process.communicate(timeout=ANSWER_SECONDS * 10)  # at once, not after the runs
+        assert process.returncode == status, stopped
         finished = _results(out)  # the results on disk once it is dead
         kept = {id: (out / f"{id}{RESULT_SUFFIX}").read_bytes() for id in finished}
         torn = {

@@ -2,8 +2,8 @@
 
 The batch is an asyncio program: a semaphore bounds the runs in flight, and each run is
 driven by :func:`drive`, the one place that knows how. Today it runs the synchronous
-:class:`RoutingLoop` in a worker thread of the batch's own pool (one thread a run in flight,
-so a batch of 64 is never queued behind a default pool of fewer). The embedded backend then
+:class:`RoutingLoop` in a thread of its own (one a run in flight, so a batch of 64 is never
+queued behind a default pool of fewer). The embedded backend then
 serves one request at a time (its lock); an HTTP backend sends them in parallel, which is
 what a serving engine with continuous batching needs.
 """
@@ -11,11 +11,9 @@ what a serving engine with continuous batching needs.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import contextvars
 import dataclasses
-import functools
 import os
 import threading
 import time
@@ -112,16 +110,48 @@ def _both(first: Callable[[Event], object], second: Callable[[Event], object]) -
     return observe
 
 
-async def drive(job: RunJob, threads: concurrent.futures.Executor) -> RunResult:
-    """Drive one run to its end: the synchronous loop in a worker thread, awaited.
+async def drive(job: RunJob) -> RunResult:
+    """Drive one run to its end: the synchronous loop in a thread of its own, awaited.
 
     The one place a batch runs a loop. When an async loop drives the backend itself, this
-    awaits it instead (``await loop.arun(messages)`` or ``await loop.aresume()``), and
-    ``threads`` goes.
+    awaits it instead (``await loop.arun(messages)`` or ``await loop.aresume()``). The thread
+    is a daemon: a batch stopped with Ctrl-C exits without waiting for the runs in flight,
+    which is as safe as a kill, since their transcripts resume (docs/batch.md).
     """
-    context = contextvars.copy_context()  # as asyncio.to_thread does: a tracer's context goes along
     running = asyncio.get_running_loop()
-    return await running.run_in_executor(threads, functools.partial(context.run, job.run_sync))
+    settled: asyncio.Future[RunResult] = running.create_future()
+    context = contextvars.copy_context()  # as asyncio.to_thread does: a tracer's context goes along
+
+    def work() -> None:
+        try:
+            result = context.run(job.run_sync)
+        except BaseException as error:
+            _settle(running, settled, None, error)
+        else:
+            _settle(running, settled, result, None)
+
+    threading.Thread(target=work, name=f"toolrouting-batch {job.question.id}", daemon=True).start()
+    return await settled
+
+
+def _settle(
+    running: asyncio.AbstractEventLoop,
+    settled: asyncio.Future[RunResult],
+    result: RunResult | None,
+    error: BaseException | None,
+) -> None:
+    """Hand a run's end to the event loop, unless the batch has stopped waiting for it."""
+
+    def hand() -> None:
+        if settled.done():
+            return  # the batch was cancelled while the run went on
+        if error is not None:
+            settled.set_exception(error)
+        else:
+            settled.set_result(result)  # type: ignore[arg-type]
+
+    with contextlib.suppress(RuntimeError):  # the event loop has closed: nobody waits for the run
+        running.call_soon_threadsafe(hand)
 
 
 def run_batch(
@@ -216,48 +246,45 @@ async def arun_batch(
     report = _reporter(tally, on_progress)
     report()
     gate = asyncio.Semaphore(concurrency)
-    with concurrent.futures.ThreadPoolExecutor(
-        concurrency, thread_name_prefix="toolrouting-batch"
-    ) as threads:
 
-        async def one(question: BatchQuestion, resume: bool) -> None:
-            try:
-                job = RunJob(
-                    question=question,
-                    transcript=str(folder.transcript(question.id)),
-                    resume=resume,
-                    backend=backend,
-                    tools=tools,
-                    loop_options=options,
-                    on_event=tally.observer(question.id, on_event),
-                    trace=trace,
-                )
-                tally.running += 1
-                tally.resumed += resume
-                tally.started += not resume
-                report()
-                try:
-                    result = await drive(job, threads)
-                except ToolRoutingError as error:
-                    record = _failed(question, error, resume)
-                else:
-                    record = _done(question, result, resume)
-                await asyncio.to_thread(folder.write_result, question.id, record)
-                tally.count(record["status"])
-                tally.running -= 1
-                report()
-            finally:
-                gate.release()
-
+    async def one(question: BatchQuestion, resume: bool) -> None:
         try:
-            async with asyncio.TaskGroup() as group:
-                for question, resume in plans:
-                    await gate.acquire()
-                    group.create_task(one(question, resume))
-        except BaseExceptionGroup as errors:
-            # Only an error that is not a run's failure gets here (a bug, a full disk): the
-            # runs in flight were stopped, and their questions resume on the next start.
-            raise errors.exceptions[0] from None
+            job = RunJob(
+                question=question,
+                transcript=str(folder.transcript(question.id)),
+                resume=resume,
+                backend=backend,
+                tools=tools,
+                loop_options=options,
+                on_event=tally.observer(question.id, on_event),
+                trace=trace,
+            )
+            tally.running += 1
+            tally.resumed += resume
+            tally.started += not resume
+            report()
+            try:
+                result = await drive(job)
+            except ToolRoutingError as error:
+                record = _failed(question, error, resume)
+            else:
+                record = _done(question, result, resume)
+            await asyncio.to_thread(folder.write_result, question.id, record)
+            tally.count(record["status"])
+            tally.running -= 1
+            report()
+        finally:
+            gate.release()
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for question, resume in plans:
+                await gate.acquire()
+                group.create_task(one(question, resume))
+    except BaseExceptionGroup as errors:
+        # Only an error that is not a run's failure gets here (a bug, a full disk): the runs in
+        # flight were stopped, and their questions resume on the next start.
+        raise errors.exceptions[0] from None
     return tally.snapshot()
 
 
