@@ -107,6 +107,7 @@ def test_questions_are_read_with_the_system_prompt_and_their_meta(tmp_path: Path
         ('{"id": "a", "messages": [{"role": "user", "content": 1}]}', "has message 0 that is not"),
         ('{"id": "a", "messages": [{"role": "assistant", "content": "x"}]}', "a run answers a user"),
         ('{"id": "b", "question": "x"}', "the id 'b' is already line 1's"),
+        ('{"id": "B", "question": "x"}', "the id 'B' is already line 1's (ids differing only in case"),
     ],
 )
 def test_a_bad_line_is_refused_by_its_number(tmp_path: Path, line: str, problem: str) -> None:

@@ -58,13 +58,16 @@ def read_questions(path: str | os.PathLike[str], *, system: str | None = None) -
         if not raw.strip():
             continue
         question = _question(name, number, raw, system)
-        if question.id in seen:
+        # Case folded: on macOS and Windows, q1 and Q1 would name the same files.
+        key = question.id.casefold()
+        if key in seen:
             raise QuestionsFileError(
                 name,
                 number,
-                f"the id {question.id!r} is already line {seen[question.id]}'s; give each an id of its own",
+                f"the id {question.id!r} is already line {seen[key]}'s (ids differing only in case name "
+                "the same files on some file systems); give each an id of its own",
             )
-        seen[question.id] = number
+        seen[key] = number
         questions.append(question)
     if not questions:
         raise QuestionsFileError(
