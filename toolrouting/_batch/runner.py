@@ -3,9 +3,9 @@
 The batch is an asyncio program: a semaphore bounds the runs in flight, and each run is
 driven by :func:`drive`, the one place that knows how. Today it runs the synchronous
 :class:`RoutingLoop` in a thread of its own (one a run in flight, so a batch of 64 is never
-queued behind a default pool of fewer). The embedded backend then
-serves one request at a time (its lock); an HTTP backend sends them in parallel, which is
-what a serving engine with continuous batching needs.
+queued behind a default pool of fewer). The embedded backend then serves one request at a
+time (its lock); an HTTP backend sends them in parallel, which is what a serving engine with
+continuous batching needs.
 """
 
 from __future__ import annotations
