@@ -17,14 +17,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.drivers import AsyncOverSync
 from support.mcp_servers import git_server, http_test_server, needs, stdio_test_server, time_server
 
 from toolrouting import (
+    AsyncRoutingLoop,
+    AsyncToolProvider,
     MCPHTTPServer,
     MCPSession,
     MCPStdioServer,
     MCPTools,
+    Message,
     RoutingLoop,
+    RunResult,
     ScriptedBackend,
     ToolServerError,
     route_schema,
@@ -241,6 +246,36 @@ def test_a_routing_loop_over_a_live_server() -> None:
         result = RoutingLoop(backend, tools).run([{"role": "user", "content": "What time is it in Paris?"}])
     assert result.reason == "handoff"
     assert '"timezone": "Europe/Paris"' in result.messages[2]["content"]
+
+
+def test_an_async_routing_loop_over_a_live_server_awaits_its_calls() -> None:
+    backend = ScriptedBackend(
+        ['{"tool": "get_current_time", "arguments": {"timezone": "Europe/Paris"}}', '{"tool": "none"}']
+    )
+    question: list[Message] = [{"role": "user", "content": "What time is it in Paris?"}]
+
+    async def main(tools: MCPTools) -> tuple[RunResult, int]:
+        ticks = 0
+
+        async def ticking() -> None:  # the caller's loop goes on while the server answers
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0)
+
+        ticker = asyncio.create_task(ticking())
+        try:
+            result = await AsyncRoutingLoop(AsyncOverSync(backend), tools).run(question)
+        finally:
+            ticker.cancel()
+        return result, ticks
+
+    with MCPTools(time_server()) as tools:
+        assert isinstance(tools, AsyncToolProvider)
+        result, ticks = asyncio.run(main(tools))
+    assert result.reason == "handoff"
+    assert '"timezone": "Europe/Paris"' in result.messages[2]["content"]
+    assert ticks > 1
 
 
 def test_an_async_caller_uses_a_session_directly() -> None:
