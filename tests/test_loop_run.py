@@ -2,6 +2,8 @@
 
 The scripted backend is a fake by design: it is how these tests choose exactly what the
 model says (a refusal, a truncation, a retryable fault) at exactly the request they mean.
+Each test runs through both drivers of the step machine (the ``driver`` fixture): the sync
+``RoutingLoop`` and the ``AsyncRoutingLoop``, with the same expectations.
 """
 
 from __future__ import annotations
@@ -49,7 +51,6 @@ from toolrouting._loop.feedback import (
     repair_message,
     truncated_problem,
 )
-from toolrouting._loop.run import RoutingLoop
 from toolrouting._loop.run_limits import RunLimits
 from toolrouting._loop.transcript import encode_header, encode_message, read_transcript
 from toolrouting._provider import RestorableToolProvider, ToolOutput, ToolProvider
@@ -549,7 +550,7 @@ def test_resume_restores_a_providers_state_from_the_transcript(driver: Driver, t
 
 
 @pytest.mark.model
-def test_a_real_model_run_is_parsed_recorded_and_resumable(tmp_path: Path) -> None:
+def test_a_real_model_run_is_parsed_recorded_and_resumable(driver: Driver, tmp_path: Path) -> None:
     from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, demo_cap
 
     from toolrouting._backends.embedded import LlamaCpp
@@ -560,7 +561,7 @@ def test_a_real_model_run_is_parsed_recorded_and_resumable(tmp_path: Path) -> No
     sampling = Settings(max_tokens=cap, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
     with LlamaCpp(settings=sampling, n_threads=TEST_THREADS) as model:
         events: list[Event] = []
-        result = RoutingLoop(
+        result = driver.loop(
             model, MemoryStore.sample(), cap=cap, transcript=path, on_event=events.append
         ).run(QUESTION)
         assert read_transcript(path).messages == result.messages
@@ -574,7 +575,7 @@ def test_a_real_model_run_is_parsed_recorded_and_resumable(tmp_path: Path) -> No
         lines = path.read_bytes().splitlines(keepends=True)
         kept = len(QUESTION) + 1
         path.write_bytes(b"".join(lines[: 1 + kept]) + b'{"role":"assi')  # the header, then messages
-        resumed = RoutingLoop(model, MemoryStore.sample(), cap=cap, transcript=path).resume()
+        resumed = driver.loop(model, MemoryStore.sample(), cap=cap, transcript=path).resume()
     assert resumed.torn_line == '{"role":"assi'
     assert resumed.messages[:kept] == result.messages[:kept]
     assert resumed.actions[-1].tool == "none"
