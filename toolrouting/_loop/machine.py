@@ -19,6 +19,7 @@ notice when the action tripped a limit and was not run.
 
 from __future__ import annotations
 
+import abc
 import copy
 import os
 from collections.abc import Generator, Mapping, Sequence
@@ -62,11 +63,12 @@ __all__ = ["StepMachine", "Steps", "checked_messages"]
 Steps = Generator[Effect, Any, None]
 
 
-class StepMachine:
+class StepMachine(abc.ABC):
     """A routing loop's settings and its step machine, which both drivers share.
 
     Each run reads ``backend``, ``provider``, ``cap``, ``limits``, ``retry`` and ``answer`` as
-    they are when it starts. The drivers add how the effects are performed.
+    they are when it starts. A driver subclasses it to say which providers it can call and how
+    the effects are performed.
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class StepMachine:
         self.answer = answer
         self.transcript = None if transcript is None else os.fspath(transcript)
 
+    @abc.abstractmethod
     def _check_provider(self, provider: object) -> None:
         """Refuse a provider this driver cannot call, with a TypeError that says what it needs."""
 
