@@ -31,6 +31,7 @@ from toolrouting import (
     RoutingLoop,
     RunResult,
     ScriptedBackend,
+    ToolOutput,
     ToolServerError,
     route_schema,
 )
@@ -276,6 +277,23 @@ def test_an_async_routing_loop_over_a_live_server_awaits_its_calls() -> None:
     assert result.reason == "handoff"
     assert '"timezone": "Europe/Paris"' in result.messages[2]["content"]
     assert ticks > 1
+
+
+def test_a_cancelled_acall_stops_at_once_and_the_session_goes_on() -> None:
+    async def main(tools: MCPTools) -> tuple[float, ToolOutput]:
+        call = asyncio.create_task(tools.acall("slow", {"seconds": 30}))
+        await asyncio.sleep(0.5)
+        started = time.monotonic()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        waited = time.monotonic() - started
+        return waited, await tools.acall("echo", {"text": "still here"})
+
+    with MCPTools(stdio_test_server(), call_timeout=60.0) as tools:
+        waited, after = asyncio.run(main(tools))
+    assert waited < 5.0
+    assert after == ToolOutput("still here")
 
 
 def test_an_async_caller_uses_a_session_directly() -> None:
