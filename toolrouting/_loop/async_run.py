@@ -37,7 +37,7 @@ SyncTools = Literal["thread", "inline"]
 
 
 class AsyncRoutingLoop(StepMachine):
-    """:class:`RoutingLoop` for asyncio (or trio) code: the same rounds, awaited.
+    """:class:`RoutingLoop` for asyncio code: the same rounds, awaited.
 
     ``await loop.run(messages)`` and ``await loop.resume()`` return the :class:`RunResult`;
     ``loop.iter_run(messages)`` and ``loop.iter_resume()`` are async iterators of the events.
