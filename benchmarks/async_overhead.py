@@ -49,9 +49,15 @@ QUESTION: list[Message] = [
 ]
 
 
+#: Characters of padding in each tool result: 0 for the timed runs; the memory check runs again
+#: with long results to show what a run holds grows with its messages.
+PADDING = {"chars": 0}
+LONG_RESULT_CHARS = 4000
+
+
 async def lookup(word: str) -> str:
     """Look a word up in the notes."""
-    return f"{word}: part of the storage-room door."
+    return f"{word}: part of the storage-room door." + "." * PADDING["chars"]
 
 
 def plain_lookup(word: str) -> str:
@@ -161,6 +167,12 @@ def main() -> None:
             f"{'async':>6} {concurrency:>9} {decisions / wall:>12,.0f} {per * 1e3:>11.3f}ms "
             f"{per / base_per:>7.2f}x {memory / 1024:>9.1f}KB {size:>12}B"
         )
+    PADDING["chars"] = LONG_RESULT_CHARS
+    memory, size = _memory(CONCURRENCY[-1])
+    print(
+        f"with {LONG_RESULT_CHARS:,}-character tool results, {CONCURRENCY[-1]:,} in flight: "
+        f"{memory / 1024:.1f}KB a run, {size:,}B of messages"
+    )
 
 
 if __name__ == "__main__":
