@@ -13,6 +13,7 @@ The demo's notes store is ``toolrouting.demo``.
 # --- backends: the seam, the HTTP dialects, the embedded model, the scripted fake ---
 from ._backends import (
     DIALECTS,
+    AsyncBackend,
     Backend,
     BaseBackend,
     Completion,
@@ -91,6 +92,7 @@ from ._limits import (
 from ._loop import (
     Action,
     ActionChosen,
+    AsyncRoutingLoop,
     EndReason,
     Event,
     LimitName,
@@ -114,7 +116,7 @@ from ._parse import Route, parse_route
 
 # --- the preflight: what each grammar compiler does with a schema ---
 from ._preflight import TARGETS, Finding, Severity, Target, format_findings, preflight
-from ._provider import RestorableToolProvider, ToolOutput, ToolProvider
+from ._provider import AsyncToolProvider, RestorableToolProvider, ToolOutput, ToolProvider
 from ._result_messages import routed_call_id, routed_result_header, routed_result_text, split_routed_result
 from ._route_schema import route_choices, route_schema, route_tool_names
 from ._routed_backend import can_route, routed_backend, routing_cap
@@ -140,6 +142,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "MAX_RESPONSE_BYTES",
     "PROMPT_STYLES",
     "ROUTE_SCHEMA_NAME",
+    "AsyncToolProvider",
     "BackendConnectError",
     "BackendError",
     "BackendHTTPError",
@@ -183,6 +186,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "route_grammar",
     # backends
     "DIALECTS",
+    "AsyncBackend",
     "Backend",
     "BaseBackend",
     "Completion",
@@ -198,6 +202,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     # the loop
     "Action",
     "ActionChosen",
+    "AsyncRoutingLoop",
     "EndReason",
     "Event",
     "LimitName",
