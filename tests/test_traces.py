@@ -1,6 +1,7 @@
 """RunTracer: a run's spans, their nesting, attributes and error status, read back from an in-memory exporter.
 
-The plumbing tests drive the loop with a fake model (ScriptedBackend, which names no model);
+The plumbing tests drive the loop, through both drivers of the step machine, with a fake model
+(ScriptedBackend, which names no model);
 ``test_a_traced_run_against_a_real_server`` drives the llama_cpp.server fixture, whose answers
 name the model that wrote them.
 """
@@ -18,6 +19,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 from support.catalogues import NONE, QUESTION, lookup, tool
+from support.drivers import DRIVERS, Driver
 from support.model import TEST_SEED, TEST_TEMPERATURE, guaranteed_cap
 
 from toolrouting import (
@@ -64,8 +66,9 @@ def provider(exporter: InMemorySpanExporter) -> Iterator[TracerProvider]:
     provider.shutdown()
 
 
-def _loop(replies: list[Any], tracer: RunTracer, **options: Any) -> RoutingLoop:
-    return RoutingLoop(ScriptedBackend(replies), Tools(), on_event=tracer, sleep=lambda _: None, **options)
+def _loop(replies: list[Any], tracer: RunTracer, driver: Driver = DRIVERS["sync"], **options: Any) -> Any:
+    """The loop of ``driver`` (both drive the one step machine, so both give the same spans)."""
+    return driver.loop(ScriptedBackend(replies), Tools(), on_event=tracer, sleep=lambda _: None, **options)
 
 
 def _by_name(spans: tuple[ReadableSpan, ...]) -> dict[str, list[ReadableSpan]]:
@@ -75,13 +78,14 @@ def _by_name(spans: tuple[ReadableSpan, ...]) -> dict[str, list[ReadableSpan]]:
     return named
 
 
+@pytest.mark.parametrize("driver", DRIVERS.values(), ids=DRIVERS)
 def test_a_run_is_one_span_with_a_span_per_request_and_per_tool_call_under_it(
-    provider: TracerProvider, exporter: InMemorySpanExporter
+    provider: TracerProvider, exporter: InMemorySpanExporter, driver: Driver
 ) -> None:
     tracer = RunTracer(tracer_provider=provider, attributes={"toolrouting.question": "q1"})
     replies = ["hm", BackendConnectError("reset"), lookup("latch"), EXPLODE, NONE, "The latch holds it."]
     with tracer:
-        result = _loop(replies, tracer, answer=True).run(QUESTION)
+        result = _loop(replies, tracer, driver, answer=True).run(QUESTION)
 
     spans = exporter.get_finished_spans()
     named = _by_name(spans)
@@ -137,6 +141,7 @@ def test_a_run_is_one_span_with_a_span_per_request_and_per_tool_call_under_it(
     assert "the tool blew up" in (exploded.status.description or "")
 
 
+@pytest.mark.parametrize("driver", DRIVERS.values(), ids=DRIVERS)
 @pytest.mark.parametrize(
     ("replies", "options", "error"),
     [
@@ -150,10 +155,11 @@ def test_a_failed_run_ends_its_spans_with_the_error(
     replies: list[Any],
     options: dict[str, Any],
     error: type[Exception],
+    driver: Driver,
 ) -> None:
     tracer = RunTracer(tracer_provider=provider)
     with pytest.raises(error), tracer:
-        _loop(replies, tracer, **options).run(QUESTION)
+        _loop(replies, tracer, driver, **options).run(QUESTION)
 
     named = _by_name(exporter.get_finished_spans())
     (run,) = named["invoke_agent toolrouting"]
