@@ -1,9 +1,8 @@
 """RunTracer: a run's spans, their nesting, attributes and error status, read back from an in-memory exporter.
 
 The plumbing tests drive the loop, through both drivers of the step machine, with a fake model
-(ScriptedBackend, which names no model);
-``test_a_traced_run_against_a_real_server`` drives the llama_cpp.server fixture, whose answers
-name the model that wrote them.
+(ScriptedBackend, which names no model); ``test_a_traced_run_against_a_real_server`` drives the
+llama_cpp.server fixture, whose answers name the model that wrote them.
 """
 
 from __future__ import annotations
