@@ -37,6 +37,7 @@ from toolrouting._loop.events import (
     Event,
     LimitReached,
     RepairRequested,
+    ReplyReceived,
     Resumed,
     RetryScheduled,
     RoundStarted,
@@ -341,17 +342,20 @@ def test_events_come_in_order(driver: Driver) -> None:
     assert seen == iterated
     assert [type(e) for e in iterated] == [
         RoundStarted,
+        ReplyReceived,
         RepairRequested,
         RoundStarted,
         RetryScheduled,
+        ReplyReceived,
         ActionChosen,
         ToolReturned,
         RoundStarted,
+        ReplyReceived,
         ActionChosen,
         RunFinished,
     ]
     assert iterated[0] == RoundStarted(round=1, choices=("lookup", "explode", "none"))
-    assert iterated[4] == ActionChosen(
+    assert iterated[6] == ActionChosen(
         round=1, tool="lookup", arguments={"word": "latch"}, text=lookup("latch")
     )
     assert ToolResult is ToolReturned  # the event's old name still works

@@ -28,6 +28,9 @@ from ._backends import (
     default_model_path,
 )
 
+# --- batch runs: a file of questions, each its own run, many in flight against one server ---
+from ._batch import BatchProgress, BatchQuestion, arun_batch, read_questions, run_batch
+
 # --- the routing core: catalogue checks, route schema, parser, result messages, routed backend ---
 from ._catalogue import FunctionSpec, ToolSpec
 from ._catalogue_prompt import PROMPT_STYLES, PromptStyle, catalogue_prompt
@@ -61,6 +64,7 @@ from ._errors import (
     GrammarError,
     MemoryStoreError,
     ModelLoadError,
+    QuestionsFileError,
     RepairsExhaustedError,
     RetriesExhaustedError,
     RunError,
@@ -94,6 +98,7 @@ from ._loop import (
     LimitName,
     LimitReached,
     RepairRequested,
+    ReplyReceived,
     Resumed,
     RetryScheduled,
     RoundStarted,
@@ -116,6 +121,9 @@ from ._result_messages import routed_call_id, routed_result_header, routed_resul
 from ._route_schema import route_choices, route_schema, route_tool_names
 from ._routed_backend import can_route, routed_backend, routing_cap
 from ._settings import Settings
+
+# --- traces: a run as OpenTelemetry spans ---
+from ._traces import RunTracer
 
 __version__ = "0.1.0"
 
@@ -146,6 +154,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "MemoryStoreError",
     "ModelLoadError",
     "PromptStyle",
+    "QuestionsFileError",
     "RepairsExhaustedError",
     "RestorableToolProvider",
     "RetriesExhaustedError",
@@ -199,6 +208,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "LimitName",
     "LimitReached",
     "RepairRequested",
+    "ReplyReceived",
     "Resumed",
     "RetryScheduled",
     "RoundStarted",
@@ -235,6 +245,14 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "Target",
     "format_findings",
     "preflight",
+    # batch runs
+    "BatchProgress",
+    "BatchQuestion",
+    "arun_batch",
+    "read_questions",
+    "run_batch",
+    # traces
+    "RunTracer",
 ]
 
 
