@@ -13,6 +13,12 @@ The demo's notes store is ``toolrouting.demo``.
 # --- backends: the seam, the HTTP dialects, the embedded model, the scripted fake ---
 from ._backends import (
     DIALECTS,
+    AsyncBackend,
+    AsyncBaseBackend,
+    AsyncEmbeddedLlama,
+    AsyncOpenAICompatible,
+    AsyncScriptedBackend,
+    AsyncStreamingBackend,
     Backend,
     BaseBackend,
     Completion,
@@ -23,6 +29,8 @@ from ._backends import (
     OpenAICompatible,
     ScriptedBackend,
     ScriptedRequest,
+    StreamingBackend,
+    TextDelta,
     Usage,
     default_model_path,
 )
@@ -174,6 +182,12 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "route_grammar",
     # backends
     "DIALECTS",
+    "AsyncBackend",
+    "AsyncBaseBackend",
+    "AsyncEmbeddedLlama",
+    "AsyncOpenAICompatible",
+    "AsyncScriptedBackend",
+    "AsyncStreamingBackend",
     "Backend",
     "BaseBackend",
     "Completion",
@@ -184,6 +198,8 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "OpenAICompatible",
     "ScriptedBackend",
     "ScriptedRequest",
+    "StreamingBackend",
+    "TextDelta",
     "Usage",
     "default_model_path",
     # the loop

@@ -14,7 +14,7 @@ from .._limits import DEFAULT_REQUEST_TIMEOUT
 from .._settings import Settings
 from .base import BaseBackend, Completion, Message, TextDelta
 from .endpoint import TRANSPORT_ERRORS, Endpoint, EndpointBackend
-from .streams import STREAM_FIELDS, StreamReader
+from .streams import STREAM_FIELDS, StreamReader, stream_end
 
 __all__ = ["OpenAICompatible"]
 
@@ -79,18 +79,9 @@ class OpenAICompatible(EndpointBackend, BaseBackend):
                 for chunk in response.iter_bytes():
                     for piece in reader.feed(intake.take(chunk)):
                         yield TextDelta(piece)
-                pieces = reader.finish()
         except TRANSPORT_ERRORS as error:
             raise endpoint.transport_error(error) from error
-        if reader.whole:
-            completion = endpoint.completion(endpoint.answered(response, bytes(reader.body)), settings)
-            if completion.text:
-                yield TextDelta(completion.text)
-            yield completion
-            return
-        for piece in pieces:
-            yield TextDelta(piece)
-        yield endpoint.finished(reader.chunks.reply(), reader.chunks.last, settings)
+        yield from stream_end(endpoint, response, reader, settings)
 
     def _release(self) -> None:
         """Close the connection pool this backend created; a clone's ``close()`` leaves it open."""

@@ -24,13 +24,17 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, cast
 
+import httpx
+
 from .._errors import BackendConnectError, BackendResponseError
 from .._json import is_count, quoted
 from .._limits import MAX_BODY_QUOTE
-from .base import Usage
+from .._settings import Settings
+from .base import Completion, TextDelta, Usage, is_truncated
 from .dialects import DIALECTS, WireReply
+from .endpoint import Endpoint
 
-__all__ = ["STREAM_FIELDS", "ChunkReader", "StreamReader"]
+__all__ = ["STREAM_FIELDS", "ChunkReader", "StreamReader", "stream_end"]
 
 #: What a request must add to ask each dialect's server to stream. OpenAI's ``stream_options``
 #: ``include_usage`` adds a last chunk with the usage; llama-server honours it, and servers
@@ -142,6 +146,17 @@ class ChunkReader:
             text=text, finish_reason=self._finish_reason, usage=self._usage if self._usage else counted
         )
 
+    def completion(self, cap: int | None) -> Completion:
+        """:meth:`reply` as the :class:`Completion` of a request capped at ``cap``."""
+        reply = self.reply()
+        return Completion(
+            text=reply.text,
+            finish_reason=reply.finish_reason,
+            usage=reply.usage,
+            truncated=is_truncated(reply.finish_reason, reply.usage.completion_tokens, cap),
+            raw=self.last,
+        )
+
     def _text(self, content: object) -> str:
         if content is None:
             return ""
@@ -249,6 +264,21 @@ class StreamReader:
                 f"{self._url} streamed an event that is not JSON: {quoted(text, MAX_BODY_QUOTE)}; check that "
                 "base_url points at the model server and that the dialect matches it"
             ) from None
+
+
+def stream_end(
+    endpoint: Endpoint, response: httpx.Response, reader: StreamReader, settings: Settings
+) -> list[TextDelta | Completion]:
+    """What a stream yields once the body has ended: the last pieces, then the whole completion.
+
+    An answer that was not a stream is read as a plain one and handed over as one piece.
+    """
+    if reader.whole:
+        completion = endpoint.completion(endpoint.answered(response, bytes(reader.body)), settings)
+        return [TextDelta(completion.text), completion] if completion.text else [completion]
+    pieces: list[TextDelta | Completion] = [TextDelta(piece) for piece in reader.finish()]
+    pieces.append(endpoint.finished(reader.chunks.reply(), reader.chunks.last, settings))
+    return pieces
 
 
 def _count(value: object) -> int:
