@@ -109,21 +109,22 @@ class Endpoint:
                 f"{self.url} did not answer within the timeout of {self.timeout:g} s "
                 f"({type(error).__name__}); a long generation needs a larger timeout= or a lower max_tokens"
             )
+        said = _said(error)
         if isinstance(error, httpx.ConnectError):
             return BackendConnectError(
-                f"could not connect to {self.url} ({error}); is the server running and listening there?"
+                f"could not connect to {self.url} ({said}); is the server running and listening there?"
             )
         if isinstance(error, httpx.RemoteProtocolError):
             return BackendConnectError(
-                f"{self.url} closed the connection before a complete response ({error}); "
+                f"{self.url} closed the connection before a complete response ({said}); "
                 "the server may have crashed or restarted"
             )
         if isinstance(error, httpx.NetworkError):
             return BackendConnectError(
-                f"the connection to {self.url} broke ({type(error).__name__}: {error}); "
+                f"the connection to {self.url} broke ({type(error).__name__}: {said}); "
                 "the server may have reset it"
             )
-        return BackendError(f"the request to {self.url} failed: {type(error).__name__}: {error}")
+        return BackendError(f"the request to {self.url} failed: {type(error).__name__}: {said}")
 
     def answered(self, response: httpx.Response, received: bytes) -> httpx.Response:
         """``response`` with its body ``received``: decoded, so it no longer has an encoding."""
@@ -300,6 +301,16 @@ class Intake:
                 "a long generation needs a larger timeout= or a lower max_tokens"
             )
         return chunk
+
+
+def _said(error: BaseException) -> str:
+    """What an error says; on asyncio, httpx's own is often empty and the socket's lies beneath it."""
+    cause: BaseException | None = error
+    while cause is not None:
+        if str(cause):
+            return str(cause)
+        cause = cause.__cause__ or cause.__context__
+    return "no detail given"
 
 
 def _openers(schema: Mapping[str, Any]) -> tuple[str, ...]:
