@@ -31,9 +31,10 @@ __all__ = ["AsyncEmbeddedLlama"]
 class AsyncEmbeddedLlama(AsyncBaseBackend):
     """An :class:`EmbeddedLlama` usable from async code without blocking the event loop.
 
-    It takes over ``backend``: ``aclose()`` closes it (in a thread, once a request under way
-    has finished). Its settings are ``backend``'s; clones share the model and the turns. Load
-    the model before the event loop starts, or in a thread: loading blocks for a second or two.
+    It takes over ``backend``: ``aclose()`` closes it, in a thread (closing the backend that
+    loaded the model waits for a request under way). Its settings are ``backend``'s; clones
+    share the model and the turns, and each wraps a clone of ``backend``. Load the model before
+    the event loop starts, or in a thread: loading blocks for a second or two.
     """
 
     def __init__(self, backend: EmbeddedLlama) -> None:
@@ -73,8 +74,12 @@ class AsyncEmbeddedLlama(AsyncBaseBackend):
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(pieces.close)
 
-    async def _arelease(self) -> None:
-        """Close the wrapped backend, which frees the model once a request under way has finished."""
+    async def aclose(self) -> None:
+        """Close the wrapped backend: the original frees the model (once a request under way has
+        finished), a clone retires only itself."""
+        if self._closed:
+            return
+        self._closed = True
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(self._backend.close)
 
