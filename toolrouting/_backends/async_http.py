@@ -78,7 +78,11 @@ class AsyncOpenAICompatible(EndpointBackend, AsyncBaseBackend):
                     raise endpoint.http_error(
                         endpoint.answered(response, received), schema_sent=settings.json_schema is not None
                     )
-                reader = StreamReader(endpoint.url, response.headers.get("Content-Type", ""))
+                reader = StreamReader(
+                    endpoint.url,
+                    response.headers.get("Content-Type", ""),
+                    endpoint.dialect.name,
+                )
                 async for chunk in response.aiter_bytes():
                     for piece in reader.feed(intake.take(chunk)):
                         yield TextDelta(piece)

@@ -75,7 +75,11 @@ class OpenAICompatible(EndpointBackend, BaseBackend):
                     raise endpoint.http_error(
                         endpoint.answered(response, received), schema_sent=settings.json_schema is not None
                     )
-                reader = StreamReader(endpoint.url, response.headers.get("Content-Type", ""))
+                reader = StreamReader(
+                    endpoint.url,
+                    response.headers.get("Content-Type", ""),
+                    endpoint.dialect.name,
+                )
                 for chunk in response.iter_bytes():
                     for piece in reader.feed(intake.take(chunk)):
                         yield TextDelta(piece)

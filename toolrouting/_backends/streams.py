@@ -27,7 +27,7 @@ from typing import Any, cast
 import httpx
 
 from .._errors import BackendConnectError, BackendResponseError
-from .._json import is_count, quoted
+from .._json import is_count, json_type, quoted
 from .._limits import MAX_BODY_QUOTE
 from .._settings import Settings
 from .base import Completion, TextDelta, Usage, is_truncated
@@ -36,37 +36,37 @@ from .endpoint import Endpoint
 
 __all__ = ["STREAM_FIELDS", "ChunkReader", "StreamReader", "stream_end"]
 
+#: The dialects whose servers stream JSON lines; the others stream server-sent events.
+_JSON_LINES = frozenset({"ollama"})
+
 #: What a request must add to ask each dialect's server to stream. OpenAI's ``stream_options``
-#: ``include_usage`` adds a last chunk with the usage; llama-server honours it, and servers
-#: that do not know it (llama-cpp-python, KoboldCpp) ignore an unknown field. Ollama streams
-#: unless told ``stream: false``.
+#: ``include_usage`` adds a last chunk with the usage (OpenAI, vLLM and SGLang honour it;
+#: llama-server puts the usage on its finish chunk); servers that do not know the field
+#: (llama-cpp-python, KoboldCpp) ignore it. Ollama streams unless told ``stream: false``.
 STREAM_FIELDS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
     {
         name: MappingProxyType(
             {"stream": True}
-            if name == "ollama"
+            if name in _JSON_LINES
             else {"stream": True, "stream_options": {"include_usage": True}}
         )
         for name in DIALECTS
     }
 )
 
-_EVENT_STREAM = "text/event-stream"
-_JSON_LINES = ("application/x-ndjson", "application/jsonl", "application/json-seq")
+#: The media type of an answer that is not a stream after all: one JSON body.
+_WHOLE = "application/json"
 _DONE = "[DONE]"
-
-
-def _kind(value: object) -> str:
-    names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
-    return names.get(type(value), "number")
 
 
 class ChunkReader:
     """Chat-completion chunks (or Ollama's lines) as they come: their text, then the whole reply."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, *, hint: str = "") -> None:
         self._source = source
         """Who sent the chunks, for the errors: a URL, or the in-process model."""
+        self._hint = hint
+        """What to check when a chunk is not one, for the errors."""
         self.pieces: list[str] = []
         self._refusal: list[str] = []
         self._finish_reason: str | None = None
@@ -94,9 +94,11 @@ class ChunkReader:
                 prompt_tokens=_count(usage.get("prompt_tokens")),
                 completion_tokens=_count(usage.get("completion_tokens")),
             )
-        choices = chunk.get("choices")
+        choices = chunk.get("choices", [] if isinstance(usage, dict) else None)
         if not isinstance(choices, list):
-            raise self._shape_error(f'a streamed chunk has no "choices" list (it is a JSON {_kind(choices)})')
+            raise self._shape_error(
+                f'a streamed chunk has no "choices" list (it is a JSON {json_type(choices)})'
+            )
         if not choices:
             return ""  # the usage chunk that include_usage adds
         choice = choices[0]
@@ -161,13 +163,13 @@ class ChunkReader:
         if content is None:
             return ""
         if not isinstance(content, str):
-            raise self._shape_error(f"a streamed chunk's content is a JSON {_kind(content)}, not text")
+            raise self._shape_error(f"a streamed chunk's content is a JSON {json_type(content)}, not text")
         self.pieces.append(content)
         return content
 
     def _check(self, chunk: Any, expected: str) -> None:
         if not isinstance(chunk, dict):
-            raise self._shape_error(f"a streamed chunk is a JSON {_kind(chunk)}, not {expected} object")
+            raise self._shape_error(f"a streamed chunk is a JSON {json_type(chunk)}, not {expected} object")
         if "error" in chunk:
             error = quoted(json.dumps(chunk["error"], ensure_ascii=False), MAX_BODY_QUOTE)
             raise BackendResponseError(
@@ -176,55 +178,57 @@ class ChunkReader:
             )
 
     def _shape_error(self, problem: str) -> BackendResponseError:
+        hint = f"; {self._hint}" if self._hint else ""
         return BackendResponseError(
-            f"{self._source} streamed something other than a chat completion: {problem}; check that the "
-            f"dialect matches the server (known: {', '.join(DIALECTS)})"
+            f"{self._source} streamed something other than a chat completion: {problem}{hint}"
         )
 
 
 class StreamReader:
-    """The bytes of a streamed HTTP answer, fed as they arrive: server-sent events or JSON lines.
+    """The bytes of a streamed HTTP answer, fed as they arrive: server-sent events, or Ollama's JSON lines.
 
-    A server that ignores ``stream`` and answers one JSON body is read whole when the body ends
-    (``whole`` is then True and the caller reads it as a plain answer).
+    A server that ignores ``stream`` and answers ``application/json`` is read whole when the body
+    ends (``whole`` is then True and the caller reads it as a plain answer).
     """
 
-    def __init__(self, url: str, content_type: str) -> None:
-        media = content_type.split(";", 1)[0].strip().lower()
-        self.chunks = ChunkReader(url)
+    def __init__(self, url: str, content_type: str, dialect: str) -> None:
+        self.chunks = ChunkReader(
+            url, hint=f"check that the dialect matches the server (known: {', '.join(DIALECTS)})"
+        )
         self._url = url
-        self._events = media == _EVENT_STREAM
-        self._lines = media in _JSON_LINES
+        self.whole = content_type.split(";", 1)[0].strip().lower() == _WHOLE
+        """Whether the answer is one JSON body rather than a stream."""
+        self._lines = dialect in _JSON_LINES
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._buffer = ""
+        self._partial: list[str] = []
+        """The start of a line whose end has not arrived yet."""
         self._data: list[str] = []
         self._event = ""
         self.body = bytearray()
         """The body of an answer that is not a stream, kept to be read whole."""
-
-    @property
-    def whole(self) -> bool:
-        """Whether the answer is one JSON body rather than a stream."""
-        return not (self._events or self._lines)
 
     def feed(self, data: bytes) -> list[str]:
         """The text pieces ``data`` completes, in order."""
         if self.whole:
             self.body += data
             return []
-        self._buffer += self._decoder.decode(data)
-        *lines, self._buffer = self._buffer.split("\n")
+        first, *rest = self._decoder.decode(data).split("\n")
+        self._partial.append(first)
+        if not rest:
+            return []  # no line ended: only the new part was scanned, so a long line costs no more
+        lines = ["".join(self._partial), *rest[:-1]]
+        self._partial = [rest[-1]]
         return [piece for line in lines if (piece := self._line(line.removesuffix("\r")))]
 
     def finish(self) -> list[str]:
         """The pieces the end of the body completes; call :meth:`ChunkReader.reply` after it."""
         if self.whole:
             return []
-        self._buffer += self._decoder.decode(b"", final=True)
-        tail = [self._line(self._buffer.removesuffix("\r"))] if self._buffer else []
-        if self._events:
+        last = "".join(self._partial) + self._decoder.decode(b"", final=True)
+        tail = [self._line(last.removesuffix("\r"))] if last else []
+        if not self._lines:
             tail.append(self._line(""))  # an event the server did not close with a blank line
-        self._buffer = ""
+        self._partial = []
         return [piece for piece in tail if piece]
 
     def _line(self, line: str) -> str:
