@@ -95,6 +95,7 @@ from ._limits import (
 from ._loop import (
     Action,
     ActionChosen,
+    AsyncRoutingLoop,
     EndReason,
     Event,
     LimitName,
@@ -117,7 +118,7 @@ from ._parse import Route, parse_route
 
 # --- the preflight: what each grammar compiler does with a schema ---
 from ._preflight import TARGETS, Finding, Severity, Target, format_findings, preflight
-from ._provider import RestorableToolProvider, ToolOutput, ToolProvider
+from ._provider import AsyncToolProvider, RestorableToolProvider, ToolOutput, ToolProvider
 from ._result_messages import routed_call_id, routed_result_header, routed_result_text, split_routed_result
 from ._route_schema import route_choices, route_schema, route_tool_names
 from ._routed_backend import can_route, routed_backend, routing_cap
@@ -140,6 +141,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "MAX_RESPONSE_BYTES",
     "PROMPT_STYLES",
     "ROUTE_SCHEMA_NAME",
+    "AsyncToolProvider",
     "BackendConnectError",
     "BackendError",
     "BackendHTTPError",
@@ -205,6 +207,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     # the loop
     "Action",
     "ActionChosen",
+    "AsyncRoutingLoop",
     "EndReason",
     "Event",
     "LimitName",

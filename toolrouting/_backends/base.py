@@ -121,9 +121,13 @@ class StreamingBackend(Backend, Protocol):
 
 @runtime_checkable
 class AsyncBackend(Protocol):
-    """:class:`Backend` for asyncio code: ``complete`` is awaited and ``aclose`` frees the resources.
+    """A chat model behind one coroutine: :class:`Backend` for asyncio code and :class:`AsyncRoutingLoop`.
 
-    ``clone`` stays synchronous: it only copies settings and shares what the original owns.
+    ``settings`` and ``clone(**changes)`` are as on :class:`Backend` (a clone is made without
+    I/O, so ``clone`` stays synchronous); ``complete`` is awaited, and cancelling it abandons
+    the request; ``aclose`` frees what the backend owns. The protocol asks no more, so a small
+    backend of one's own qualifies; the shipped ones (on :class:`AsyncBaseBackend`) also work
+    with ``async with``.
     """
 
     @property
@@ -134,10 +138,6 @@ class AsyncBackend(Protocol):
     async def complete(self, messages: Sequence[Message]) -> Completion: ...
 
     async def aclose(self) -> None: ...
-
-    async def __aenter__(self) -> Self: ...
-
-    async def __aexit__(self, *exc_info: object) -> None: ...
 
 
 @runtime_checkable

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
+from typing import Any
 
-from .._backends import Backend, Completion, Message
+from .._backends import Completion, Message
 from .._errors import BackendError, BackendResponseError, RetriesExhaustedError
 from .._limits import DEFAULT_RETRIES, MAX_RETRY_AFTER, RETRY_BACKOFF_BASE, RETRY_BACKOFF_MAX
+from .effects import Effect, Emit, Request, Wait
 from .events import RetryScheduled
 from .run_limits import check_count
 
@@ -49,26 +51,28 @@ class RetryPolicy:
 
 
 def complete(
-    backend: Backend,
+    backend: Any,
     messages: Sequence[Message],
     policy: RetryPolicy,
     round: int,
-    sleep: Callable[[float], object],
-) -> Generator[RetryScheduled, None, Completion]:
-    """One request, retried under ``policy`` while the error is retryable; yields each retry."""
+) -> Generator[Effect, Any, Completion]:
+    """One request, retried under ``policy`` while the error is retryable; emits each retry and
+    waits out its delay, through the driver."""
     attempt = 0
     while True:
         try:
-            completion: Completion = backend.complete(list(messages))
+            completion: Completion = yield Request(backend, list(messages))
         except BackendError as error:
             if not error.retryable:
                 raise
             delay = policy.delay(error, attempt, round)
             attempt += 1
-            yield RetryScheduled(
-                round=round, attempt=attempt, delay=delay, error=f"{type(error).__name__}: {error}"
+            yield Emit(
+                RetryScheduled(
+                    round=round, attempt=attempt, delay=delay, error=f"{type(error).__name__}: {error}"
+                )
             )
-            sleep(delay)
+            yield Wait(delay)
             continue
         if not isinstance(completion.text, str):
             # Committed as it is, it would make a transcript that cannot be read back.
