@@ -11,15 +11,18 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, guaranteed_cap
+from support.catalogues import QUESTION
+from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, demo_cap, guaranteed_cap
 from test_backends_embedded import MEMORY, REQUESTS, conversation
 
 from toolrouting import (
     AsyncEmbeddedLlama,
+    AsyncRoutingLoop,
     AsyncStreamingBackend,
     BackendError,
     Completion,
@@ -29,10 +32,12 @@ from toolrouting import (
     StreamingBackend,
     TextDelta,
     parse_route,
+    read_transcript,
     route_schema,
     route_tool_names,
     routed_backend,
 )
+from toolrouting.demo import MemoryStore
 
 pytestmark = [pytest.mark.model, pytest.mark.anyio]
 
@@ -188,3 +193,13 @@ async def test_closing(model: EmbeddedLlama) -> None:
     with pytest.raises(TypeError, match="clone takes only settings, not seed"):
         owner.clone(seed=1)
     routed_action(routed_backend(model, SCHEMA, CAP).complete(ROUTING))  # the model the clone shared is open
+
+
+async def test_the_async_loop_runs_on_it(model: EmbeddedLlama, tmp_path: Path) -> None:
+    # A cap no demo action reaches: every reply is whole, so none is cut and repaired for length.
+    cap = demo_cap()
+    path = tmp_path / "run.jsonl"
+    async with AsyncEmbeddedLlama(model.clone(settings=SAMPLING.clone(max_tokens=cap))) as backend:
+        result = await AsyncRoutingLoop(backend, MemoryStore.sample(), cap=cap, transcript=path).run(QUESTION)
+    assert result.actions[-1].tool == "none"  # a handoff, or a limit that left only none
+    assert read_transcript(path).messages == result.messages

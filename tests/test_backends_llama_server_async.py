@@ -10,22 +10,27 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import anyio
 import pytest
-from support.model import TEST_SEED, TEST_TEMPERATURE
+from support.catalogues import QUESTION
+from support.model import TEST_SEED, TEST_TEMPERATURE, demo_cap
 from test_backends_llama_server import NAMES, OWN_CAP, PROMPTS, ROUTE_CAP, TOOLS, ask
 
 from toolrouting import (
     AsyncOpenAICompatible,
+    AsyncRoutingLoop,
     Completion,
     OpenAICompatible,
     Settings,
     TextDelta,
     parse_route,
+    read_transcript,
     route_schema,
     routed_backend,
 )
+from toolrouting.demo import MemoryStore
 
 pytestmark = [pytest.mark.model, pytest.mark.anyio]
 
@@ -105,3 +110,13 @@ async def test_a_stream_left_early_leaves_the_server_serving(backend: AsyncOpenA
             break
     routed = routed_backend(backend, route_schema(TOOLS), ROUTE_CAP)
     assert parse_route((await routed.complete(ask(PROMPTS[0]))).text, NAMES).ok
+
+
+async def test_the_async_loop_runs_on_it(llama_cpp_server: str, tmp_path: Path) -> None:
+    cap = demo_cap()  # no demo action reaches it: every reply is whole
+    path = tmp_path / "run.jsonl"
+    settings = SETTINGS.clone(max_tokens=cap)
+    async with AsyncOpenAICompatible(llama_cpp_server, dialect="llama-cpp-python", settings=settings) as http:
+        result = await AsyncRoutingLoop(http, MemoryStore.sample(), cap=cap, transcript=path).run(QUESTION)
+    assert result.actions[-1].tool == "none"  # a handoff, or a limit that left only none
+    assert read_transcript(path).messages == result.messages
