@@ -46,8 +46,10 @@ SCHEMA = route_schema(MEMORY)
 CAP = guaranteed_cap(SCHEMA)
 NAMES = route_tool_names(MEMORY)
 ROUTING = conversation(MEMORY, REQUESTS[0][1])
-#: A request whose answer takes a while: unconstrained, up to the backend's cap.
+#: A request whose answer takes a while whatever the model writes: its grammar asks for one
+#: string of 300 characters, so it runs to the cap or to dozens of tokens.
 POEM: list[Message] = [{"role": "user", "content": "Write a long poem about the sea."}]
+LONG = SAMPLING.clone(json_schema={"type": "string", "minLength": 300, "maxLength": 300})
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +96,7 @@ def test_a_stream_cut_at_the_cap_is_truncated(model: EmbeddedLlama) -> None:
 
 
 def test_a_stream_closed_early_frees_the_model(model: EmbeddedLlama) -> None:
-    with contextlib.closing(model.stream(POEM)) as pieces:
+    with contextlib.closing(model.clone(settings=LONG).stream(POEM)) as pieces:
         assert isinstance(next(pieces), TextDelta)
     routed_action(routed_backend(model, SCHEMA, CAP).complete(ROUTING))
 
@@ -157,23 +159,23 @@ async def test_the_event_loop_runs_while_the_model_generates(backend: AsyncEmbed
     async with anyio.create_task_group() as group:
         group.start_soon(tick)
         started = time.monotonic()
-        completion = await backend.complete(POEM)
+        completion = await backend.clone(settings=LONG).complete(POEM)
         took = time.monotonic() - started
         group.cancel_scope.cancel()
-    assert completion.usage.completion_tokens > 8
+    assert completion.usage.completion_tokens > 8  # 300 characters, or the cap: dozens of tokens
     # A blocked loop would not tick at all while the completion ran; it ticks about every 10 ms.
     assert ticks >= min(5, int(took / 0.01) // 4), (ticks, took)
 
 
 async def test_a_cancelled_request_returns_and_the_model_stays_whole(backend: AsyncEmbeddedLlama) -> None:
     with anyio.move_on_after(0.05) as scope:
-        await backend.complete(POEM)
+        await backend.clone(settings=LONG).complete(POEM)
     assert scope.cancelled_caught
     # The cancelled native call finishes in its thread; the next request waits for it, then runs.
     routed_action(await routed_backend(backend, SCHEMA, CAP).complete(ROUTING))
 
     with anyio.move_on_after(0.05) as scope:
-        async for _ in backend.stream(POEM):
+        async for _ in backend.clone(settings=LONG).stream(POEM):
             pass
     assert scope.cancelled_caught
     routed_action(whole([item async for item in routed_backend(backend, SCHEMA, CAP).stream(ROUTING)]))

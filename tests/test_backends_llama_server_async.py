@@ -22,6 +22,7 @@ from toolrouting import (
     AsyncOpenAICompatible,
     AsyncRoutingLoop,
     Completion,
+    Message,
     OpenAICompatible,
     Settings,
     TextDelta,
@@ -35,6 +36,9 @@ from toolrouting.demo import MemoryStore
 pytestmark = [pytest.mark.model, pytest.mark.anyio]
 
 SETTINGS = Settings(max_tokens=OWN_CAP, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
+#: An answer of many pieces whatever the model writes: its grammar asks for 200 characters.
+LONG = SETTINGS.clone(json_schema={"type": "string", "minLength": 200, "maxLength": 200})
+POEM: list[Message] = [{"role": "user", "content": "Write a long poem."}]
 
 
 @pytest.fixture
@@ -73,7 +77,7 @@ async def test_a_routed_stream_ends_with_the_whole_action(backend: AsyncOpenAICo
 
 
 async def test_an_answer_streams_piece_by_piece_up_to_the_cap(backend: AsyncOpenAICompatible) -> None:
-    items = [item async for item in backend.stream([{"role": "user", "content": "Write a long poem."}])]
+    items = [item async for item in backend.clone(settings=LONG).stream(POEM)]
     completion = whole(items)
     assert len(items) > 2  # pieces as the model wrote them, not the whole answer at once
     assert completion.truncated == (completion.finish_reason == "length")
@@ -102,9 +106,7 @@ async def test_concurrent_requests_all_finish(backend: AsyncOpenAICompatible) ->
 
 
 async def test_a_stream_left_early_leaves_the_server_serving(backend: AsyncOpenAICompatible) -> None:
-    async with contextlib.aclosing(
-        backend.stream([{"role": "user", "content": "Count to fifty."}])
-    ) as pieces:
+    async with contextlib.aclosing(backend.clone(settings=LONG).stream(POEM)) as pieces:
         async for item in pieces:
             assert isinstance(item, TextDelta)
             break
