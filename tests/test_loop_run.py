@@ -307,7 +307,8 @@ def test_retries_run_out_with_the_last_error_as_cause(tmp_path: Path) -> None:
     ) as e:
         _loop(backend, retries=2, transcript=path).run(QUESTION)
     assert e.value.__cause__ is last
-    assert read_transcript(path).messages == tuple(QUESTION)
+    # The conversation as sent: the caller's, the catalogue merged into its system message.
+    assert read_transcript(path).messages == backend.requests[0].messages
 
 
 def test_a_non_retryable_error_is_raised_at_once() -> None:

@@ -51,7 +51,7 @@ def _replayed_from(
     messages: tuple[Message, ...], start: int, limits: RunLimits
 ) -> tuple[RunState, str | None] | None:
     """The run, when the loop's own messages begin at ``start``; ``None`` when they cannot."""
-    state = RunState(messages=list(messages))
+    state = RunState(messages=list(messages), conversation=start)
     index = start
     while index < len(messages):
         reply = messages[index]

@@ -45,6 +45,7 @@ from .feedback import (
     tool_exception,
     truncated_problem,
 )
+from .instructions import Instructions, checked_instructions, instructed
 from .replay import replayed
 from .result import RoundUsage, RunResult
 from .retries import RetryPolicy, complete
@@ -59,9 +60,12 @@ class RoutingLoop:
     """Runs a retrieval phase: every round one routed action, until the model answers ``none``.
 
     Each round reads the provider's catalogue again, so a provider may narrow it as the run
-    goes. With ``answer=True`` the original backend, with its own settings, is then asked
-    for a final answer. ``transcript`` names a JSON Lines file that receives every message as
-    it is committed, which :meth:`resume` can continue from. ``sleep`` waits between retries.
+    goes. ``instructions`` is what the model is told first, in a system message (see
+    :mod:`.instructions`): ``True`` renders the run-start catalogue, a string is sent as it is,
+    ``False`` sends the caller's messages alone. With ``answer=True`` the original backend, with
+    its own settings, is then asked for a final answer. ``transcript`` names a JSON Lines file
+    that receives every message as it is committed, which :meth:`resume` can continue from
+    (sending the instructions it holds, never rendering again). ``sleep`` waits between retries.
 
     The limits are one :class:`RunLimits` (``limits=``), or its fields given one by one
     (``max_rounds=``, ``max_repairs=``, ``max_repeats=``). A provider that is a
@@ -80,6 +84,7 @@ class RoutingLoop:
         max_repeats: int | None = None,
         retries: int = DEFAULT_RETRIES,
         answer: bool = False,
+        instructions: Instructions = True,
         on_event: Callable[[Event], object] | None = None,
         transcript: str | os.PathLike[str] | None = None,
         sleep: Callable[[float], object] = time.sleep,
@@ -100,6 +105,7 @@ class RoutingLoop:
         self.limits = _limits(limits, max_rounds=max_rounds, max_repairs=max_repairs, max_repeats=max_repeats)
         self.retry = RetryPolicy(retries=retries)
         self.answer = answer
+        self.instructions = checked_instructions(instructions)
         self.on_event = on_event
         self.transcript = None if transcript is None else os.fspath(transcript)
         self._sleep = sleep
@@ -146,7 +152,9 @@ class RoutingLoop:
         return self._observed(self._resumed(self.transcript, read, state, pending))
 
     def _fresh(self, conversation: list[Message]) -> Iterator[Event]:
-        state = RunState(messages=[])
+        # Rendered before the transcript is opened: a bad catalogue leaves no file half written.
+        conversation = instructed(conversation, self.instructions, self.provider.tools_for_llm())
+        state = RunState(messages=[], conversation=len(conversation))
         if self.transcript is not None:
             state.writer = TranscriptWriter(self.transcript)
         try:

@@ -21,6 +21,8 @@ class RunState:
 
     messages: list[Message]
     writer: TranscriptWriter | None = None
+    conversation: int = 0
+    """How many of ``messages`` the run started from: the caller's, the instructions merged in."""
     round: int = 1
     repairs: int = 0
     """Refused replies so far in this round."""
