@@ -129,12 +129,20 @@ def test_answer_asks_the_original_backend_after_the_answer_prompt() -> None:
     result = _loop(backend, answer=True).run(QUESTION)
 
     assert result.answer == "It locks the door by itself."
-    assert [m["content"] for m in result.messages[-3:]] == [NONE, ANSWER_PROMPT, result.answer]
+    assert [m["content"] for m in result.messages[-3:]] == [
+        NONE,
+        result.messages[-2]["content"],
+        result.answer,
+    ]
     assert [m["role"] for m in result.messages[-3:]] == ["assistant", "user", "assistant"]
     final = backend.requests[-1]
     assert final.settings.json_schema is None
     assert final.settings.max_tokens == 200  # its own budget, not the routing cap
-    assert list(final.messages) == list(result.messages[:-1])
+    # The answer request alone, as committed: the question, the result, then the prompt.
+    assert final.messages == (result.messages[-2],)
+    asked = final.messages[0]["content"]
+    assert asked.startswith(f"Question: {QUESTION[-1]['content']}\n\nWhat the tools returned:\nlookup: latch")
+    assert asked.endswith(f"\n\n{ANSWER_PROMPT}")
     assert result.answer_usage is not None
     assert result.answer_usage.completion_tokens == 6
 

@@ -24,7 +24,7 @@ from .arguments import Subparsers, UsageError, non_negative, positive, stdin_tex
 from .exits import DONE
 from .progress import Progress
 from .server import add_server_options, api_key, explained_refusal, redact
-from .tools import TOOLS_PROMPT, add_tool_options, run_tools, uses_tools
+from .tools import add_tool_options, run_tools, uses_tools
 
 __all__ = ["add_run"]
 
@@ -59,7 +59,11 @@ def add_run(subparsers: Subparsers) -> None:
         help="a memory database this store made, or a folder of .txt/.md notes (default: the demo notes)",
     )
     system = parser.add_mutually_exclusive_group()
-    system.add_argument("--system", metavar="TEXT", help="instructions added to the demo's system prompt")
+    system.add_argument(
+        "--system",
+        metavar="TEXT",
+        help="instructions added to the system message, after the tools' descriptions",
+    )
     system.add_argument("--system-file", metavar="PATH", help="the same, read from a UTF-8 file")
     parser.add_argument(
         "--cap",
@@ -150,14 +154,20 @@ def _check_resume(args: argparse.Namespace) -> None:
 
 
 def _messages(args: argparse.Namespace) -> list[Message]:
-    """What the model is told at the start: the demo's prompt, the caller's additions, the question."""
-    system = TOOLS_PROMPT if uses_tools(args) else SYSTEM_PROMPT
+    """The caller's side of the conversation: the demo's note, the caller's additions, the question.
+
+    The loop puts the tools' descriptions in front of this system message (its instructions).
+    """
+    parts = [] if uses_tools(args) else [SYSTEM_PROMPT]
     extra = args.system if args.system_file is None else _read_text(args.system_file, "--system-file")
     if extra is not None:
         if not extra.strip():
             raise UsageError("--system adds nothing: give it the instructions to add to the prompt")
-        system += "\n\n" + extra.strip()
-    return [{"role": "system", "content": system}, {"role": "user", "content": _question(args)}]
+        parts.append(extra.strip())
+    question: list[Message] = [{"role": "user", "content": _question(args)}]
+    if not parts:
+        return question
+    return [{"role": "system", "content": "\n\n".join(parts)}, *question]
 
 
 def _question(args: argparse.Namespace) -> str:

@@ -11,7 +11,8 @@ from .._names import NONE_TOOL, tool_name_problem
 from .._parse import Route, parse_route
 from .._provider import ToolOutput
 from .._result_messages import routed_call_id, routed_result_header, split_routed_result
-from .feedback import ANSWER_PROMPT, is_repair_message
+from .answer import is_answer_request
+from .feedback import is_repair_message
 from .run_limits import RunLimits
 from .state import RunState, accepted_action, call_key, tripped_limit
 from .transcript import TranscriptRead
@@ -111,8 +112,8 @@ def _replayed_action(round: int, reply: str, result: str) -> tuple[Route, ToolOu
 
 def _ends_run(rest: Sequence[Message]) -> bool:
     """Whether the messages after a handoff are what the loop writes after one: nothing, or the
-    answer prompt and perhaps the answer."""
+    answer request and perhaps the answer."""
     if not rest:
         return True
-    prompted = rest[0]["role"] == "user" and rest[0]["content"] == ANSWER_PROMPT
+    prompted = rest[0]["role"] == "user" and is_answer_request(rest[0]["content"])
     return prompted and (len(rest) == 1 or (len(rest) == 2 and rest[1]["role"] == "assistant"))

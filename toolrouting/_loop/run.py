@@ -27,6 +27,7 @@ from .._provider import RestorableToolProvider, ToolOutput, ToolProvider
 from .._result_messages import routed_call_id, routed_result_text
 from .._route_schema import route_schema, route_tool_names
 from .._routed_backend import can_route, routed_backend, routing_cap
+from .answer import answer_request
 from .events import (
     ActionChosen,
     Event,
@@ -38,7 +39,6 @@ from .events import (
     ToolReturned,
 )
 from .feedback import (
-    ANSWER_PROMPT,
     bad_tool_output,
     limit_notice,
     repair_message,
@@ -209,10 +209,12 @@ class RoutingLoop:
             yield from self._judge(state, tools, names, text, truncated, cap, committed)
         if self.answer and state.answer is None:
             if not state.answer_prompted:
-                commit(state, Message(role="user", content=ANSWER_PROMPT))
+                asked = answer_request(state.messages, state.conversation)
+                commit(state, Message(role="user", content=asked))
                 state.answer_prompted = True
+            # The answer request alone: the question and the results, not the run's actions.
             completion = yield from complete(
-                self.backend, state.messages, self.retry, state.round, self._sleep
+                self.backend, state.messages[-1:], self.retry, state.round, self._sleep
             )
             state.answer, state.answer_usage = completion.text, completion.usage
             commit(state, Message(role="assistant", content=completion.text))
