@@ -21,13 +21,21 @@ from typing import Any
 from .._backends import Message
 from .._catalogue_prompt import catalogue_prompt
 
-__all__ = ["INSTRUCTIONS_SEPARATOR", "Instructions", "checked_instructions", "instructed"]
+__all__ = ["INSTRUCTIONS_SEPARATOR", "THOUGHT_NOTE", "Instructions", "checked_instructions", "instructed"]
 
 #: ``True``: the run-start catalogue, rendered; a string: that text instead; ``False``: nothing.
 Instructions = bool | str
 
 #: What goes between the loop's instructions and the caller's own system message.
 INSTRUCTIONS_SEPARATOR = "\n\n"
+
+
+#: What the rendered catalogue adds when the route has a reasoning slot, which the grammar puts
+#: before "tool": without it the catalogue's reply format would contradict the grammar.
+THOUGHT_NOTE = (
+    'Begin the reply with "thought": a few words on what the user needs and which tool, if any, '
+    'does it; then "tool".'
+)
 
 
 def checked_instructions(instructions: object) -> Instructions:
@@ -45,13 +53,21 @@ def checked_instructions(instructions: object) -> Instructions:
 
 
 def instructed(
-    conversation: Sequence[Message], instructions: Instructions, tools: Sequence[Mapping[str, Any]]
+    conversation: Sequence[Message],
+    instructions: Instructions,
+    tools: Sequence[Mapping[str, Any]],
+    *,
+    thought: int | None = None,
 ) -> list[Message]:
     """``conversation`` with the instructions in its system message: merged into the caller's
-    first message when that is a system message, else a system message of their own in front."""
+    first message when that is a system message, else a system message of their own in front.
+    The rendered catalogue says how to fill a reasoning slot when the route has one."""
     if instructions is False:
         return list(conversation)
-    text = catalogue_prompt(tools) if instructions is True else instructions
+    if instructions is True:
+        text = catalogue_prompt(tools) + ("\n" + THOUGHT_NOTE if thought is not None else "")
+    else:
+        text = instructions
     first = conversation[0] if conversation else None
     if first is not None and first["role"] == "system":
         merged = Message(role="system", content=text + INSTRUCTIONS_SEPARATOR + first["content"])

@@ -20,8 +20,12 @@ from .transcript import TranscriptRead
 __all__ = ["replayed"]
 
 
-def replayed(read: TranscriptRead, limits: RunLimits, path: str) -> tuple[RunState, str | None]:
+def replayed(
+    read: TranscriptRead, limits: RunLimits, path: str, *, thought: int | None = None
+) -> tuple[RunState, str | None]:
     """The state of the run ``read`` records, and its unanswered last reply if any.
+
+    ``thought`` is the reasoning slot the run's replies carry (the loop's ``thought=``).
 
     The header says where the caller's messages end. A version 1 transcript has none: there
     the caller's conversation ends with a user message and the loop's own messages follow
@@ -42,14 +46,14 @@ def replayed(read: TranscriptRead, limits: RunLimits, path: str) -> tuple[RunSta
         starts = range(read.caller_messages, read.caller_messages + 1)
     for start in starts:
         if messages[start - 1]["role"] == "user":
-            state = _replayed_from(messages, start, limits)
+            state = _replayed_from(messages, start, limits, thought)
             if state is not None:
                 return state
     raise TranscriptError(path, 0, "it does not hold a routing run (a user message, then the loop's own)")
 
 
 def _replayed_from(
-    messages: tuple[Message, ...], start: int, limits: RunLimits
+    messages: tuple[Message, ...], start: int, limits: RunLimits, thought: int | None
 ) -> tuple[RunState, str | None] | None:
     """The run, when the loop's own messages begin at ``start``; ``None`` when they cannot."""
     state = RunState(messages=list(messages), conversation=start)
@@ -58,7 +62,7 @@ def _replayed_from(
         reply = messages[index]
         if reply["role"] != "assistant":
             return None
-        handoff = parse_route(reply["content"], ())
+        handoff = parse_route(reply["content"], (), thought=thought)
         rest = messages[index + 1 :]
         if handoff.ok and _ends_run(rest):
             state.actions.append(accepted_action(state.round, handoff))
@@ -72,7 +76,7 @@ def _replayed_from(
         if following["role"] != "user":
             return None
         content = following["content"]
-        action = None if handoff.ok else _replayed_action(state.round, reply["content"], content)
+        action = None if handoff.ok else _replayed_action(state.round, reply["content"], content, thought)
         if action is not None:
             route, output = action
             state.actions.append(accepted_action(state.round, route))
@@ -91,7 +95,9 @@ def _replayed_from(
     return state, None
 
 
-def _replayed_action(round: int, reply: str, result: str) -> tuple[Route, ToolOutput] | None:
+def _replayed_action(
+    round: int, reply: str, result: str, thought: int | None
+) -> tuple[Route, ToolOutput] | None:
     """The action ``reply`` and its output when ``result`` answers it in ``round``, else ``None``."""
     split = split_routed_result(result)
     if split is None:
@@ -102,7 +108,7 @@ def _replayed_action(round: int, reply: str, result: str) -> tuple[Route, ToolOu
         return None
     if not isinstance(tool, str) or tool == NONE_TOOL or tool_name_problem(tool) is not None:
         return None
-    route = parse_route(reply, (tool,))
+    route = parse_route(reply, (tool,), thought=thought)
     call_id = routed_call_id(round)
     headers = {routed_result_header(tool, call_id, is_error=flag): flag for flag in (False, True)}
     if not route.ok or route.text != reply or split[0] not in headers:

@@ -62,10 +62,13 @@ class RoutingLoop:
     Each round reads the provider's catalogue again, so a provider may narrow it as the run
     goes. ``instructions`` is what the model is told first, in a system message (see
     :mod:`.instructions`): ``True`` renders the run-start catalogue, a string is sent as it is,
-    ``False`` sends the caller's messages alone. With ``answer=True`` the original backend, with
-    its own settings, is then asked for a final answer. ``transcript`` names a JSON Lines file
-    that receives every message as it is committed, which :meth:`resume` can continue from
-    (sending the instructions it holds, never rendering again). ``sleep`` waits between retries.
+    ``False`` sends the caller's messages alone. ``thought=N`` gives every routed reply a
+    reasoning slot of at most ``N`` characters before ``tool`` (see :func:`route_schema`). With
+    ``answer=True`` the original backend, with its own settings, is then asked for a final
+    answer, from the question and the tool results alone (see :mod:`.answer`). ``transcript``
+    names a JSON Lines file that receives every message as it is committed, which
+    :meth:`resume` can continue from (sending the instructions it holds, never rendering them
+    again; resume with the same ``thought=``). ``sleep`` waits between retries.
 
     The limits are one :class:`RunLimits` (``limits=``), or its fields given one by one
     (``max_rounds=``, ``max_repairs=``, ``max_repeats=``). A provider that is a
@@ -85,6 +88,7 @@ class RoutingLoop:
         retries: int = DEFAULT_RETRIES,
         answer: bool = False,
         instructions: Instructions = True,
+        thought: int | None = None,
         on_event: Callable[[Event], object] | None = None,
         transcript: str | os.PathLike[str] | None = None,
         sleep: Callable[[float], object] = time.sleep,
@@ -106,6 +110,8 @@ class RoutingLoop:
         self.retry = RetryPolicy(retries=retries)
         self.answer = answer
         self.instructions = checked_instructions(instructions)
+        route_schema([], thought=thought)  # refuses a bad thought= now, not in the first round
+        self.thought = thought
         self.on_event = on_event
         self.transcript = None if transcript is None else os.fspath(transcript)
         self._sleep = sleep
@@ -147,13 +153,15 @@ class RoutingLoop:
         if self.transcript is None:
             raise ValueError("resume() continues the file given as transcript=, and this loop has none")
         read = read_transcript(self.transcript)
-        state, pending = replayed(read, self.limits, self.transcript)
+        state, pending = replayed(read, self.limits, self.transcript, thought=self.thought)
         state.torn_line = read.torn_line
         return self._observed(self._resumed(self.transcript, read, state, pending))
 
     def _fresh(self, conversation: list[Message]) -> Iterator[Event]:
         # Rendered before the transcript is opened: a bad catalogue leaves no file half written.
-        conversation = instructed(conversation, self.instructions, self.provider.tools_for_llm())
+        conversation = instructed(
+            conversation, self.instructions, self.provider.tools_for_llm(), thought=self.thought
+        )
         state = RunState(messages=[], conversation=len(conversation))
         if self.transcript is not None:
             state.writer = TranscriptWriter(self.transcript)
@@ -197,7 +205,7 @@ class RoutingLoop:
             cap = routing_cap(self.backend, self.cap)
             if pending is None:
                 yield RoundStarted(round=state.round, choices=(*names, NONE_TOOL))
-                request = routed_backend(self.backend, route_schema(tools), cap)
+                request = routed_backend(self.backend, route_schema(tools, thought=self.thought), cap)
                 completion = yield from complete(
                     request, state.messages, self.retry, state.round, self._sleep
                 )
@@ -231,7 +239,7 @@ class RoutingLoop:
         committed: bool,
     ) -> Iterator[Event]:
         """Commit a reply and answer it: a repair, a handoff, a limit notice or the tool's result."""
-        route = parse_route(text, names)
+        route = parse_route(text, names, thought=self.thought)
         if truncated or not route.ok:
             problem = truncated_problem(cap) if truncated else str(route.error)
             refused = [] if committed else [Message(role="assistant", content=text)]

@@ -64,7 +64,9 @@ def accepted_action(round: int, route: Route) -> Action:
     """The action an accepted route is, in ``round``."""
     if route.tool is None or route.text is None:
         raise AssertionError("only an accepted route becomes an action")  # pragma: no cover
-    return Action(round=round, tool=route.tool, arguments=route.arguments, text=route.text)
+    return Action(
+        round=round, tool=route.tool, arguments=route.arguments, text=route.text, thought=route.thought
+    )
 
 
 def call_key(route: Route) -> str:
