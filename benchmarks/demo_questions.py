@@ -1,7 +1,7 @@
 """Demo questions: does a run over the demo notes end in a handoff, read the right note, and answer?
 
 Run: .venv/bin/python benchmarks/demo_questions.py  [--model PATH.gguf] [--limit N] [--threads N]
-                                                   [--answer-tokens 256]
+                                                   [--answer-tokens 256] [--configs before,now,given]
 
 Twelve questions over the demo's six notes (toolrouting/demo/data/), each with the note that
 holds its answer and the words the answer must contain (case-insensitive, every one of
@@ -12,6 +12,10 @@ them). Each question is run twice through ``RoutingLoop(answer=True)`` on the de
 - ``now``: the loop's default instructions (the run-start catalogue) merged with the demo's
   ``SYSTEM_PROMPT``.
 
+- ``given``: the retrieval scripted, not the model's: a search for the right note's title,
+  a read of that note, the handoff; it measures the answer requests alone, on the notes
+  that hold the answer.
+
 On each run's retrieval both answer requests are then made: ``grounded`` is the loop's own
 (the question and the tool results, one message); ``transcript`` is the earlier one (the
 whole conversation, actions and result headers included, then ``ANSWER_PROMPT``). Greedy
@@ -21,16 +25,27 @@ sampling, seed 0. Prints one Markdown table.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import statistics
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from toolrouting import LlamaCpp, MemoryStore, Message, RoutingLoop, RunResult, Settings
+from toolrouting import (
+    LlamaCpp,
+    MemoryStore,
+    Message,
+    RoutingLoop,
+    RunResult,
+    ScriptedBackend,
+    Settings,
+)
 from toolrouting._limits import DEFAULT_ANSWER_TOKENS
+from toolrouting._loop.answer import answer_request  # the loop's own answer request
 from toolrouting._loop.feedback import ANSWER_PROMPT
-from toolrouting.demo import SYSTEM_PROMPT
+from toolrouting.demo import SYSTEM_PROMPT, sample_notes
 
 #: The demo's system message before the loop rendered the catalogue (toolrouting 0.1.0's
 #: toolrouting/demo/prompt.py), the baseline of this benchmark.
@@ -59,6 +74,10 @@ QUESTIONS: list[tuple[str, str, tuple[str, ...]]] = [
 ]
 
 
+#: The notes' ids and titles, as the sample store numbers them.
+NOTES = [(f"M{number}", title) for number, (title, _) in enumerate(sample_notes(), start=1)]
+
+
 @dataclass
 class Tally:
     runs: int = 0
@@ -83,8 +102,22 @@ def read_note(result: RunResult, note: str) -> bool:
     )
 
 
-def run(backend: LlamaCpp, questions: Sequence[tuple[str, str, tuple[str, ...]]]) -> dict[str, Tally]:
-    tallies = {"before": Tally(), "now": Tally()}
+def scripted(note: str) -> ScriptedBackend:
+    """A backend that searches for ``note``'s title, reads it and hands off."""
+    title = dict(NOTES)[note]
+    return ScriptedBackend(
+        [
+            json.dumps({"tool": "memory_search", "arguments": {"query": title}}),
+            json.dumps({"tool": "memory_read", "arguments": {"ids": [note]}}),
+            '{"tool": "none"}',
+        ]
+    )
+
+
+def run(
+    backend: LlamaCpp, questions: Sequence[tuple[str, str, tuple[str, ...]]], configs: Sequence[str]
+) -> dict[str, Tally]:
+    tallies = {config: Tally() for config in configs}
     for config, tally in tallies.items():
         for question, note, words in questions:
             system = BEFORE_PROMPT if config == "before" else SYSTEM_PROMPT
@@ -94,8 +127,20 @@ def run(backend: LlamaCpp, questions: Sequence[tuple[str, str, tuple[str, ...]]]
             ]
             started = time.perf_counter()
             with MemoryStore.sample() as store:
-                loop = RoutingLoop(backend, store, answer=True, instructions=config == "now")
-                result = loop.run(messages)
+                if config == "given":
+                    result = RoutingLoop(scripted(note), store).run(messages)
+                    grounded = answer_request(result.messages, len(messages))
+                    answer = backend.complete([Message(role="user", content=grounded)]).text
+                    asked_and_answered = (
+                        Message(role="user", content=grounded),
+                        Message(role="assistant", content=answer),
+                    )
+                    result = dataclasses.replace(
+                        result, messages=(*result.messages, *asked_and_answered), answer=answer
+                    )
+                else:
+                    loop = RoutingLoop(backend, store, answer=True, instructions=config == "now")
+                    result = loop.run(messages)
             tally.seconds.append(time.perf_counter() - started)
             asked = [*result.messages[:-2], Message(role="user", content=ANSWER_PROMPT)]
             earlier = backend.complete(asked).text
@@ -138,12 +183,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="the first N questions only")
     parser.add_argument("--threads", type=int)
     parser.add_argument("--answer-tokens", type=int, default=DEFAULT_ANSWER_TOKENS)
+    parser.add_argument("--configs", default="before,now,given")
     args = parser.parse_args(argv)
     questions = QUESTIONS[: args.limit]
     settings = Settings(temperature=0.0, seed=0, max_tokens=args.answer_tokens)
     started = time.perf_counter()
     with LlamaCpp(args.model, n_threads=args.threads, settings=settings, seed=0) as backend:
-        tallies = run(backend, questions)
+        tallies = run(backend, questions, args.configs.split(","))
         model = backend.model_path.name
     print(
         f"{model}, {len(questions)} questions over the demo notes, greedy, seed 0, "
