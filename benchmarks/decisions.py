@@ -9,7 +9,7 @@ argument's JSON text must contain the given text, case-insensitively). Every cas
 once per configuration through ``routed_backend(backend, route_schema(tools), cap)``: the
 same grammar each time, only the system message differs:
 
-- ``bare``: no system message, the conversation alone (the loop's behaviour today);
+- ``bare``: no system message, the conversation alone (``RoutingLoop(instructions=False)``);
 - ``names``: one line of reply format and the tools' names, nothing else;
 - ``text``, ``json``, ``typescript``: ``catalogue_prompt(tools, style=...)``; ``typescript``
   is also what ``RoutingLoop`` sends by default (its instructions, byte for byte, since no
