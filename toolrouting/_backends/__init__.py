@@ -6,7 +6,7 @@ lists what such a server offers; ``embedded`` runs a GGUF model in-process; ``sc
 the fake that tests and docs drive.
 """
 
-from .base import ROLES, Backend, BaseBackend, Completion, Message, Usage, is_truncated
+from .base import ROLES, AsyncBackend, Backend, BaseBackend, Completion, Message, Usage, is_truncated
 from .dialects import DIALECTS, DialectName
 from .embedded import EmbeddedLlama, LlamaCpp, default_model_path
 from .http import OpenAICompatible
@@ -16,6 +16,7 @@ from .scripted import ScriptedBackend, ScriptedRequest
 __all__ = [
     "DIALECTS",
     "ROLES",
+    "AsyncBackend",
     "Backend",
     "BaseBackend",
     "Completion",

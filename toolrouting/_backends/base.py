@@ -13,7 +13,16 @@ from typing import Any, ClassVar, Literal, Protocol, Self, TypedDict, runtime_ch
 
 from .._settings import Settings
 
-__all__ = ["ROLES", "Backend", "BaseBackend", "Completion", "Message", "Usage", "is_truncated"]
+__all__ = [
+    "ROLES",
+    "AsyncBackend",
+    "Backend",
+    "BaseBackend",
+    "Completion",
+    "Message",
+    "Usage",
+    "is_truncated",
+]
 
 
 class Message(TypedDict):
@@ -81,6 +90,25 @@ class Backend(Protocol):
     def __enter__(self) -> Self: ...
 
     def __exit__(self, *exc_info: object) -> None: ...
+
+
+@runtime_checkable
+class AsyncBackend(Protocol):
+    """A chat model behind one coroutine, for :class:`AsyncRoutingLoop`.
+
+    ``settings`` and ``clone(**changes)`` are as on :class:`Backend` (a clone is made without
+    I/O, so ``clone`` stays synchronous); ``complete`` is awaited, and cancelling it abandons
+    the request; ``aclose`` frees what the backend owns.
+    """
+
+    @property
+    def settings(self) -> Settings: ...
+
+    def clone(self, **changes: Any) -> Self: ...
+
+    async def complete(self, messages: Sequence[Message]) -> Completion: ...
+
+    async def aclose(self) -> None: ...
 
 
 class BaseBackend:

@@ -26,7 +26,7 @@ from .progress import Progress
 from .server import add_server_options, api_key, explained_refusal, redact
 from .tools import add_tool_options, run_tools, uses_tools
 
-__all__ = ["add_run"]
+__all__ = ["add_model_options", "add_run", "demo_store", "model_backend", "system_prompt"]
 
 
 def add_run(subparsers: Subparsers) -> None:
@@ -46,6 +46,21 @@ def add_run(subparsers: Subparsers) -> None:
         metavar="QUESTION",
         help="the question to answer; - reads it from stdin, as does none when stdin is not a terminal",
     )
+    add_model_options(parser)
+    parser.add_argument(
+        "--transcript", metavar="PATH", help="write every message to PATH as JSON Lines, as it is committed"
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="continue the run in --transcript instead of starting one"
+    )
+    parser.add_argument("--json", action="store_true", help="print the outcome as one JSON document")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    add_tool_options(parser)
+    parser.set_defaults(handler=_run)
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """The model, its server and sampling, the prompt and the limits, as ``run`` and ``batch`` take them."""
     parser.add_argument(
         "--model",
         metavar="MODEL",
@@ -90,14 +105,6 @@ def add_run(subparsers: Subparsers) -> None:
         "lowers it (default: %(default)s)",
     )
     parser.add_argument(
-        "--transcript", metavar="PATH", help="write every message to PATH as JSON Lines, as it is committed"
-    )
-    parser.add_argument(
-        "--resume", action="store_true", help="continue the run in --transcript instead of starting one"
-    )
-    parser.add_argument("--json", action="store_true", help="print the outcome as one JSON document")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
-    parser.add_argument(
         "--temperature",
         type=non_negative,
         default=0.0,
@@ -112,8 +119,6 @@ def add_run(subparsers: Subparsers) -> None:
         metavar="N",
         help="threads of the embedded model (default: llama-cpp-python's, half the cores)",
     )
-    add_tool_options(parser)
-    parser.set_defaults(handler=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -127,9 +132,9 @@ def _run(args: argparse.Namespace) -> int:
             errlog = stack.enter_context(open(os.devnull, "w")) if args.quiet else sys.stderr
             tools: ToolProvider = stack.enter_context(run_tools(args, errlog=errlog))
         else:
-            tools = stack.enter_context(_store(args.db))
+            tools = stack.enter_context(demo_store(args.db))
         stack.enter_context(explained_refusal(api_key(args)))
-        backend = stack.enter_context(_backend(args))
+        backend = stack.enter_context(model_backend(args))
         loop = RoutingLoop(
             backend,
             tools,
@@ -154,9 +159,16 @@ def _check_resume(args: argparse.Namespace) -> None:
 
 
 def _messages(args: argparse.Namespace) -> list[Message]:
-    """The caller's side of the conversation: the demo's note, the caller's additions, the question.
+    """What the model is told at the start, after the loop's instructions: the system prompt, the question."""
+    system = system_prompt(args)
+    question: list[Message] = [{"role": "user", "content": _question(args)}]
+    return question if system is None else [{"role": "system", "content": system}, *question]
 
-    The loop puts the tools' descriptions in front of this system message (its instructions).
+
+def system_prompt(args: argparse.Namespace) -> str | None:
+    """The demo's note (none over other tools) with the caller's ``--system`` additions, if any.
+
+    The loop puts the tools' descriptions in front of it (its instructions).
     """
     parts = [] if uses_tools(args) else [SYSTEM_PROMPT]
     extra = args.system if args.system_file is None else _read_text(args.system_file, "--system-file")
@@ -164,10 +176,7 @@ def _messages(args: argparse.Namespace) -> list[Message]:
         if not extra.strip():
             raise UsageError("--system adds nothing: give it the instructions to add to the prompt")
         parts.append(extra.strip())
-    question: list[Message] = [{"role": "user", "content": _question(args)}]
-    if not parts:
-        return question
-    return [{"role": "system", "content": "\n\n".join(parts)}, *question]
+    return "\n\n".join(parts) or None
 
 
 def _question(args: argparse.Namespace) -> str:
@@ -188,7 +197,8 @@ def _read_text(path: str, option: str) -> str:
         raise UsageError(f"{option} {path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
 
 
-def _store(db: str | None) -> MemoryStore:
+def demo_store(db: str | None) -> MemoryStore:
+    """The demo notes store: the sample notes, or ``--db``'s database or folder of notes."""
     if db is None:
         return MemoryStore.sample()
     path = Path(db)
@@ -199,7 +209,8 @@ def _store(db: str | None) -> MemoryStore:
     return MemoryStore(path)
 
 
-def _backend(args: argparse.Namespace) -> Backend:
+def model_backend(args: argparse.Namespace) -> Backend:
+    """The backend the options name: a server with ``--base-url``, else the embedded model."""
     # Both backends are imported here: the HTTP one needs no llama.cpp, the embedded one no server.
     settings = Settings(
         max_tokens=args.answer_tokens, temperature=args.temperature, top_p=args.top_p, seed=args.seed
