@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from support.catalogues import NONE, QUESTION, lookup, tool
+from support.drivers import Driver
 
 from toolrouting import ScriptedBackend, ToolOutput
 from toolrouting._limits import ANSWER_CONTEXT_CHARS, ANSWER_RESULT_CHARS
 from toolrouting._loop.answer import ANSWER_LEAD, answer_request
 from toolrouting._loop.feedback import ANSWER_PROMPT
-from toolrouting._loop.run import RoutingLoop
 from toolrouting._loop.transcript import encode_header, encode_message
 
 
@@ -34,15 +34,15 @@ class Shelf:
         return ToolOutput(f"{word}: a fastening.")
 
 
-def _answered(*words: str, path: Path | None = None) -> tuple[ScriptedBackend, str]:
+def _answered(driver: Driver, *words: str, path: Path | None = None) -> tuple[ScriptedBackend, str]:
     backend = ScriptedBackend([*(lookup(word) for word in words), NONE, "The answer."])
-    result = RoutingLoop(backend, Shelf(), answer=True, transcript=path, max_repeats=5).run(QUESTION)
+    result = driver.loop(backend, Shelf(), answer=True, transcript=path, max_repeats=5).run(QUESTION)
     assert backend.requests[-1].messages == (result.messages[-2],)
     return backend, result.messages[-2]["content"]
 
 
-def test_the_request_holds_the_question_and_the_results_that_succeeded() -> None:
-    _, asked = _answered("latch", "missing", "latch", "door")
+def test_the_request_holds_the_question_and_the_results_that_succeeded(driver: Driver) -> None:
+    _, asked = _answered(driver, "latch", "missing", "latch", "door")
     assert asked == (
         f"{ANSWER_LEAD}{QUESTION[-1]['content']}\n\n"
         "What the tools returned:\nlookup: latch: a fastening.\nlookup: door: a fastening.\n\n"
@@ -52,8 +52,8 @@ def test_the_request_holds_the_question_and_the_results_that_succeeded() -> None
     assert "Tool result for" not in asked
 
 
-def test_the_request_is_bounded_and_keeps_the_newest_results() -> None:
-    _, asked = _answered("long3000", "long2800", "long1900", "latch")
+def test_the_request_is_bounded_and_keeps_the_newest_results(driver: Driver) -> None:
+    _, asked = _answered(driver, "long3000", "long2800", "long1900", "latch")
     frame = len(answer_request([QUESTION[-1]], 1))
     results = asked.split("What the tools returned:\n", 1)[1]
     assert len(asked) <= frame + ANSWER_CONTEXT_CHARS + 100
@@ -62,32 +62,34 @@ def test_the_request_is_bounded_and_keeps_the_newest_results() -> None:
     assert all(len(line) <= ANSWER_RESULT_CHARS for line in results.splitlines())
 
 
-def test_no_result_says_so() -> None:
-    _, asked = _answered("missing")
+def test_no_result_says_so(driver: Driver) -> None:
+    _, asked = _answered(driver, "missing")
     assert "What the tools returned: nothing (no tool call succeeded)." in asked
 
 
-def test_a_resumed_run_sends_the_request_it_committed_or_builds_the_same_one(tmp_path: Path) -> None:
+def test_a_resumed_run_sends_the_request_it_committed_or_builds_the_same_one(
+    tmp_path: Path, driver: Driver
+) -> None:
     whole = tmp_path / "whole.jsonl"
-    backend, _ = _answered("latch", path=whole)
+    backend, _ = _answered(driver, "latch", path=whole)
     lines = whole.read_bytes().splitlines(keepends=True)
     # Killed after the handoff (the request not yet committed), and after the request.
     for kept in (len(lines) - 2, len(lines) - 1):
         killed = tmp_path / f"killed{kept}.jsonl"
         killed.write_bytes(b"".join(lines[:kept]))
         resumed = ScriptedBackend(["The answer."])
-        result = RoutingLoop(resumed, Shelf(), answer=True, transcript=killed).resume()
+        result = driver.loop(resumed, Shelf(), answer=True, transcript=killed).resume()
         assert resumed.requests[0].messages == backend.requests[-1].messages
         assert result.answer == "The answer."
         assert killed.read_bytes() == whole.read_bytes()
 
 
-def test_a_transcript_with_the_bare_answer_prompt_still_resumes(tmp_path: Path) -> None:
+def test_a_transcript_with_the_bare_answer_prompt_still_resumes(tmp_path: Path, driver: Driver) -> None:
     # Written before the answer request existed: the prompt alone, after the handoff.
     old = [*QUESTION, {"role": "assistant", "content": NONE}, {"role": "user", "content": ANSWER_PROMPT}]
     path = tmp_path / "old.jsonl"
     path.write_bytes(encode_header(2) + b"".join(encode_message(m) for m in old))  # type: ignore[arg-type]
     backend = ScriptedBackend(["The answer."])
-    result = RoutingLoop(backend, Shelf(), answer=True, transcript=path).resume()
+    result = driver.loop(backend, Shelf(), answer=True, transcript=path).resume()
     assert backend.requests[0].messages == (old[-1],)
     assert result.answer == "The answer."

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from support.catalogues import NONE, QUESTION, tool
 from support.compilers import LlamaCpp
+from support.drivers import Driver
 from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, guaranteed_cap
 
 from toolrouting import (
@@ -116,10 +117,10 @@ class Desk:
         return ToolOutput(f"{arguments['word']}: a fastening.")
 
 
-def test_the_loop_routes_with_the_slot_and_resumes_with_it(tmp_path: Path) -> None:
+def test_the_loop_routes_with_the_slot_and_resumes_with_it(tmp_path: Path, driver: Driver) -> None:
     whole = tmp_path / "whole.jsonl"
     backend = ScriptedBackend([THOUGHT, HANDOFF])
-    result = RoutingLoop(backend, Desk(), thought=30, transcript=whole).run(QUESTION)
+    result = driver.loop(backend, Desk(), thought=30, transcript=whole).run(QUESTION)
     assert [(a.tool, a.thought) for a in result.actions] == [
         ("lookup", "the latch is a word"),
         ("none", "done"),
@@ -132,7 +133,7 @@ def test_the_loop_routes_with_the_slot_and_resumes_with_it(tmp_path: Path) -> No
     lines = whole.read_bytes().splitlines(keepends=True)
     killed = tmp_path / "killed.jsonl"
     killed.write_bytes(b"".join(lines[:5]))
-    resumed = RoutingLoop(ScriptedBackend([HANDOFF]), Desk(), thought=30, transcript=killed).resume()
+    resumed = driver.loop(ScriptedBackend([HANDOFF]), Desk(), thought=30, transcript=killed).resume()
     assert killed.read_bytes() == whole.read_bytes()
     assert resumed.actions == result.actions
 
