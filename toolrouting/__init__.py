@@ -14,6 +14,11 @@ The demo's notes store is ``toolrouting.demo``.
 from ._backends import (
     DIALECTS,
     AsyncBackend,
+    AsyncBaseBackend,
+    AsyncEmbeddedLlama,
+    AsyncOpenAICompatible,
+    AsyncScriptedBackend,
+    AsyncStreamingBackend,
     Backend,
     BaseBackend,
     Completion,
@@ -24,6 +29,8 @@ from ._backends import (
     OpenAICompatible,
     ScriptedBackend,
     ScriptedRequest,
+    StreamingBackend,
+    TextDelta,
     Usage,
     default_model_path,
 )
@@ -187,6 +194,11 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     # backends
     "DIALECTS",
     "AsyncBackend",
+    "AsyncBaseBackend",
+    "AsyncEmbeddedLlama",
+    "AsyncOpenAICompatible",
+    "AsyncScriptedBackend",
+    "AsyncStreamingBackend",
     "Backend",
     "BaseBackend",
     "Completion",
@@ -197,6 +209,8 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "OpenAICompatible",
     "ScriptedBackend",
     "ScriptedRequest",
+    "StreamingBackend",
+    "TextDelta",
     "Usage",
     "default_model_path",
     # the loop

@@ -15,7 +15,7 @@ import os
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,8 @@ from .._errors import BackendError, GrammarError, ModelLoadError
 from .._json import plain, quoted, walk
 from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE, LLAMA_CPP_MAX_GROUP_DEPTH, MAX_CAUSE_QUOTE
 from .._settings import Settings
-from .base import BaseBackend, Completion, Message, Usage, is_truncated
+from .base import BaseBackend, Completion, Message, TextDelta, Usage, is_truncated
+from .streams import ChunkReader
 
 __all__ = [
     "DEFAULT_MODEL_FILE",
@@ -184,10 +185,7 @@ class EmbeddedLlama(BaseBackend):
             try:
                 response = model.llama.create_chat_completion(messages=conversation, **arguments)
             except ValueError as error:
-                raise BackendError(
-                    f"llama.cpp refused the request ({_cause(error)}); a conversation longer than the "
-                    f"context needs a larger n_ctx (this backend has n_ctx={model.n_ctx})"
-                ) from error
+                raise _refused(error, model.n_ctx) from error
         choice = response["choices"][0]
         finish_reason = choice.get("finish_reason")
         usage = Usage(
@@ -201,6 +199,30 @@ class EmbeddedLlama(BaseBackend):
             truncated=is_truncated(finish_reason, usage.completion_tokens, settings.max_tokens),
             raw=response,
         )
+
+    def stream(self, messages: Sequence[Message]) -> Generator[TextDelta | Completion, None, None]:
+        """:meth:`complete` piece by piece, through llama-cpp-python's ``stream=True``.
+
+        The last item is the whole :class:`Completion`; its completion tokens are counted, one
+        per piece (llama-cpp-python's stream reports none), and its prompt tokens are 0. The
+        model is held from the first piece to the last: read the stream to the end or close it
+        before this thread sends another request or closes the backend.
+        """
+        settings = self._settings
+        arguments = self._arguments(settings)
+        conversation = [{"role": m["role"], "content": m["content"]} for m in messages]
+        model = self._model
+        chunks = ChunkReader("the embedded model")
+        with model.lock:
+            if self._closed or model.llama is None:
+                raise BackendError("this EmbeddedLlama backend is closed; make a new one to send requests")
+            try:
+                for chunk in model.llama.create_chat_completion(conversation, stream=True, **arguments):
+                    if piece := chunks.chat_chunk(chunk):
+                        yield TextDelta(piece)
+            except ValueError as error:
+                raise _refused(error, model.n_ctx) from error
+        yield chunks.completion(settings.max_tokens)
 
     def _arguments(self, settings: Settings) -> dict[str, Any]:
         seed = settings.seed if settings.seed is not None else self._seed
@@ -234,6 +256,13 @@ class EmbeddedLlama(BaseBackend):
             llama, self._model.llama = self._model.llama, None
         if llama is not None:
             llama.close()
+
+
+def _refused(error: ValueError, n_ctx: int) -> BackendError:
+    return BackendError(
+        f"llama.cpp refused the request ({_cause(error)}); a conversation longer than the "
+        f"context needs a larger n_ctx (this backend has n_ctx={n_ctx})"
+    )
 
 
 def _compile_grammar(llama_cpp: Any, vocab: Any, schema_text: str) -> Any:
