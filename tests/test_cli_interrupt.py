@@ -75,7 +75,7 @@ def test_ctrl_c_mid_run_exits_at_once_and_the_transcript_resumes(tmp_path: Path)
 
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stderr.startswith("resumed at round 2 after 4 messages")
-    assert resumed.stdout == "ended: handoff after 2 rounds, 1 tool call\nThe latch holds the door.\n"
+    assert resumed.stdout == "The latch holds the door.\nended: handoff after 2 rounds, 1 tool call\n"
     assert transcript.read_bytes().startswith(committed)
     tools = [m for m in read_transcript(transcript).messages if m["content"].startswith("Tool result")]
     assert len(tools) == 1  # the search was not run again

@@ -99,6 +99,7 @@ from ._limits import (
 from ._loop import (
     Action,
     ActionChosen,
+    AnswerDelta,
     AsyncRoutingLoop,
     EndReason,
     Event,
@@ -216,6 +217,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     # the loop
     "Action",
     "ActionChosen",
+    "AnswerDelta",
     "AsyncRoutingLoop",
     "EndReason",
     "Event",

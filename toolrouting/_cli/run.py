@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, TypeVar
 
 from .._backends import AsyncBackend, Backend, Message
 from .._limits import DEFAULT_ANSWER_TOKENS, DEFAULT_MAX_ROUNDS, DEFAULT_ROUTING_CAP
-from .._loop import RoutingLoop, RunResult
+from .._loop import Event, RoutingLoop, RunResult
 from .._provider import ToolProvider
 from .._settings import Settings
 from ..demo import SYSTEM_PROMPT, MemoryStore
 from .arguments import Subparsers, UsageError, non_negative, positive, stdin_text
 from .exits import DONE
-from .progress import Progress
+from .progress import AnswerPrinter, Progress
 from .server import add_server_options, api_key, explained_refusal, redact
 from .tools import add_tool_options, run_tools, uses_tools
 
@@ -150,18 +150,32 @@ def _run(args: argparse.Namespace) -> int:
             tools = stack.enter_context(demo_store(args.db))
         stack.enter_context(explained_refusal(api_key(args)))
         backend = stack.enter_context(model_backend(args))
+        # The answer streams to stdout as it comes, but for --json, whose outcome is one document.
+        streamed = AnswerPrinter(sys.stdout) if args.answer and not args.json else None
         loop = RoutingLoop(
             backend,
             tools,
             cap=args.cap,
             max_rounds=args.max_rounds,
             answer=args.answer,
-            on_event=progress,
+            stream_answer=streamed is not None,
+            on_event=_both(progress, streamed),
             transcript=args.transcript,
         )
         result = loop.resume() if messages is None else loop.run(messages)
-    _print_outcome(result, as_json=args.json)
+    if streamed is not None:
+        streamed.close()
+    _print_outcome(result, as_json=args.json, answer_shown=streamed is not None)
     return DONE
+
+
+def _both(*observers: Callable[[Event], object] | None) -> Callable[[Event], None]:
+    def observe(event: Event) -> None:
+        for observer in observers:
+            if observer is not None:
+                observer(event)
+
+    return observe
 
 
 def _check_resume(args: argparse.Namespace) -> None:
@@ -282,12 +296,12 @@ def _embedded_backend(args: argparse.Namespace) -> EmbeddedLlama:
     return EmbeddedLlama(model, settings=_settings(args), n_threads=args.threads)
 
 
-def _print_outcome(result: RunResult, *, as_json: bool) -> None:
+def _print_outcome(result: RunResult, *, as_json: bool, answer_shown: bool = False) -> None:
     if as_json:
         print(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
         return
     calls = sum(1 for action in result.actions if action.tool != "none")
     rounds = "round" if result.rounds == 1 else "rounds"
     print(f"ended: {result.reason} after {result.rounds} {rounds}, {calls} tool call{'s' * (calls != 1)}")
-    if result.answer is not None:
+    if result.answer is not None and not answer_shown:
         print(result.answer.strip())

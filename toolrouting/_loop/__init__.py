@@ -13,6 +13,7 @@ after the handoff); ``result`` is what a finished run returns.
 from .async_run import AsyncRoutingLoop
 from .events import (
     ActionChosen,
+    AnswerDelta,
     Event,
     LimitReached,
     RepairRequested,
@@ -32,6 +33,7 @@ from .transcript import TranscriptRead, read_transcript
 __all__ = [
     "Action",
     "ActionChosen",
+    "AnswerDelta",
     "AsyncRoutingLoop",
     "EndReason",
     "Event",

@@ -86,6 +86,7 @@ class StepMachine(abc.ABC):
         answer: bool = False,
         instructions: Instructions = True,
         thought: int | None = None,
+        stream_answer: bool = False,
         transcript: str | os.PathLike[str] | None = None,
     ) -> None:
         if not can_route(backend):
@@ -101,6 +102,12 @@ class StepMachine(abc.ABC):
         self.limits = _limits(limits, max_rounds=max_rounds, max_repairs=max_repairs, max_repeats=max_repeats)
         self.retry = RetryPolicy(retries=retries)
         self.answer = answer
+        if stream_answer and not callable(getattr(backend, "stream", None)):
+            raise TypeError(
+                f"stream_answer=True asks for the answer with the backend's stream(), and "
+                f"{type(backend).__name__} has none"
+            )
+        self.stream_answer = bool(stream_answer)
         self.instructions = checked_instructions(instructions)
         route_schema([], thought=thought)  # refuses a bad thought= now, not in the first round
         self.thought = thought
@@ -166,7 +173,10 @@ class StepMachine(abc.ABC):
                 yield from _commit(state, Message(role="user", content=asked))
                 state.answer_prompted = True
             # The answer request alone: the question and the results, not the run's actions.
-            completion = yield from complete(self.backend, state.messages[-1:], self.retry, state.round)
+            # Committed only once whole: a stream cut short commits nothing, and resume asks again.
+            completion = yield from complete(
+                self.backend, state.messages[-1:], self.retry, state.round, stream=self.stream_answer
+            )
             state.answer, state.answer_usage = completion.text, completion.usage
             yield from _commit(state, Message(role="assistant", content=completion.text))
         yield Emit(RunFinished(result=_result(state)))

@@ -56,6 +56,8 @@ def complete(
     messages: Sequence[Message],
     policy: RetryPolicy,
     round: int,
+    *,
+    stream: bool = False,
 ) -> Generator[Effect, Any, Completion]:
     """One request, retried under ``policy`` while the error is retryable; emits each retry and
     waits out its delay, through the driver, then what the server said of the reply."""
@@ -63,7 +65,7 @@ def complete(
     while True:
         began = time.monotonic()  # a clock read, not I/O: the driver performs the request
         try:
-            completion: Completion = yield Request(backend, list(messages))
+            completion: Completion = yield Request(backend, list(messages), stream)
         except BackendError as error:
             if not error.retryable:
                 raise
