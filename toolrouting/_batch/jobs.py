@@ -46,8 +46,8 @@ class RunJob:
     def run_sync(self) -> RunResult:
         """The run on the synchronous loop, in the calling thread, its tools made and closed here.
 
-        The tools are made in the thread that calls them: a SQLite connection (the demo store)
-        may only be used by the thread that opened it.
+        The tools are made in the thread that calls them, so a provider bound to the thread
+        that made it (a plain ``sqlite3`` connection) works here.
         """
         provider = self.tools()
         try:
