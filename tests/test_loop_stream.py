@@ -1,4 +1,5 @@
-"""Streaming the final answer (``stream_answer=True``) through both drivers of the step machine.
+"""Streaming the final answer (``stream_answer=True``) and the routed decisions
+(``stream_decisions=True``) through both drivers of the step machine.
 
 The pieces come as :class:`AnswerDelta` events, and the answer is committed only once its
 stream has ended: a stream cut short (a server that hangs up, a caller that stops reading, a
@@ -21,9 +22,11 @@ from support.stream_faults import chat_chunks, events, stream_then_close, stream
 from support.wire_faults import LOOKUP, NONE, QUESTION, TIMEOUT, Desk
 
 from toolrouting import (
+    ActionChosen,
     AnswerDelta,
     AsyncRoutingLoop,
     AsyncScriptedBackend,
+    DecisionDelta,
     Event,
     OpenAICompatible,
     ReplyReceived,
@@ -147,18 +150,43 @@ def test_a_cancelled_async_run_mid_answer_commits_nothing(tmp_path: Path) -> Non
     assert len(again.requests) == 1
 
 
+def _decisions(seen: list[Event]) -> dict[int, str]:
+    """The streamed pieces of each round's decisions, joined."""
+    joined: dict[int, str] = {}
+    for event in seen:
+        if isinstance(event, DecisionDelta):
+            joined[event.round] = joined.get(event.round, "") + event.text
+    return joined
+
+
+def test_decisions_stream_as_pieces_and_are_parsed_once_whole(driver: Driver, tmp_path: Path) -> None:
+    seen: list[Event] = []
+    cut = '{"tool": "lookup",'  # refused whole (not JSON), though its pieces were shown
+    backend = ScriptedBackend([cut, LOOKUP, NONE])
+    loop = driver.loop(
+        backend, Desk(), stream_decisions=True, transcript=tmp_path / "s.jsonl", on_event=seen.append
+    )
+    result = loop.run(QUESTION)
+
+    assert _decisions(seen) == {1: cut + LOOKUP, 2: NONE}
+    assert [e.text for e in seen if isinstance(e, ActionChosen)] == [LOOKUP, NONE]
+    assert result.actions[-1].tool == "none"
+    RoutingLoop(ScriptedBackend([cut, LOOKUP, NONE]), Desk(), transcript=tmp_path / "w.jsonl").run(QUESTION)
+    assert (tmp_path / "s.jsonl").read_bytes() == (tmp_path / "w.jsonl").read_bytes()
+
+
 def test_stream_answer_needs_a_backend_that_streams() -> None:
     class Plain(ScriptedBackend):
         stream = None  # type: ignore[assignment]
 
-    with pytest.raises(
-        TypeError, match=r"^stream_answer=True asks for the answer with the backend's stream\(\)"
-    ):
+    with pytest.raises(TypeError, match=r"^stream_answer=True asks with the backend's stream\(\), and Plain"):
         RoutingLoop(Plain(), Desk(), answer=True, stream_answer=True)
+    with pytest.raises(TypeError, match=r"^stream_decisions=True asks with the backend's stream\(\)"):
+        RoutingLoop(Plain(), Desk(), stream_decisions=True)
 
 
 @pytest.mark.model
-def test_the_embedded_model_streams_its_answer(driver: Driver, tmp_path: Path) -> None:
+def test_the_embedded_model_streams_its_decisions_and_its_answer(driver: Driver, tmp_path: Path) -> None:
     from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
 
     from toolrouting import LlamaCpp, Settings
@@ -168,8 +196,17 @@ def test_the_embedded_model_streams_its_answer(driver: Driver, tmp_path: Path) -
     sampling = Settings(max_tokens=32, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
     with LlamaCpp(settings=sampling, n_threads=TEST_THREADS) as model:
         result = driver.loop(
-            model, Desk(), answer=True, stream_answer=True, transcript=path, on_event=seen.append
+            model,
+            Desk(),
+            answer=True,
+            stream_answer=True,
+            stream_decisions=True,
+            transcript=path,
+            on_event=seen.append,
         ).run(QUESTION)
+    decisions = _decisions(seen)
+    for chosen in (e for e in seen if isinstance(e, ActionChosen)):
+        assert decisions[chosen.round].endswith(chosen.text)  # a refused reply's pieces come first
     pieces = [event.text for event in seen if isinstance(event, AnswerDelta)]
     assert "".join(pieces) == result.answer
     assert read_transcript(path).messages[-1] == {"role": "assistant", "content": result.answer}

@@ -14,6 +14,7 @@ from .async_run import AsyncRoutingLoop
 from .events import (
     ActionChosen,
     AnswerDelta,
+    DecisionDelta,
     Event,
     LimitReached,
     RepairRequested,
@@ -35,6 +36,7 @@ __all__ = [
     "ActionChosen",
     "AnswerDelta",
     "AsyncRoutingLoop",
+    "DecisionDelta",
     "EndReason",
     "Event",
     "LimitName",

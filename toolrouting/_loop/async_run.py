@@ -23,7 +23,7 @@ from .._backends import AsyncBackend, Completion, Message
 from .._limits import DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
 from .._provider import AsyncToolProvider, ToolOutput, ToolProvider
 from .effects import CallTool, Commit, Emit, Request, Wait, unfinished_stream
-from .events import AnswerDelta, Event, RunFinished
+from .events import Event, RunFinished
 from .instructions import Instructions
 from .machine import StepMachine, Steps, checked_messages
 from .replay import resume_point
@@ -65,6 +65,7 @@ class AsyncRoutingLoop(StepMachine):
         instructions: Instructions = True,
         thought: int | None = None,
         stream_answer: bool = False,
+        stream_decisions: bool = False,
         on_event: Callable[[Event], object] | None = None,
         transcript: str | os.PathLike[str] | None = None,
         sleep: Callable[[float], Awaitable[object]] = anyio.sleep,
@@ -83,6 +84,7 @@ class AsyncRoutingLoop(StepMachine):
             instructions=instructions,
             thought=thought,
             stream_answer=stream_answer,
+            stream_decisions=stream_decisions,
             transcript=transcript,
         )
         if not inspect.iscoroutinefunction(getattr(backend, "complete", None)):
@@ -157,7 +159,7 @@ class AsyncRoutingLoop(StepMachine):
                     # Written here, with no await: a cancellation cannot land inside a commit.
                     if writer is not None:
                         writer.append(*effect.messages)
-                elif isinstance(effect, Request) and effect.stream:
+                elif isinstance(effect, Request) and effect.piece is not None:
                     # The pieces are handed out here (an async generator cannot delegate); the
                     # stream is closed however this ends, which ends its request.
                     try:
@@ -166,7 +168,7 @@ class AsyncRoutingLoop(StepMachine):
                                 if isinstance(piece, Completion):
                                     answer = piece
                                     break
-                                event = AnswerDelta(text=piece.text)
+                                event = effect.piece(piece.text)
                                 if self.on_event is not None:
                                     self.on_event(event)
                                 yield event

@@ -2,7 +2,7 @@
 
 The machine (``machine``) is a generator that yields one of these and is sent back the answer:
 a :class:`Request` gets the :class:`Completion` (a streamed one after its pieces, which the
-driver hands out as :class:`AnswerDelta` events), a :class:`CallTool` gets what the provider
+driver hands out as the events its ``piece`` makes), a :class:`CallTool` gets what the provider
 returned, the others get ``None``. An exception the backend or the tool raised is thrown into
 the machine at the same point (``generator.throw``), where it is retried, reported to the model
 or let through exactly as when the loop performed the call itself.
@@ -11,6 +11,7 @@ or let through exactly as when the loop performed the call itself.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from .._backends import Message
@@ -26,8 +27,9 @@ class Request:
 
     backend: Any
     messages: list[Message]
-    stream: bool = False
-    """Ask with ``backend.stream()``: each piece is an :class:`AnswerDelta`, the last item the answer."""
+    piece: Callable[[str], Event] | None = None
+    """Ask with ``backend.stream()``, each piece handed out as the event this makes of its text
+    (an :class:`AnswerDelta`, a :class:`DecisionDelta`); ``None`` asks with ``complete()``."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from .._backends import Backend, Completion, Message
 from .._limits import DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
 from .._provider import ToolProvider
 from .effects import CallTool, Commit, Emit, Request, Wait, unfinished_stream
-from .events import AnswerDelta, Event, RunFinished
+from .events import Event, RunFinished
 from .instructions import Instructions
 from .machine import StepMachine, Steps, checked_messages
 from .replay import resume_point
@@ -43,7 +43,8 @@ class RoutingLoop(StepMachine):
     again; resume with the same ``thought=``). ``sleep`` waits between retries.
     ``stream_answer=True`` asks for the answer with the backend's ``stream()`` (a
     :class:`StreamingBackend`): each piece is an :class:`AnswerDelta` event as it comes, and the
-    answer is committed once whole.
+    answer is committed once whole. ``stream_decisions=True`` streams each routed decision
+    the same way, as :class:`DecisionDelta` events, parsed only once whole.
 
     The limits are one :class:`RunLimits` (``limits=``), or its fields given one by one
     (``max_rounds=``, ``max_repairs=``, ``max_repeats=``). A provider that is a
@@ -66,6 +67,7 @@ class RoutingLoop(StepMachine):
         instructions: Instructions = True,
         thought: int | None = None,
         stream_answer: bool = False,
+        stream_decisions: bool = False,
         on_event: Callable[[Event], object] | None = None,
         transcript: str | os.PathLike[str] | None = None,
         sleep: Callable[[float], object] = time.sleep,
@@ -83,6 +85,7 @@ class RoutingLoop(StepMachine):
             instructions=instructions,
             thought=thought,
             stream_answer=stream_answer,
+            stream_decisions=stream_decisions,
             transcript=transcript,
         )
         if inspect.iscoroutinefunction(getattr(backend, "complete", None)):
@@ -155,7 +158,7 @@ class RoutingLoop(StepMachine):
                         writer.append(*effect.messages)
                 elif isinstance(effect, Request):
                     try:
-                        if effect.stream:
+                        if effect.piece is not None:
                             answer = yield from self._streamed(effect)
                         else:
                             answer = effect.backend.complete(effect.messages)
@@ -183,7 +186,7 @@ class RoutingLoop(StepMachine):
             for piece in pieces:
                 if isinstance(piece, Completion):
                     return piece
-                event = AnswerDelta(text=piece.text)
+                event = effect.piece(piece.text)  # type: ignore[misc]  # a streamed request has one
                 if self.on_event is not None:
                     self.on_event(event)
                 yield event
