@@ -24,6 +24,7 @@ from .._json import plain, quoted, walk
 from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE, LLAMA_CPP_MAX_GROUP_DEPTH, MAX_CAUSE_QUOTE
 from .._settings import Settings
 from .base import BaseBackend, Completion, Message, Usage, is_truncated
+from .forced_decoding import ForcedDecoder, ForcedSampling
 
 __all__ = [
     "DEFAULT_MODEL_FILE",
@@ -106,6 +107,8 @@ class _Model:
     random_seed: int
     lock: threading.Lock
     grammar: Callable[[str], Any]
+    forced: ForcedDecoder | None
+    """The forced-token decoder routed requests take; ``None`` samples them under the grammar."""
 
 
 class EmbeddedLlama(BaseBackend):
@@ -116,6 +119,10 @@ class EmbeddedLlama(BaseBackend):
     kept in a cache the clones share. ``seed`` is the sampling seed of every request whose
     settings name none; ``None`` draws a fresh one each time. ``n_threads=None`` is
     llama-cpp-python's choice (half the cores).
+
+    ``forced_tokens=True`` decodes a request that carries a schema with llguidance instead:
+    the tokens the schema forces are evaluated as one batch, never sampled one by one
+    (see :mod:`toolrouting._backends.forced_decoding`).
 
     Clones share the loaded model and take turns on it (a lock): ``close()`` on the
     backend that loaded it frees the model for every clone; on a clone it retires only
@@ -130,6 +137,7 @@ class EmbeddedLlama(BaseBackend):
         n_threads: int | None = None,
         settings: Settings | None = None,
         seed: int | None = 0,
+        forced_tokens: bool = False,
     ) -> None:
         super().__init__(settings)
         path = default_model_path() if model_path is None else Path(model_path)
@@ -155,6 +163,7 @@ class EmbeddedLlama(BaseBackend):
             grammar=functools.lru_cache(maxsize=GRAMMAR_CACHE_SIZE)(
                 functools.partial(_compile_grammar, llama_cpp, llama_cpp.llama_model_get_vocab(llama.model))
             ),
+            forced=ForcedDecoder(llama_cpp, llama) if forced_tokens else None,
         )
         self._seed = seed
 
@@ -175,12 +184,15 @@ class EmbeddedLlama(BaseBackend):
     def complete(self, messages: Sequence[Message]) -> Completion:
         """One chat completion under this backend's settings, as they are now."""
         settings = self._settings
-        arguments = self._arguments(settings)
-        conversation = [{"role": m["role"], "content": m["content"]} for m in messages]
         model = self._model
+        forced = model.forced if settings.json_schema is not None else None
+        arguments = self._arguments(settings) if forced is None else {}
+        conversation = [{"role": m["role"], "content": m["content"]} for m in messages]
         with model.lock:
             if self._closed or model.llama is None:
                 raise BackendError("this EmbeddedLlama backend is closed; make a new one to send requests")
+            if forced is not None:
+                return forced.complete(conversation, settings, ForcedSampling.of(settings, self._seed))
             try:
                 response = model.llama.create_chat_completion(messages=conversation, **arguments)
             except ValueError as error:
