@@ -24,7 +24,7 @@ from .._json import plain, quoted, walk
 from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE, LLAMA_CPP_MAX_GROUP_DEPTH, MAX_CAUSE_QUOTE
 from .._settings import Settings
 from .base import BaseBackend, Completion, Message, Usage, is_truncated
-from .forced_decoding import ForcedDecoder, ForcedSampling
+from .forced_decoding import ForcedDecoder, ForcedSampling, require_forced_decoding
 
 __all__ = [
     "DEFAULT_MODEL_FILE",
@@ -147,6 +147,8 @@ class EmbeddedLlama(BaseBackend):
                 f"out for the default model ({_MODEL_INSTALL})"
             )
         llama_cpp = _import_llama_cpp()
+        if forced_tokens:
+            require_forced_decoding()  # before the model loads: a missing package costs nothing
         try:
             llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
         except ValueError as error:

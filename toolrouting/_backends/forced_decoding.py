@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import json
 import threading
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,7 +28,7 @@ from .._limits import GRAMMAR_CACHE_SIZE, MAX_CAUSE_QUOTE
 from .._settings import Settings
 from .base import Completion, Usage, is_truncated
 
-__all__ = ["ForcedDecoder", "ForcedSampling"]
+__all__ = ["ForcedDecoder", "ForcedSampling", "require_forced_decoding"]
 
 _INSTALL = "pip install 'toolrouting[embedded]' (or: pip install llguidance)"
 # What a compact route reply looks like: no whitespace between tokens of JSON, as the route's
@@ -72,7 +73,7 @@ class ForcedDecoder:
     """
 
     def __init__(self, llama_cpp: Any, llama: Any) -> None:
-        self._llguidance = _import_llguidance()
+        self._llguidance = require_forced_decoding()
         import numpy
 
         self._numpy = numpy
@@ -107,8 +108,8 @@ class ForcedDecoder:
         n_ctx = llama.n_ctx()
         if len(prompt) >= n_ctx:
             raise BackendError(
-                f"the conversation is {len(prompt)} tokens, past this model's context of {n_ctx}; "
-                "a conversation longer than the context needs a larger n_ctx"
+                f"the conversation is {len(prompt)} tokens, past the context; a conversation longer "
+                f"than the context needs a larger n_ctx (this backend has n_ctx={n_ctx})"
             )
         room = n_ctx - len(prompt)
         cap = room if settings.max_tokens is None else min(settings.max_tokens, room)
@@ -227,11 +228,15 @@ class ForcedDecoder:
             if self._tokenizer is None:
                 from llguidance.llamacpp import lltokenizer_from_vocab
 
-                self._tokenizer = lltokenizer_from_vocab(self._vocab)
+                # llguidance reads token attributes through a name llama-cpp-python deprecates.
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    self._tokenizer = lltokenizer_from_vocab(self._vocab)
             return self._tokenizer
 
 
-def _import_llguidance() -> Any:
+def require_forced_decoding() -> Any:
+    """The ``llguidance`` module; :class:`ModelLoadError` naming the install command where it is missing."""
     try:
         import llguidance
         import llguidance.llamacpp
