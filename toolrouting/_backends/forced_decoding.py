@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import threading
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -81,17 +80,8 @@ class ForcedDecoder:
         self._llama = llama
         self._vocab = llama_cpp.llama_model_get_vocab(llama.model)
         self._chat_format = _chat_formatter(llama)
-        self._tokenizer_lock = threading.Lock()
         self._tokenizer: Any = None
         self._matchers = functools.lru_cache(maxsize=GRAMMAR_CACHE_SIZE)(self._compile)
-        self.forced_tokens = 0
-        """Tokens written so far that the schema forced (evaluated, never sampled)."""
-        self.written_tokens = 0
-        """Tokens written so far in all."""
-
-    def check_schema(self, schema: Mapping[str, Any]) -> None:
-        """Raise :class:`GrammarError` unless llguidance compiles ``schema``."""
-        self._matchers(_schema_text(schema))
 
     def complete(
         self, conversation: Sequence[Mapping[str, str]], settings: Settings, sampling: ForcedSampling
@@ -119,8 +109,6 @@ class ForcedDecoder:
         for stop in stops:
             if stop and stop in text:
                 text, finish_reason = text[: text.index(stop)], "stop"
-        self.forced_tokens += forced
-        self.written_tokens += len(written)
         usage = Usage(prompt_tokens=len(prompt), completion_tokens=len(written))
         return Completion(
             text=text,
@@ -224,15 +212,14 @@ class ForcedDecoder:
         return matcher
 
     def _lltokenizer(self) -> Any:
-        with self._tokenizer_lock:
-            if self._tokenizer is None:
-                from llguidance.llamacpp import lltokenizer_from_vocab
+        if self._tokenizer is None:  # the caller holds the model's lock: one request builds it
+            from llguidance.llamacpp import lltokenizer_from_vocab
 
-                # llguidance reads token attributes through a name llama-cpp-python deprecates.
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    self._tokenizer = lltokenizer_from_vocab(self._vocab)
-            return self._tokenizer
+            # llguidance reads token attributes through a name llama-cpp-python deprecates.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                self._tokenizer = lltokenizer_from_vocab(self._vocab)
+        return self._tokenizer
 
 
 def require_forced_decoding() -> Any:
