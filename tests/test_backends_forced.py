@@ -144,3 +144,12 @@ def test_without_llguidance_the_option_names_the_install(monkeypatch: pytest.Mon
     monkeypatch.setitem(sys.modules, "llguidance", None)
     with pytest.raises(ModelLoadError, match=r"toolrouting\[embedded\].*forced_tokens=False"):
         EmbeddedLlama(n_threads=TEST_THREADS, forced_tokens=True)
+
+
+@pytest.mark.model
+def test_a_stop_string_ends_the_reply_before_it(backend: EmbeddedLlama) -> None:
+    # Every route reply opens '{"tool":"': the first quote is a stop string it always meets.
+    completion = routed(backend, [SEARCH, READ], stop=('"',)).complete(conversation([SEARCH, READ], "hi"))
+    assert completion.text == "{"
+    assert completion.finish_reason == "stop"
+    assert not completion.truncated

@@ -139,7 +139,7 @@ class ForcedDecoder:
                 return written, "stop", forced_count  # the reply is complete: its tail needs no decode
             if len(written) >= cap:
                 return written, "length", forced_count
-            if stops and self._stopped(prompt, written, stops):
+            if stops and self._stopped(written, len(forced) + 1, stops):
                 return written, "stop", forced_count
             llama.eval(pending + forced)
             token = self._sample(matcher, sampling, rng)
@@ -154,8 +154,11 @@ class ForcedDecoder:
             if len(written) >= cap:
                 return written, "stop" if matcher.is_stopped() else "length", forced_count
 
-    def _stopped(self, prompt: list[int], written: list[int], stops: Sequence[str]) -> bool:
-        text = self._llama.detokenize(written, prev_tokens=prompt).decode("utf-8", errors="ignore")
+    def _stopped(self, written: list[int], new: int, stops: Sequence[str]) -> bool:
+        """Whether the last ``new`` tokens completed a stop string; a token writes at least one byte,
+        so the tail this reads holds any stop string they completed."""
+        tail = written[-(new + max(len(stop.encode("utf-8")) for stop in stops)) :]
+        text = self._llama.detokenize(tail).decode("utf-8", errors="ignore")
         return any(stop and stop in text for stop in stops)
 
     def _sample(self, matcher: Any, sampling: ForcedSampling, rng: Any) -> int:
