@@ -27,6 +27,7 @@ from toolrouting import (
     route_tool_names,
     routed_backend,
 )
+from toolrouting._backends.forced_decoding import ForcedSampling
 
 SEARCH = tool("memory_search", query={"type": "string", "maxLength": 40})
 READ = tool("memory_read", ids={"type": "array", "items": {"type": "string", "maxLength": 8}, "maxItems": 4})
@@ -153,3 +154,11 @@ def test_a_stop_string_ends_the_reply_before_it(backend: EmbeddedLlama) -> None:
     assert completion.text == "{"
     assert completion.finish_reason == "stop"
     assert not completion.truncated
+
+
+def test_sampling_takes_the_request_settings_and_llama_cpp_python_defaults() -> None:
+    unset = ForcedSampling.of(Settings(), seed=5)
+    assert (unset.temperature, unset.top_p, unset.top_k, unset.min_p, unset.seed) == (0.2, 0.95, 40, 0.05, 5)
+    given = ForcedSampling.of(Settings(temperature=0.0, top_p=0.5, top_k=3, seed=9), seed=5)
+    assert (given.temperature, given.top_p, given.top_k, given.seed) == (0.0, 0.5, 3, 9)
+    assert ForcedSampling.of(Settings(), seed=None).seed is None  # a fresh draw each request
