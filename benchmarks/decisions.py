@@ -1,7 +1,7 @@
 """Decision quality: is the routed first action the right tool, or ``none`` when no tool fits?
 
 Run: .venv/bin/python benchmarks/decisions.py  [--limit N] [--styles bare,names,text,json,typescript]
-                                              [--model PATH.gguf] [--seed 0] [--threads N]
+                                              [--model PATH.gguf] [--seed 0] [--threads N] [--forced-tokens]
 
 Each case in benchmarks/cases/*.jsonl is a catalogue, a conversation and the expected first
 action (one of a list of tool names, or ``none``), with optional argument checks (the
@@ -194,6 +194,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", help="a GGUF file (default: the embedded default model)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int)
+    parser.add_argument(
+        "--forced-tokens", action="store_true", help="decode with LlamaCpp(forced_tokens=True) (llguidance)"
+    )
     args = parser.parse_args(argv)
     configs = [name.strip() for name in args.styles.split(",") if name.strip()]
     unknown = [name for name in configs if name not in CONFIGS]
@@ -206,7 +209,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = Settings(temperature=0.0, seed=args.seed)
     started = time.perf_counter()
     with LlamaCpp(
-        args.model, n_ctx=N_CTX, n_threads=args.threads, settings=settings, seed=args.seed
+        args.model,
+        n_ctx=N_CTX,
+        n_threads=args.threads,
+        settings=settings,
+        seed=args.seed,
+        forced_tokens=args.forced_tokens,
     ) as backend:
         tallies = run(backend, cases, configs)
         model = backend.model_path.name
@@ -214,7 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"{model}, {len(cases)} cases "
         f"({len(cases) - expected_none} expect a tool, {expected_none} expect none), "
-        f"greedy, seed {args.seed}, routing cap {ROUTING_CAP}, {os.cpu_count()} cores, "
+        f"greedy, seed {args.seed}, {'forced tokens' if args.forced_tokens else 'grammar sampler'}, "
+        f"routing cap {ROUTING_CAP}, {os.cpu_count()} cores, "
         f"{platform.python_version()}, {time.perf_counter() - started:.0f} s in all\n"
     )
     print(table(tallies))
