@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 from hypothesis import HealthCheck, settings
+from support.drivers import DRIVERS, Driver
 from support.model import TEST_THREADS
 from support.processes import stop
 
@@ -93,3 +94,12 @@ def _wait_for_llama_server(process: subprocess.Popen[bytes], url: str, log: Call
     pytest.fail(
         f"python -m llama_cpp.server did not answer within {LLAMA_SERVER_START_LIMIT:g} s:\n{log()[-2000:]}"
     )
+
+
+# --- The loop's two drivers: its behavioural tests run once through each ---------------------
+
+
+@pytest.fixture(params=sorted(DRIVERS))
+def driver(request: pytest.FixtureRequest) -> Driver:
+    """The sync :class:`RoutingLoop` or the :class:`AsyncRoutingLoop`, behind the sync loop's face."""
+    return DRIVERS[request.param]

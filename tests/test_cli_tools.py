@@ -36,7 +36,7 @@ NONE = '{"tool": "none"}'
 def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedBackend:
     # A fake model in place of the real ones, to drive the plumbing reply by reply.
     backend = ScriptedBackend()
-    monkeypatch.setattr("toolrouting._cli.run._backend", lambda args: backend)
+    monkeypatch.setattr("toolrouting._cli.run.model_backend", lambda args: backend)
     return backend
 
 

@@ -15,7 +15,7 @@ import os
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +23,9 @@ from .._errors import BackendError, GrammarError, ModelLoadError
 from .._json import plain, quoted, walk
 from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE, LLAMA_CPP_MAX_GROUP_DEPTH, MAX_CAUSE_QUOTE
 from .._settings import Settings
-from .base import BaseBackend, Completion, Message, Usage, is_truncated
+from .base import BaseBackend, Completion, Message, TextDelta, Usage, is_truncated
 from .forced_decoding import ForcedDecoder, ForcedSampling, require_forced_decoding
+from .streams import ChunkReader
 
 __all__ = [
     "DEFAULT_MODEL_FILE",
@@ -107,8 +108,7 @@ class _Model:
     random_seed: int
     lock: threading.Lock
     grammar: Callable[[str], Any]
-    forced: ForcedDecoder | None
-    """The forced-token decoder routed requests take; ``None`` samples them under the grammar."""
+    forced: ForcedDecoder | None  # what decodes a request with a schema; None: the grammar sampler
 
 
 class EmbeddedLlama(BaseBackend):
@@ -120,9 +120,8 @@ class EmbeddedLlama(BaseBackend):
     settings name none; ``None`` draws a fresh one each time. ``n_threads=None`` is
     llama-cpp-python's choice (half the cores).
 
-    ``forced_tokens=True`` decodes a request that carries a schema with llguidance instead:
-    the tokens the schema forces are evaluated as one batch, never sampled one by one
-    (see :mod:`toolrouting._backends.forced_decoding`).
+    ``forced_tokens=True`` decodes such a request with llguidance instead, the tokens the schema
+    forces evaluated as one batch (:mod:`~toolrouting._backends.forced_decoding`); not when streamed.
 
     Clones share the loaded model and take turns on it (a lock): ``close()`` on the
     backend that loaded it frees the model for every clone; on a clone it retires only
@@ -198,10 +197,7 @@ class EmbeddedLlama(BaseBackend):
             try:
                 response = model.llama.create_chat_completion(messages=conversation, **arguments)
             except ValueError as error:
-                raise BackendError(
-                    f"llama.cpp refused the request ({_cause(error)}); a conversation longer than the "
-                    f"context needs a larger n_ctx (this backend has n_ctx={model.n_ctx})"
-                ) from error
+                raise _refused(error, model.n_ctx) from error
         choice = response["choices"][0]
         finish_reason = choice.get("finish_reason")
         usage = Usage(
@@ -215,6 +211,30 @@ class EmbeddedLlama(BaseBackend):
             truncated=is_truncated(finish_reason, usage.completion_tokens, settings.max_tokens),
             raw=response,
         )
+
+    def stream(self, messages: Sequence[Message]) -> Generator[TextDelta | Completion, None, None]:
+        """:meth:`complete` piece by piece, through llama-cpp-python's ``stream=True``.
+
+        The last item is the whole :class:`Completion`; its completion tokens are counted, one
+        per piece (llama-cpp-python's stream reports none), and its prompt tokens are 0. The
+        model is held from the first piece to the last: read the stream to the end or close it
+        before this thread sends another request or closes the backend.
+        """
+        settings = self._settings
+        arguments = self._arguments(settings)
+        conversation = [{"role": m["role"], "content": m["content"]} for m in messages]
+        model = self._model
+        chunks = ChunkReader("the embedded model")
+        with model.lock:
+            if self._closed or model.llama is None:
+                raise BackendError("this EmbeddedLlama backend is closed; make a new one to send requests")
+            try:
+                for chunk in model.llama.create_chat_completion(conversation, stream=True, **arguments):
+                    if piece := chunks.chat_chunk(chunk):
+                        yield TextDelta(piece)
+            except ValueError as error:
+                raise _refused(error, model.n_ctx) from error
+        yield chunks.completion(settings.max_tokens)
 
     def _arguments(self, settings: Settings) -> dict[str, Any]:
         seed = settings.seed if settings.seed is not None else self._seed
@@ -248,6 +268,13 @@ class EmbeddedLlama(BaseBackend):
             llama, self._model.llama = self._model.llama, None
         if llama is not None:
             llama.close()
+
+
+def _refused(error: ValueError, n_ctx: int) -> BackendError:
+    return BackendError(
+        f"llama.cpp refused the request ({_cause(error)}); a conversation longer than the "
+        f"context needs a larger n_ctx (this backend has n_ctx={n_ctx})"
+    )
 
 
 def _compile_grammar(llama_cpp: Any, vocab: Any, schema_text: str) -> Any:

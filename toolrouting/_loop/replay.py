@@ -14,9 +14,20 @@ from .._result_messages import routed_call_id, routed_result_header, split_route
 from .feedback import ANSWER_PROMPT, is_repair_message
 from .run_limits import RunLimits
 from .state import RunState, accepted_action, call_key, tripped_limit
-from .transcript import TranscriptRead
+from .transcript import TranscriptRead, read_transcript
 
-__all__ = ["replayed"]
+__all__ = ["replayed", "resume_point"]
+
+
+def resume_point(path: str | None, limits: RunLimits) -> tuple[TranscriptRead, RunState, str | None]:
+    """What resuming the transcript at ``path`` starts from: the file as read, the state of the run
+    it records, and its unanswered last reply if any. A damaged file is refused here, at once."""
+    if path is None:
+        raise ValueError("resume() continues the file given as transcript=, and this loop has none")
+    read = read_transcript(path)
+    state, pending = replayed(read, limits, path)
+    state.torn_line = read.torn_line
+    return read, state, pending
 
 
 def replayed(read: TranscriptRead, limits: RunLimits, path: str) -> tuple[RunState, str | None]:

@@ -10,9 +10,8 @@ from .._parse import Route
 from .._provider import RecordedCall
 from .result import Action, LimitName
 from .run_limits import RunLimits
-from .transcript import TranscriptWriter
 
-__all__ = ["RunState", "accepted_action", "call_key", "commit", "tripped_limit"]
+__all__ = ["RunState", "accepted_action", "call_key", "tripped_limit"]
 
 
 @dataclasses.dataclass
@@ -20,7 +19,6 @@ class RunState:
     """The mutable state of one run; everything in it can be derived again from the transcript."""
 
     messages: list[Message]
-    writer: TranscriptWriter | None = None
     round: int = 1
     repairs: int = 0
     """Refused replies so far in this round."""
@@ -49,13 +47,6 @@ class RunState:
     def next_round(self) -> None:
         self.round += 1
         self.repairs = 0
-
-
-def commit(state: RunState, *messages: Message) -> None:
-    """Append ``messages`` to the run; on disk first, as a message is part of the run only once there."""
-    if state.writer is not None and messages:
-        state.writer.append(*messages)
-    state.messages.extend(messages)
 
 
 def accepted_action(round: int, route: Route) -> Action:
