@@ -415,4 +415,5 @@ def test_async_tools_in_both_loops() -> None:
     )
     assert synced.actions == awaited.actions
     # The same result, but for the thread each ran in: its own loop's, and the caller's loop's.
-    assert json.loads(split_routed_result(awaited.messages[2]["content"])[1])["thread"] == "MainThread"  # type: ignore[index]
+    # (messages[0] is the loop's instructions, then the question and the action.)
+    assert json.loads(split_routed_result(awaited.messages[3]["content"])[1])["thread"] == "MainThread"  # type: ignore[index]

@@ -246,7 +246,7 @@ def test_a_routing_loop_over_a_live_server() -> None:
     with MCPTools(time_server()) as tools:
         result = RoutingLoop(backend, tools).run([{"role": "user", "content": "What time is it in Paris?"}])
     assert result.reason == "handoff"
-    assert '"timezone": "Europe/Paris"' in result.messages[2]["content"]
+    assert '"timezone": "Europe/Paris"' in result.messages[3]["content"]  # the result, after the instructions
 
 
 def test_an_async_routing_loop_over_a_live_server_awaits_its_calls() -> None:
@@ -275,7 +275,7 @@ def test_an_async_routing_loop_over_a_live_server_awaits_its_calls() -> None:
         assert isinstance(tools, AsyncToolProvider)
         result, ticks = asyncio.run(main(tools))
     assert result.reason == "handoff"
-    assert '"timezone": "Europe/Paris"' in result.messages[2]["content"]
+    assert '"timezone": "Europe/Paris"' in result.messages[3]["content"]  # the result, after the instructions
     assert ticks > 1
 
 

@@ -194,7 +194,9 @@ def test_a_callers_message_shaped_like_a_result_is_not_replayed_as_a_call(
         {"role": "user", "content": f"{_header(1)}\npasted by the user, never run"},
     ]
     whole, killed = tmp_path / "whole.jsonl", tmp_path / "killed.jsonl"
-    finished = driver.loop(ScriptedBackend([lookup("door"), NONE]), Forger(), transcript=whole).run(pasted)
+    finished = driver.loop(
+        ScriptedBackend([lookup("door"), NONE]), Forger(), transcript=whole, instructions=False
+    ).run(pasted)
     # Killed right after the caller's messages were committed, then resumed.
     killed.write_bytes(encode_header(len(pasted)) + b"".join(encode_message(m) for m in pasted))
     provider = Forger()

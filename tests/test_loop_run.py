@@ -135,12 +135,20 @@ def test_answer_asks_the_original_backend_after_the_answer_prompt(driver: Driver
     result = _loop(driver, backend, answer=True).run(QUESTION)
 
     assert result.answer == "It locks the door by itself."
-    assert [m["content"] for m in result.messages[-3:]] == [NONE, ANSWER_PROMPT, result.answer]
+    assert [m["content"] for m in result.messages[-3:]] == [
+        NONE,
+        result.messages[-2]["content"],
+        result.answer,
+    ]
     assert [m["role"] for m in result.messages[-3:]] == ["assistant", "user", "assistant"]
     final = backend.requests[-1]
     assert final.settings.json_schema is None
     assert final.settings.max_tokens == 200  # its own budget, not the routing cap
-    assert list(final.messages) == list(result.messages[:-1])
+    # The answer request alone, as committed: the question, the result, then the prompt.
+    assert final.messages == (result.messages[-2],)
+    asked = final.messages[0]["content"]
+    assert asked.startswith(f"Question: {QUESTION[-1]['content']}\n\nWhat the tools returned:\nlookup: latch")
+    assert asked.endswith(f"\n\n{ANSWER_PROMPT}")
     assert result.answer_usage is not None
     assert result.answer_usage.completion_tokens == 6
 
@@ -313,7 +321,8 @@ def test_retries_run_out_with_the_last_error_as_cause(driver: Driver, tmp_path: 
     ) as e:
         _loop(driver, backend, retries=2, transcript=path).run(QUESTION)
     assert e.value.__cause__ is last
-    assert read_transcript(path).messages == tuple(QUESTION)
+    # The conversation as sent: the caller's, the catalogue merged into its system message.
+    assert read_transcript(path).messages == backend.requests[0].messages
 
 
 def test_a_non_retryable_error_is_raised_at_once(driver: Driver) -> None:

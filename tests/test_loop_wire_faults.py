@@ -55,7 +55,7 @@ def test_the_loop_retries_or_fails_clearly_and_keeps_its_transcript(
 def _undisturbed(path: Path) -> bytes:
     with FaultServer() as server, OpenAICompatible(server.url, timeout=TIMEOUT) as backend:
         server.script.extend([ok(LOOKUP), ok(NONE)])
-        RoutingLoop(backend, Desk(), transcript=path).run(QUESTION)
+        RoutingLoop(backend, Desk(), transcript=path, instructions=False).run(QUESTION)
     return path.read_bytes()
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 __all__ = [
+    "ANSWER_CONTEXT_CHARS",
+    "ANSWER_RESULT_CHARS",
     "BATCH_PROGRESS_INTERVAL",
     "BOUNDED_ARRAY_ITEMS",
     "BOUNDED_STRING_CHARS",
@@ -290,6 +292,15 @@ PROMPT_VALUE_CHARS = 40
 #: named by their type alone ("object"), which the grammar still constrains in full.
 PROMPT_NESTING = 2
 
+#: Characters of tool results the answer request carries after the handoff, all results
+#: together: about 1,000 tokens, so the question, the results and a DEFAULT_ANSWER_TOKENS
+#: answer fit the embedded model's window (EMBEDDED_N_CTX) with room to spare. The newest
+#: results are kept first: a read comes after the search that found it.
+ANSWER_CONTEXT_CHARS = 4000
+
+#: Characters of one tool result in the answer request; a longer one keeps its head and tail.
+#: Half the whole: two results always fit, so a search and the read it led to stay together.
+ANSWER_RESULT_CHARS = 2000
 #: Runs a batch keeps in flight unless the caller names another. A serving engine batches only
 #: what is in flight at once; four fills a llama-server started with ``--parallel 4`` and is
 #: gentle on a shared one. A vLLM or SGLang cluster wants its own ``--max-num-seqs`` or

@@ -260,8 +260,15 @@ def run_case(case: Case, directory: Path, driver: Driver = DRIVERS["sync"]) -> O
                 server.start()
 
         with OpenAICompatible(server.url, timeout=case.timeout) as backend:
+            # No instructions: the transcript checks compare it with QUESTION as the caller gave it.
             loop = driver.loop(
-                backend, Desk(), retries=case.retries, transcript=path, sleep=sleep, on_event=events.append
+                backend,
+                Desk(),
+                retries=case.retries,
+                transcript=path,
+                sleep=sleep,
+                on_event=events.append,
+                instructions=False,
             )
             try:
                 result = loop.run(QUESTION)

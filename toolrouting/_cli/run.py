@@ -24,7 +24,7 @@ from .arguments import Subparsers, UsageError, non_negative, positive, stdin_tex
 from .exits import DONE
 from .progress import Progress
 from .server import add_server_options, api_key, explained_refusal, redact
-from .tools import TOOLS_PROMPT, add_tool_options, run_tools, uses_tools
+from .tools import add_tool_options, run_tools, uses_tools
 
 __all__ = ["add_model_options", "add_run", "demo_store", "model_backend", "system_prompt"]
 
@@ -74,7 +74,11 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         help="a memory database this store made, or a folder of .txt/.md notes (default: the demo notes)",
     )
     system = parser.add_mutually_exclusive_group()
-    system.add_argument("--system", metavar="TEXT", help="instructions added to the demo's system prompt")
+    system.add_argument(
+        "--system",
+        metavar="TEXT",
+        help="instructions added to the system message, after the tools' descriptions",
+    )
     system.add_argument("--system-file", metavar="PATH", help="the same, read from a UTF-8 file")
     parser.add_argument(
         "--cap",
@@ -155,19 +159,24 @@ def _check_resume(args: argparse.Namespace) -> None:
 
 
 def _messages(args: argparse.Namespace) -> list[Message]:
-    """What the model is told at the start: the system prompt, then the question."""
-    return [{"role": "system", "content": system_prompt(args)}, {"role": "user", "content": _question(args)}]
+    """What the model is told at the start, after the loop's instructions: the system prompt, the question."""
+    system = system_prompt(args)
+    question: list[Message] = [{"role": "user", "content": _question(args)}]
+    return question if system is None else [{"role": "system", "content": system}, *question]
 
 
-def system_prompt(args: argparse.Namespace) -> str:
-    """The demo's prompt (or the tools' one) with the caller's ``--system`` additions."""
-    system = TOOLS_PROMPT if uses_tools(args) else SYSTEM_PROMPT
+def system_prompt(args: argparse.Namespace) -> str | None:
+    """The demo's note (none over other tools) with the caller's ``--system`` additions, if any.
+
+    The loop puts the tools' descriptions in front of it (its instructions).
+    """
+    parts = [] if uses_tools(args) else [SYSTEM_PROMPT]
     extra = args.system if args.system_file is None else _read_text(args.system_file, "--system-file")
     if extra is not None:
         if not extra.strip():
             raise UsageError("--system adds nothing: give it the instructions to add to the prompt")
-        system += "\n\n" + extra.strip()
-    return system
+        parts.append(extra.strip())
+    return "\n\n".join(parts) or None
 
 
 def _question(args: argparse.Namespace) -> str:

@@ -5,8 +5,9 @@
 (:class:`AsyncRoutingLoop`); ``state`` is what a run holds as it goes; ``run_limits`` and
 ``retries`` are the frozen values that bound it; ``transcript`` writes and reads the JSON
 Lines record a run can resume from, and ``replay`` rebuilds a run's state from it; ``events``
-are what a caller watches; ``feedback`` is every text the loop itself tells the model;
-``result`` is what a finished run returns.
+are what a caller watches; ``feedback`` is every text the loop itself tells the model, with
+``instructions`` (the catalogue in the system message) and ``answer`` (the answer request
+after the handoff); ``result`` is what a finished run returns.
 """
 
 from .async_run import AsyncRoutingLoop

@@ -24,6 +24,7 @@ from .._limits import DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
 from .._provider import AsyncToolProvider, ToolOutput, ToolProvider
 from .effects import CallTool, Commit, Emit, Request, Wait
 from .events import Event, RunFinished
+from .instructions import Instructions
 from .machine import StepMachine, Steps, checked_messages
 from .replay import resume_point
 from .result import RunResult
@@ -61,6 +62,8 @@ class AsyncRoutingLoop(StepMachine):
         max_repeats: int | None = None,
         retries: int = DEFAULT_RETRIES,
         answer: bool = False,
+        instructions: Instructions = True,
+        thought: int | None = None,
         on_event: Callable[[Event], object] | None = None,
         transcript: str | os.PathLike[str] | None = None,
         sleep: Callable[[float], Awaitable[object]] = anyio.sleep,
@@ -76,6 +79,8 @@ class AsyncRoutingLoop(StepMachine):
             max_repeats=max_repeats,
             retries=retries,
             answer=answer,
+            instructions=instructions,
+            thought=thought,
             transcript=transcript,
         )
         if not inspect.iscoroutinefunction(getattr(backend, "complete", None)):
@@ -118,7 +123,7 @@ class AsyncRoutingLoop(StepMachine):
         The transcript is read (and a damaged one refused) at once; the file is changed only
         as the events are consumed.
         """
-        read, state, pending = resume_point(self.transcript, self.limits)
+        read, state, pending = resume_point(self.transcript, self.limits, thought=self.thought)
         path = str(self.transcript)
 
         def steps() -> Steps:

@@ -34,6 +34,7 @@ from .._provider import ToolOutput
 from .._result_messages import routed_call_id, routed_result_text
 from .._route_schema import route_schema, route_tool_names
 from .._routed_backend import can_route, routed_backend, routing_cap
+from .answer import answer_request
 from .effects import CallTool, Commit, Effect, Emit
 from .events import (
     ActionChosen,
@@ -45,13 +46,13 @@ from .events import (
     ToolReturned,
 )
 from .feedback import (
-    ANSWER_PROMPT,
     bad_tool_output,
     limit_notice,
     repair_message,
     tool_exception,
     truncated_problem,
 )
+from .instructions import Instructions, checked_instructions, instructed
 from .result import RoundUsage, RunResult
 from .retries import RetryPolicy, complete
 from .run_limits import RunLimits, check_count
@@ -83,6 +84,8 @@ class StepMachine(abc.ABC):
         max_repeats: int | None = None,
         retries: int = DEFAULT_RETRIES,
         answer: bool = False,
+        instructions: Instructions = True,
+        thought: int | None = None,
         transcript: str | os.PathLike[str] | None = None,
     ) -> None:
         if not can_route(backend):
@@ -98,6 +101,9 @@ class StepMachine(abc.ABC):
         self.limits = _limits(limits, max_rounds=max_rounds, max_repairs=max_repairs, max_repeats=max_repeats)
         self.retry = RetryPolicy(retries=retries)
         self.answer = answer
+        self.instructions = checked_instructions(instructions)
+        route_schema([], thought=thought)  # refuses a bad thought= now, not in the first round
+        self.thought = thought
         self.transcript = None if transcript is None else os.fspath(transcript)
 
     @abc.abstractmethod
@@ -121,7 +127,12 @@ class StepMachine(abc.ABC):
         return self.retry.retries
 
     def _fresh(self, conversation: list[Message]) -> Steps:
-        state = RunState(messages=[])
+        # The instructions are rendered once, from the run-start catalogue, and committed with
+        # the caller's messages: every round and every resume sends these bytes.
+        conversation = instructed(
+            conversation, self.instructions, self.provider.tools_for_llm(), thought=self.thought
+        )
+        state = RunState(messages=[], conversation=len(conversation))
         # One commit, under the header: a transcript holding only part of the caller's
         # messages could not be resumed.
         yield from _commit(state, *conversation)
@@ -141,7 +152,7 @@ class StepMachine(abc.ABC):
             cap = routing_cap(self.backend, self.cap)
             if pending is None:
                 yield Emit(RoundStarted(round=state.round, choices=(*names, NONE_TOOL)))
-                request = routed_backend(self.backend, route_schema(tools), cap)
+                request = routed_backend(self.backend, route_schema(tools, thought=self.thought), cap)
                 completion = yield from complete(request, state.messages, self.retry, state.round)
                 state.add_usage(completion.usage)
                 text, truncated, committed = completion.text, completion.truncated, False
@@ -151,9 +162,11 @@ class StepMachine(abc.ABC):
             yield from self._judge(state, tools, names, text, truncated, cap, committed)
         if self.answer and state.answer is None:
             if not state.answer_prompted:
-                yield from _commit(state, Message(role="user", content=ANSWER_PROMPT))
+                asked = answer_request(state.messages, state.conversation)
+                yield from _commit(state, Message(role="user", content=asked))
                 state.answer_prompted = True
-            completion = yield from complete(self.backend, state.messages, self.retry, state.round)
+            # The answer request alone: the question and the results, not the run's actions.
+            completion = yield from complete(self.backend, state.messages[-1:], self.retry, state.round)
             state.answer, state.answer_usage = completion.text, completion.usage
             yield from _commit(state, Message(role="assistant", content=completion.text))
         yield Emit(RunFinished(result=_result(state)))
@@ -169,7 +182,7 @@ class StepMachine(abc.ABC):
         committed: bool,
     ) -> Steps:
         """Commit a reply and answer it: a repair, a handoff, a limit notice or the tool's result."""
-        route = parse_route(text, names)
+        route = parse_route(text, names, thought=self.thought)
         if truncated or not route.ok:
             problem = truncated_problem(cap) if truncated else str(route.error)
             refused = [] if committed else [Message(role="assistant", content=text)]

@@ -17,6 +17,7 @@ from .._limits import DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
 from .._provider import ToolProvider
 from .effects import CallTool, Commit, Emit, Request, Wait
 from .events import Event, RunFinished
+from .instructions import Instructions
 from .machine import StepMachine, Steps, checked_messages
 from .replay import resume_point
 from .result import RunResult
@@ -30,9 +31,15 @@ class RoutingLoop(StepMachine):
     """Runs a retrieval phase: every round one routed action, until the model answers ``none``.
 
     Each round reads the provider's catalogue again, so a provider may narrow it as the run
-    goes. With ``answer=True`` the original backend, with its own settings, is then asked
-    for a final answer. ``transcript`` names a JSON Lines file that receives every message as
-    it is committed, which :meth:`resume` can continue from. ``sleep`` waits between retries.
+    goes. ``instructions`` is what the model is told first, in a system message (see
+    :mod:`.instructions`): ``True`` renders the run-start catalogue, a string is sent as it is,
+    ``False`` sends the caller's messages alone. ``thought=N`` gives every routed reply a
+    reasoning slot of at most ``N`` characters before ``tool`` (see :func:`route_schema`). With
+    ``answer=True`` the original backend, with its own settings, is then asked for a final
+    answer, from the question and the tool results alone (see :mod:`.answer`). ``transcript``
+    names a JSON Lines file that receives every message as it is committed, which
+    :meth:`resume` can continue from (sending the instructions it holds, never rendering them
+    again; resume with the same ``thought=``). ``sleep`` waits between retries.
 
     The limits are one :class:`RunLimits` (``limits=``), or its fields given one by one
     (``max_rounds=``, ``max_repairs=``, ``max_repeats=``). A provider that is a
@@ -52,6 +59,8 @@ class RoutingLoop(StepMachine):
         max_repeats: int | None = None,
         retries: int = DEFAULT_RETRIES,
         answer: bool = False,
+        instructions: Instructions = True,
+        thought: int | None = None,
         on_event: Callable[[Event], object] | None = None,
         transcript: str | os.PathLike[str] | None = None,
         sleep: Callable[[float], object] = time.sleep,
@@ -66,6 +75,8 @@ class RoutingLoop(StepMachine):
             max_repeats=max_repeats,
             retries=retries,
             answer=answer,
+            instructions=instructions,
+            thought=thought,
             transcript=transcript,
         )
         if inspect.iscoroutinefunction(getattr(backend, "complete", None)):
@@ -106,7 +117,7 @@ class RoutingLoop(StepMachine):
         The transcript is read (and a damaged one refused) at once; the file is changed only
         as the events are consumed.
         """
-        read, state, pending = resume_point(self.transcript, self.limits)
+        read, state, pending = resume_point(self.transcript, self.limits, thought=self.thought)
         path = str(self.transcript)
 
         def steps() -> Steps:

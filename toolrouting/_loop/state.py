@@ -19,6 +19,8 @@ class RunState:
     """The mutable state of one run; everything in it can be derived again from the transcript."""
 
     messages: list[Message]
+    conversation: int = 0
+    """How many of ``messages`` the run started from: the caller's, the instructions merged in."""
     round: int = 1
     repairs: int = 0
     """Refused replies so far in this round."""
@@ -53,7 +55,9 @@ def accepted_action(round: int, route: Route) -> Action:
     """The action an accepted route is, in ``round``."""
     if route.tool is None or route.text is None:
         raise AssertionError("only an accepted route becomes an action")  # pragma: no cover
-    return Action(round=round, tool=route.tool, arguments=route.arguments, text=route.text)
+    return Action(
+        round=round, tool=route.tool, arguments=route.arguments, text=route.text, thought=route.thought
+    )
 
 
 def call_key(route: Route) -> str:
