@@ -278,7 +278,9 @@ def test_a_batch_on_the_embedded_model(tmp_path: Path) -> None:
     asked = {question.id: question.messages for question in read_questions(path)}
     for id, result in results.items():
         messages = read_transcript(tmp_path / "out" / f"{id}.jsonl").messages
-        assert messages[: len(asked[id])] == asked[id]
+        # The loop's instructions come first, then the question as asked.
+        assert messages[0]["role"] == "system"
+        assert messages[1 : 1 + len(asked[id])] == asked[id]
         written = [m["content"] for m in messages if m["role"] == "assistant"]
         assert written == [action["text"] for action in result["actions"]]
         assert result["reason"] in ("handoff", "max_rounds", "max_repeats")
