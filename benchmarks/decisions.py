@@ -2,6 +2,7 @@
 
 Run: .venv/bin/python benchmarks/decisions.py  [--limit N] [--styles bare,names,text,json,typescript,thought]
                                               [--model PATH.gguf] [--seed 0] [--threads N] [--thought 80]
+                                              [--forced-tokens]
 
 Each case in benchmarks/cases/*.jsonl is a catalogue, a conversation and the expected first
 action (one of a list of tool names, or ``none``), with optional argument checks (the
@@ -208,6 +209,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--thought", type=int, default=THOUGHT_SLOT[0], help="the slot's length in characters"
     )
+    parser.add_argument(
+        "--forced-tokens", action="store_true", help="decode with LlamaCpp(forced_tokens=True) (llguidance)"
+    )
     args = parser.parse_args(argv)
     THOUGHT_SLOT[0] = args.thought
     configs = [name.strip() for name in args.styles.split(",") if name.strip()]
@@ -221,7 +225,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = Settings(temperature=0.0, seed=args.seed)
     started = time.perf_counter()
     with LlamaCpp(
-        args.model, n_ctx=N_CTX, n_threads=args.threads, settings=settings, seed=args.seed
+        args.model,
+        n_ctx=N_CTX,
+        n_threads=args.threads,
+        settings=settings,
+        seed=args.seed,
+        forced_tokens=args.forced_tokens,
     ) as backend:
         tallies = run(backend, cases, configs)
         model = backend.model_path.name
@@ -229,7 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"{model}, {len(cases)} cases "
         f"({len(cases) - expected_none} expect a tool, {expected_none} expect none), "
-        f"greedy, seed {args.seed}, routing cap {ROUTING_CAP}, {os.cpu_count()} cores, "
+        f"greedy, seed {args.seed}, {'forced tokens' if args.forced_tokens else 'grammar sampler'}, "
+        f"routing cap {ROUTING_CAP}, {os.cpu_count()} cores, "
         f"{platform.python_version()}, {time.perf_counter() - started:.0f} s in all\n"
     )
     print(table(tallies))

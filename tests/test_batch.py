@@ -347,7 +347,7 @@ def test_a_batch_on_the_embedded_model(tmp_path: Path, driver: str) -> None:
     asked = {question.id: question.messages for question in read_questions(path)}
     for id, result in results.items():
         messages = read_transcript(tmp_path / "out" / f"{id}.jsonl").messages
-        # The loop's instructions first (the run-start catalogue), then the question as asked.
+        # The loop's instructions come first, then the question as asked.
         assert messages[0]["role"] == "system"
         assert messages[1 : 1 + len(asked[id])] == asked[id]
         written = [m["content"] for m in messages if m["role"] == "assistant"]

@@ -24,6 +24,7 @@ from .._json import plain, quoted, walk
 from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE, LLAMA_CPP_MAX_GROUP_DEPTH, MAX_CAUSE_QUOTE
 from .._settings import Settings
 from .base import BaseBackend, Completion, Message, TextDelta, Usage, is_truncated
+from .forced_decoding import ForcedDecoder, ForcedSampling, require_forced_decoding
 from .streams import ChunkReader
 
 __all__ = [
@@ -107,6 +108,7 @@ class _Model:
     random_seed: int
     lock: threading.Lock
     grammar: Callable[[str], Any]
+    forced: ForcedDecoder | None  # what decodes a request with a schema; None: the grammar sampler
 
 
 class EmbeddedLlama(BaseBackend):
@@ -117,6 +119,9 @@ class EmbeddedLlama(BaseBackend):
     kept in a cache the clones share. ``seed`` is the sampling seed of every request whose
     settings name none; ``None`` draws a fresh one each time. ``n_threads=None`` is
     llama-cpp-python's choice (half the cores).
+
+    ``forced_tokens=True`` decodes such a request with llguidance instead, the tokens the schema
+    forces evaluated as one batch (:mod:`~toolrouting._backends.forced_decoding`); not when streamed.
 
     Clones share the loaded model and take turns on it (a lock): ``close()`` on the
     backend that loaded it frees the model for every clone; on a clone it retires only
@@ -131,6 +136,7 @@ class EmbeddedLlama(BaseBackend):
         n_threads: int | None = None,
         settings: Settings | None = None,
         seed: int | None = 0,
+        forced_tokens: bool = False,
     ) -> None:
         super().__init__(settings)
         path = default_model_path() if model_path is None else Path(model_path)
@@ -140,6 +146,8 @@ class EmbeddedLlama(BaseBackend):
                 f"out for the default model ({_MODEL_INSTALL})"
             )
         llama_cpp = _import_llama_cpp()
+        if forced_tokens:
+            require_forced_decoding()  # before the model loads: a missing package costs nothing
         try:
             llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
         except ValueError as error:
@@ -156,6 +164,7 @@ class EmbeddedLlama(BaseBackend):
             grammar=functools.lru_cache(maxsize=GRAMMAR_CACHE_SIZE)(
                 functools.partial(_compile_grammar, llama_cpp, llama_cpp.llama_model_get_vocab(llama.model))
             ),
+            forced=ForcedDecoder(llama_cpp, llama) if forced_tokens else None,
         )
         self._seed = seed
 
@@ -176,12 +185,15 @@ class EmbeddedLlama(BaseBackend):
     def complete(self, messages: Sequence[Message]) -> Completion:
         """One chat completion under this backend's settings, as they are now."""
         settings = self._settings
-        arguments = self._arguments(settings)
-        conversation = [{"role": m["role"], "content": m["content"]} for m in messages]
         model = self._model
+        forced = model.forced if settings.json_schema is not None else None
+        arguments = self._arguments(settings) if forced is None else {}
+        conversation = [{"role": m["role"], "content": m["content"]} for m in messages]
         with model.lock:
             if self._closed or model.llama is None:
                 raise BackendError("this EmbeddedLlama backend is closed; make a new one to send requests")
+            if forced is not None:
+                return forced.complete(conversation, settings, ForcedSampling.of(settings, self._seed))
             try:
                 response = model.llama.create_chat_completion(messages=conversation, **arguments)
             except ValueError as error:

@@ -8,6 +8,8 @@ __all__ = ["SYSTEM_PROMPT"]
 #: what the catalogue cannot: what the notes are, and that memory_read, absent from the
 #: run-start catalogue, is offered once a search has listed notes.
 SYSTEM_PROMPT = (
-    "The questions are about a store of notes. memory_search lists the notes that match some words; "
-    "memory_read, offered once a search has listed notes, reads them."
+    "The questions are about a store of notes, and their answers are in the notes, not in general "
+    "knowledge. memory_read, offered once a search has listed notes, reads them. Answer none only "
+    "once you have read the note that answers the question; until then, search the notes for the "
+    "question's words with memory_search."
 )
