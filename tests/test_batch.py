@@ -7,6 +7,7 @@ kill test a real ``toolrouting batch`` process against a slow fake server on loo
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -24,6 +25,7 @@ from support.processes import ROOT
 from support.slow_model import QUESTION_MARK, SlowModelServer
 
 from toolrouting import (
+    AsyncScriptedBackend,
     BatchProgress,
     BatchQuestion,
     QuestionsFileError,
@@ -31,6 +33,7 @@ from toolrouting import (
     ScriptedBackend,
     ScriptedRequest,
     ToolOutput,
+    arun_batch,
     read_questions,
     read_transcript,
     route_schema,
@@ -161,6 +164,69 @@ def test_every_question_gets_one_result_and_a_second_start_runs_nothing(tmp_path
     assert len(backend.requests) == requests
 
 
+def test_an_async_backend_runs_every_question_on_the_event_loop(tmp_path: Path) -> None:
+    """An async backend is driven by the async loop, a task a run: no thread but the event loop's
+    asks the model, the demo store's calls go to worker threads, and requests overlap."""
+    asking: set[int] = set()
+    flight = {"now": 0, "most": 0}
+
+    async def model(request: ScriptedRequest) -> str:
+        asking.add(threading.get_ident())
+        flight["now"] += 1
+        flight["most"] = max(flight["most"], flight["now"])
+        await asyncio.sleep(0.01)
+        flight["now"] -= 1
+        return _model(request)
+
+    backend = AsyncScriptedBackend([model] * 40)
+    path = _questions(tmp_path / "q.jsonl", 6)
+
+    async def batch() -> tuple[BatchProgress, int]:
+        progress = await arun_batch(
+            path, tmp_path / "out", backend=backend, tools=MemoryStore.sample, concurrency=3, answer=True
+        )
+        return progress, threading.get_ident()
+
+    progress, event_loop_thread = asyncio.run(batch())
+    assert (progress.total, progress.done, progress.failed, progress.decisions) == (6, 6, 0, 12)
+    assert asking == {event_loop_thread}
+    assert 1 < flight["most"] <= 3
+    results = _results(tmp_path / "out")
+    assert sorted(results) == [f"q{n}" for n in range(6)]
+    for id, result in results.items():
+        assert (result["status"], result["reason"], result["answer"]) == (
+            "done",
+            "handoff",
+            "The latch holds the door.",
+        )
+        assert [a["tool"] for a in result["actions"]] == ["memory_search", "none"]
+        assert read_transcript(tmp_path / "out" / f"{id}.jsonl").messages[-1]["content"] == result["answer"]
+    again = run_batch(path, tmp_path / "out", backend=backend, tools=MemoryStore.sample)
+    assert (again.skipped, again.started) == (6, 0)
+
+
+def test_an_async_run_cut_short_is_resumed(tmp_path: Path) -> None:
+    path = _questions(tmp_path / "q.jsonl", 2)
+    out = tmp_path / "out"
+    out.mkdir()
+    asked = read_questions(path)
+    with MemoryStore.sample() as store:
+        torn = RoutingLoop(
+            ScriptedBackend([SEARCH, RuntimeError("killed")]), store, transcript=out / "q0.jsonl"
+        )
+        with pytest.raises(RuntimeError):
+            torn.run(list(asked[0].messages))
+    before = (out / "q0.jsonl").read_bytes()
+    backend = AsyncScriptedBackend([_model] * 20)
+
+    progress = run_batch(path, out, backend=backend, tools=MemoryStore.sample)
+
+    assert (progress.resumed, progress.started, progress.done) == (1, 1, 2)
+    assert (out / "q0.jsonl").read_bytes().startswith(before)
+    assert [a["tool"] for a in _results(out)["q0"]["actions"]] == ["memory_search", "none"]
+    assert sum(1 for r in backend.requests if r.messages[1:2] == asked[0].messages[:1]) == 1
+
+
 def test_runs_in_flight_never_exceed_the_concurrency(tmp_path: Path) -> None:
     lock = threading.Lock()
     flight = {"now": 0, "most": 0}
@@ -249,8 +315,10 @@ def test_bad_arguments_are_refused_before_any_run(tmp_path: Path) -> None:
 
 
 @pytest.mark.model
-def test_a_batch_on_the_embedded_model(tmp_path: Path) -> None:
-    from toolrouting import EmbeddedLlama, Settings, default_model_path
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_a_batch_on_the_embedded_model(tmp_path: Path, driver: str) -> None:
+    """The sync loop in threads over EmbeddedLlama, and the async loop over AsyncEmbeddedLlama."""
+    from toolrouting import AsyncEmbeddedLlama, EmbeddedLlama, Settings, default_model_path
 
     lookup = tool("lookup", word={"type": "string", "enum": ["latch", "door", "key"]})
 
@@ -267,8 +335,9 @@ def test_a_batch_on_the_embedded_model(tmp_path: Path) -> None:
     settings = Settings(temperature=TEST_TEMPERATURE, seed=TEST_SEED, max_tokens=cap)
     path = _questions(tmp_path / "q.jsonl", 3)
     with EmbeddedLlama(default_model_path(), settings=settings, n_threads=TEST_THREADS) as model:
-        progress = run_batch(path, tmp_path / "out", backend=model, tools=Lookup, concurrency=2, cap=cap)
-        again = run_batch(path, tmp_path / "out", backend=model, tools=Lookup, concurrency=2, cap=cap)
+        backend = model if driver == "sync" else AsyncEmbeddedLlama(model.clone())
+        progress = run_batch(path, tmp_path / "out", backend=backend, tools=Lookup, concurrency=2, cap=cap)
+        again = run_batch(path, tmp_path / "out", backend=backend, tools=Lookup, concurrency=2, cap=cap)
 
     # Guarantees only: every question ran once to an end, its record matches its transcript.
     assert (progress.total, progress.done + progress.failed, progress.started) == (3, 3, 3)

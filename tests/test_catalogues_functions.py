@@ -14,10 +14,10 @@ from typing import Annotated, Any, Literal, Optional
 
 import pytest
 from jsonschema import Draft202012Validator
-from support.drivers import AsyncOverSync
 
 from toolrouting import (
     AsyncRoutingLoop,
+    AsyncScriptedBackend,
     AsyncToolProvider,
     CatalogueError,
     FunctionTools,
@@ -411,7 +411,7 @@ def test_async_tools_in_both_loops() -> None:
     question: list[Message] = [{"role": "user", "content": "What does M4 say?"}]
     synced = RoutingLoop(ScriptedBackend(replies), FunctionTools(fetch_note)).run(question)
     awaited = asyncio.run(
-        AsyncRoutingLoop(AsyncOverSync(ScriptedBackend(replies)), FunctionTools(fetch_note)).run(question)
+        AsyncRoutingLoop(AsyncScriptedBackend(replies), FunctionTools(fetch_note)).run(question)
     )
     assert synced.actions == awaited.actions
     # The same result, but for the thread each ran in: its own loop's, and the caller's loop's.

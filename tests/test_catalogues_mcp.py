@@ -17,11 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.drivers import AsyncOverSync
 from support.mcp_servers import git_server, http_test_server, needs, stdio_test_server, time_server
 
 from toolrouting import (
     AsyncRoutingLoop,
+    AsyncScriptedBackend,
     AsyncToolProvider,
     MCPHTTPServer,
     MCPSession,
@@ -250,7 +250,7 @@ def test_a_routing_loop_over_a_live_server() -> None:
 
 
 def test_an_async_routing_loop_over_a_live_server_awaits_its_calls() -> None:
-    backend = ScriptedBackend(
+    backend = AsyncScriptedBackend(
         ['{"tool": "get_current_time", "arguments": {"timezone": "Europe/Paris"}}', '{"tool": "none"}']
     )
     question: list[Message] = [{"role": "user", "content": "What time is it in Paris?"}]
@@ -266,7 +266,7 @@ def test_an_async_routing_loop_over_a_live_server_awaits_its_calls() -> None:
 
         ticker = asyncio.create_task(ticking())
         try:
-            result = await AsyncRoutingLoop(AsyncOverSync(backend), tools).run(question)
+            result = await AsyncRoutingLoop(backend, tools).run(question)
         finally:
             ticker.cancel()
         return result, ticks

@@ -192,7 +192,8 @@ def test_run_json_answer_and_resume(
     assert main(["run", "--resume", "--answer", "--transcript", str(transcript)]) == 0
     out, err = capsys.readouterr()
     assert transcript.read_bytes() == data
-    assert out == "ended: handoff after 2 rounds, 1 tool call\nIt locks by itself.\n"
+    # The answer streams to stdout as it comes, so it comes before the outcome's line.
+    assert out == "It locks by itself.\nended: handoff after 2 rounds, 1 tool call\n"
     assert err.startswith('resumed at round 2 after 4 messages; dropped a torn last line "{\\"role\\":\\""\n')
 
 

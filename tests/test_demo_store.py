@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import re
 import sqlite3
@@ -213,3 +214,14 @@ def _empty(root: Path) -> Path:
     folder = root / "empty"
     folder.mkdir()
     return folder
+
+
+def test_a_store_is_used_from_threads_other_than_the_one_that_made_it() -> None:
+    """The async loop calls a sync provider in worker threads: the store answers there too,
+    and calls from many threads at once each get their whole answer."""
+    with MemoryStore.sample() as store:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            outputs = list(pool.map(lambda _: store.call("memory_search", {"query": "latch"}), range(64)))
+        assert len({output.content for output in outputs}) == 1
+        assert not outputs[0].is_error
+        assert json.loads(outputs[0].content)["records"]

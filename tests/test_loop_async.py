@@ -2,7 +2,7 @@
 
 Its behaviour round by round is the sync loop's, checked by running the loop's tests through
 both drivers (the ``driver`` fixture); here are the parts of it those tests cannot reach. The
-backends are the scripted fake behind ``AsyncOverSync`` (a test double).
+backend is the library's async scripted fake, ``AsyncScriptedBackend``.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 from support.catalogues import NONE, QUESTION, lookup, tool
-from support.drivers import AsyncOverSync
 
 from toolrouting import (
     AsyncRoutingLoop,
+    AsyncScriptedBackend,
     Event,
     RoundStarted,
     RoutingLoop,
@@ -56,9 +56,9 @@ def _reply(request: ScriptedRequest) -> str:
 async def test_each_loop_refuses_the_other_kind_of_backend_and_provider() -> None:
     scripted = ScriptedBackend()
     with pytest.raises(
-        TypeError, match=r"^AsyncOverSync is an async backend .*drive it with AsyncRoutingLoop"
+        TypeError, match=r"^AsyncScriptedBackend is an async backend .*drive it with AsyncRoutingLoop"
     ):
-        RoutingLoop(AsyncOverSync(scripted), _SyncDesk())  # type: ignore[arg-type]
+        RoutingLoop(AsyncScriptedBackend(), _SyncDesk())  # type: ignore[arg-type]
     with pytest.raises(
         TypeError, match=r"^AsyncDesk is not a tool provider: it needs tools_for_llm\(\) and call"
     ):
@@ -66,14 +66,14 @@ async def test_each_loop_refuses_the_other_kind_of_backend_and_provider() -> Non
     with pytest.raises(TypeError, match=r"^ScriptedBackend.complete\(\) is not a coroutine: .*RoutingLoop"):
         AsyncRoutingLoop(scripted, AsyncDesk())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^object is not a tool provider: .*acall\(\) \(async\) or call\(\)"):
-        AsyncRoutingLoop(AsyncOverSync(scripted), object())  # type: ignore[arg-type]
+        AsyncRoutingLoop(AsyncScriptedBackend(), object())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="sync_tools is 'thread' or 'inline', not 'pool'"):
-        AsyncRoutingLoop(AsyncOverSync(scripted), AsyncDesk(), sync_tools="pool")  # type: ignore[arg-type]
+        AsyncRoutingLoop(AsyncScriptedBackend(), AsyncDesk(), sync_tools="pool")  # type: ignore[arg-type]
 
 
 async def test_iter_run_gives_the_events_and_checks_the_messages_at_once(tmp_path: Path) -> None:
     seen: list[Event] = []
-    loop = AsyncRoutingLoop(AsyncOverSync(ScriptedBackend([_reply] * 3)), AsyncDesk(), on_event=seen.append)
+    loop = AsyncRoutingLoop(AsyncScriptedBackend([_reply] * 3), AsyncDesk(), on_event=seen.append)
     with pytest.raises(ValueError, match="end with a user message"):
         loop.iter_run([{"role": "assistant", "content": "hi"}])
     events = [event async for event in loop.iter_run(QUESTION)]
@@ -86,16 +86,14 @@ async def test_iter_run_gives_the_events_and_checks_the_messages_at_once(tmp_pat
 
 async def test_leaving_iter_run_early_commits_only_what_was_done(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    loop = AsyncRoutingLoop(AsyncOverSync(ScriptedBackend([_reply] * 3)), AsyncDesk(), transcript=path)
+    loop = AsyncRoutingLoop(AsyncScriptedBackend([_reply] * 3), AsyncDesk(), transcript=path)
     events = loop.iter_run(QUESTION)
     async with contextlib.aclosing(events):  # type: ignore[type-var]
         async for event in events:
             if isinstance(event, RoundStarted) and event.round == 2:
                 break
     assert len(read_transcript(path).messages) == len(QUESTION) + 2
-    whole = await AsyncRoutingLoop(
-        AsyncOverSync(ScriptedBackend([_reply] * 3)), AsyncDesk(), transcript=path
-    ).resume()
+    whole = await AsyncRoutingLoop(AsyncScriptedBackend([_reply] * 3), AsyncDesk(), transcript=path).resume()
     assert [a.tool for a in whole.actions] == ["lookup", "lookup", "none"]
 
 
@@ -105,9 +103,7 @@ async def test_many_runs_at_once_each_write_the_sync_loops_bytes(tmp_path: Path)
     paths = [tmp_path / f"run-{n}.jsonl" for n in range(50)]
 
     async def one(path: Path) -> None:
-        await AsyncRoutingLoop(
-            AsyncOverSync(ScriptedBackend([_reply] * 3)), AsyncDesk(), transcript=path
-        ).run(QUESTION)
+        await AsyncRoutingLoop(AsyncScriptedBackend([_reply] * 3), AsyncDesk(), transcript=path).run(QUESTION)
 
     await asyncio.gather(*(one(path) for path in paths))
     assert {path.read_bytes() for path in paths} == {reference.read_bytes()}

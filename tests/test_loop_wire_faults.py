@@ -6,8 +6,8 @@ http.server at 127.0.0.1 and runs a whole RoutingLoop through OpenAICompatible. 
 test depends on how fast the machine is: a stalled or trickled answer cannot finish before
 the client's short timeout (load only delays the timeout), and every other request has a
 timeout no loopback answer comes near. ``python benchmarks/faults.py`` runs the same matrix as a table.
-Each case runs through both drivers; the async one awaits the HTTP backend in a worker thread
-(``AsyncOverSync``, a test double until the async HTTP backend is here to drive).
+Each case runs through both drivers; the async one through ``AsyncOpenAICompatible`` on the
+same server (tests/support/drivers.py makes it from the sync backend's endpoint).
 """
 
 from __future__ import annotations

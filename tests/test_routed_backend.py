@@ -7,11 +7,11 @@ import dataclasses
 from typing import Any
 
 import pytest
-from support.drivers import AsyncOverSync
 
 from toolrouting import (
     ROUTE_SCHEMA_NAME,
     AsyncBackend,
+    AsyncScriptedBackend,
     ScriptedBackend,
     Settings,
     can_route,
@@ -60,14 +60,14 @@ def test_the_clone_carries_its_settings_to_the_request() -> None:
 
 
 def test_an_async_backend_routes_the_same_way() -> None:
-    backend = AsyncOverSync(ScriptedBackend(['{"tool":"none"}'], settings=Settings(max_tokens=100)))
+    backend = AsyncScriptedBackend(['{"tool":"none"}'], settings=Settings(max_tokens=100))
     assert isinstance(backend, AsyncBackend)
     assert can_route(backend)
     schema = route_schema(TOOLS)
     request = routed_backend(backend, schema, routing_cap(backend, 512))
-    assert isinstance(request, AsyncOverSync)
+    assert isinstance(request, AsyncScriptedBackend)
     asyncio.run(request.complete([{"role": "user", "content": "hi"}]))
-    (routed,) = backend.backend.requests
+    (routed,) = backend.requests
     assert (routed.settings.json_schema, routed.settings.max_tokens) == (schema, 100)
     assert backend.settings.json_schema is None
 

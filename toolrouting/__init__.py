@@ -99,7 +99,9 @@ from ._limits import (
 from ._loop import (
     Action,
     ActionChosen,
+    AnswerDelta,
     AsyncRoutingLoop,
+    DecisionDelta,
     EndReason,
     Event,
     LimitName,
@@ -216,7 +218,9 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     # the loop
     "Action",
     "ActionChosen",
+    "AnswerDelta",
     "AsyncRoutingLoop",
+    "DecisionDelta",
     "EndReason",
     "Event",
     "LimitName",

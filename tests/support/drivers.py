@@ -1,69 +1,86 @@
 """The two drivers of the step machine behind one face, so the loop's tests run against both.
 
 ``driver.loop(backend, provider, **options)`` makes a :class:`RoutingLoop` (``sync``), or an
-:class:`AsyncRoutingLoop` over :class:`AsyncOverSync` (``async``) whose ``run``, ``resume``
-and ``iter_*`` are run to the end on an event loop and answered synchronously. A test written
-against the sync loop's face thereby checks that the async driver behaves identically: the
-same events, errors, requests and transcript bytes.
+:class:`AsyncRoutingLoop` (``async``) over the async twin of ``backend`` whose ``run``,
+``resume`` and ``iter_*`` are run to the end on an event loop and answered synchronously. A
+test written against the sync loop's face thereby checks that the async driver behaves
+identically: the same events, errors, requests and transcript bytes.
 
-:class:`AsyncOverSync` is a test double: an :class:`AsyncBackend` over a sync backend (the
-scripted fake, or an HTTP backend in a worker thread) until the library's own async backends
-are there to drive.
+The twins are the library's own async backends: a :class:`ScriptedBackend` becomes an
+:class:`AsyncScriptedBackend` on the same script and record (:func:`scripted_twin`), an
+:class:`OpenAICompatible` an :class:`AsyncOpenAICompatible` on the same endpoint
+(:func:`http_twin`), an :class:`EmbeddedLlama` an :class:`AsyncEmbeddedLlama` over a clone
+of it. Any other backend is passed on as it is, to be refused as it is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 import anyio
-import anyio.lowlevel
-import anyio.to_thread
+import httpx
 
-from toolrouting._backends.base import Completion, Message
-from toolrouting._backends.scripted import ScriptedBackend
+from toolrouting._backends.async_embedded import AsyncEmbeddedLlama
+from toolrouting._backends.async_http import AsyncOpenAICompatible
+from toolrouting._backends.base import Message
+from toolrouting._backends.embedded import EmbeddedLlama
+from toolrouting._backends.http import OpenAICompatible
+from toolrouting._backends.scripted import AsyncScriptedBackend, ScriptedBackend
 from toolrouting._loop.async_run import AsyncRoutingLoop
 from toolrouting._loop.events import Event
 from toolrouting._loop.result import RunResult
 from toolrouting._loop.run import RoutingLoop
-from toolrouting._routed_backend import can_route
-from toolrouting._settings import Settings
 from toolrouting.demo.store import MemoryStore
 
-__all__ = ["DRIVERS", "AsyncOverSync", "AsyncRunner", "Driver", "DriverName", "collect"]
+__all__ = [
+    "DRIVERS",
+    "AsyncRunner",
+    "Driver",
+    "DriverName",
+    "async_twin",
+    "collect",
+    "http_twin",
+    "scripted_twin",
+]
 
 DriverName = Literal["sync", "async"]
 
 
-class AsyncOverSync:
-    """An async backend over a sync one (test double): clones wrap the sync backend's clones.
+def scripted_twin(backend: ScriptedBackend) -> AsyncScriptedBackend:
+    """An :class:`AsyncScriptedBackend` answering from ``backend``'s queue into its record, so a
+    test that reads ``backend.requests`` or ``backend.pending`` sees the async run's too."""
+    twin = AsyncScriptedBackend(settings=backend.settings)
+    twin.__dict__.update(_queue=backend.__dict__["_queue"], requests=backend.requests)
+    return twin
 
-    A scripted backend answers on the event loop, after one checkpoint (where a cancellation
-    lands, as at a real request's first await); any other runs in a worker thread.
+
+def http_twin(backend: OpenAICompatible) -> AsyncOpenAICompatible:
+    """An :class:`AsyncOpenAICompatible` on ``backend``'s endpoint and settings.
+
+    It keeps no connection alive between requests: each call of :class:`AsyncRunner` is an
+    event loop of its own, and a pooled connection belongs to the loop that opened it.
     """
+    client = httpx.AsyncClient(limits=httpx.Limits(max_keepalive_connections=0))
+    return AsyncOpenAICompatible(
+        backend.base_url,
+        model=backend.model,
+        dialect=backend.dialect,
+        timeout=backend.timeout,
+        settings=backend.settings,
+        http_client=client,
+    )
 
-    def __init__(self, backend: Any) -> None:
-        self.backend = backend
 
-    @property
-    def settings(self) -> Settings:
-        settings: Settings = self.backend.settings
-        return settings
-
-    def clone(self, **changes: Any) -> Self:
-        return type(self)(self.backend.clone(**changes))
-
-    async def complete(self, messages: Sequence[Message]) -> Completion:
-        await anyio.lowlevel.checkpoint()
-        if isinstance(self.backend, ScriptedBackend):
-            return self.backend.complete(messages)
-        completion: Completion = await anyio.to_thread.run_sync(
-            self.backend.complete, messages, abandon_on_cancel=True
-        )
-        return completion
-
-    async def aclose(self) -> None:
-        self.backend.close()
+def async_twin(backend: Any) -> Any:
+    """The library's async backend that does what ``backend`` does; any other is passed on as it is."""
+    if type(backend) is ScriptedBackend:
+        return scripted_twin(backend)
+    if type(backend) is OpenAICompatible:
+        return http_twin(backend)
+    if isinstance(backend, EmbeddedLlama):
+        return AsyncEmbeddedLlama(backend.clone())
+    return backend
 
 
 def collect(events: Any) -> list[Event]:
@@ -114,9 +131,7 @@ class Driver:
             options["sleep"] = _awaitable(sleep)
         if isinstance(provider, MemoryStore):
             options["sync_tools"] = "inline"  # its sqlite3 connection works only in the thread that made it
-        if can_route(backend):  # a backend that cannot route is passed on, to be refused as it is
-            backend = AsyncOverSync(backend)
-        return AsyncRunner(AsyncRoutingLoop(backend, provider, **options))
+        return AsyncRunner(AsyncRoutingLoop(async_twin(backend), provider, **options))
 
 
 def _awaitable(sleep: Callable[[float], object]) -> Callable[[float], Any]:

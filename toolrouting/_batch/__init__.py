@@ -1,8 +1,9 @@
 """Batch runs: a file of questions, each its own routing run and transcript, many in flight at once.
 
 ``questions`` reads the JSON Lines questions file; ``folder`` is the output folder, where a
-result on disk marks a finished question; ``runner`` drives the runs on asyncio and counts
-them (``BatchProgress``). It is how a serving engine with continuous batching is kept busy.
+result on disk marks a finished question; ``runner`` keeps the runs in flight on asyncio and
+counts them (``BatchProgress``); ``jobs`` drives one run, on the async loop or in a thread.
+It is how a serving engine with continuous batching is kept busy.
 """
 
 from .folder import RESULT_SUFFIX, TRANSCRIPT_SUFFIX, BatchFolder

@@ -1,18 +1,14 @@
 """Many routing runs at once: each question of a batch is its own run, ``concurrency`` in flight.
 
 The batch is an asyncio program: a semaphore bounds the runs in flight, and each run is
-driven by :func:`drive`, the one place that knows how. Today it runs the synchronous
-:class:`RoutingLoop` in a thread of its own (one a run in flight, so a batch of 64 is never
-queued behind a default pool of fewer). The embedded backend then serves one request at a
-time (its lock); an HTTP backend sends them in parallel, which is what a serving engine with
-continuous batching needs.
+driven by ``jobs.drive``: on the event loop for an async backend, in a thread of its own for
+a sync one. Either way an HTTP backend sends the runs' requests in parallel, which is what a
+serving engine with continuous batching needs; the embedded model serves one at a time.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import contextvars
 import dataclasses
 import os
 import threading
@@ -20,19 +16,16 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .._backends import Backend
+from .._backends import AsyncBackend, Backend
 from .._errors import ToolRoutingError
 from .._limits import DEFAULT_BATCH_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
-from .._loop import ActionChosen, Event, RepairRequested, RoutingLoop, RunLimits, RunResult
-from .._provider import ToolOutput, ToolProvider
+from .._loop import ActionChosen, AsyncRoutingLoop, Event, RepairRequested, RoutingLoop, RunLimits, RunResult
+from .._provider import AsyncToolProvider, ToolOutput, ToolProvider
 from .folder import BatchFolder
+from .jobs import RunJob, Tracing, drive, is_async_backend
 from .questions import BatchQuestion, read_questions
 
-__all__ = ["BatchProgress", "RunJob", "Tracing", "arun_batch", "drive", "run_batch"]
-
-#: What makes one run's tracer: given the question, a context manager around its run whose value
-#: takes the run's events (``lambda question: RunTracer(attributes={...})`` is one).
-Tracing = Callable[[BatchQuestion], contextlib.AbstractContextManager[Callable[[Event], object]]]
+__all__ = ["BatchProgress", "arun_batch", "run_batch"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -69,97 +62,12 @@ class BatchProgress:
         return self.decisions / self.seconds if self.seconds > 0 else 0.0
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class RunJob:
-    """Everything one question's run needs: where it is written, whether it resumes, how it is built."""
-
-    question: BatchQuestion
-    transcript: str
-    resume: bool
-    backend: Backend
-    tools: Callable[[], ToolProvider]
-    loop_options: dict[str, Any]
-    on_event: Callable[[Event], object]
-    trace: Tracing | None = None
-
-    def run_sync(self) -> RunResult:
-        """The run on the synchronous loop, in the calling thread, its tools made and closed here.
-
-        The tools are made in the thread that calls them: a SQLite connection (the demo store)
-        may only be used by the thread that opened it.
-        """
-        provider = self.tools()
-        try:
-            with self.trace(self.question) if self.trace else contextlib.nullcontext() as traced:
-                on_event = self.on_event if traced is None else _both(self.on_event, traced)
-                loop = RoutingLoop(
-                    self.backend, provider, transcript=self.transcript, on_event=on_event, **self.loop_options
-                )
-                return loop.resume() if self.resume else loop.run(list(self.question.messages))
-        finally:
-            close = getattr(provider, "close", None)
-            if callable(close):
-                close()
-
-
-def _both(first: Callable[[Event], object], second: Callable[[Event], object]) -> Callable[[Event], None]:
-    def observe(event: Event) -> None:
-        first(event)
-        second(event)
-
-    return observe
-
-
-async def drive(job: RunJob) -> RunResult:
-    """Drive one run to its end: the synchronous loop in a thread of its own, awaited.
-
-    The one place a batch runs a loop. When an async loop drives the backend itself, this
-    awaits it instead (``await loop.arun(messages)`` or ``await loop.aresume()``). The thread
-    is a daemon: a batch stopped with Ctrl-C exits without waiting for the runs in flight,
-    which is as safe as a kill, since their transcripts resume (docs/batch.md).
-    """
-    running = asyncio.get_running_loop()
-    settled: asyncio.Future[RunResult] = running.create_future()
-    context = contextvars.copy_context()  # as asyncio.to_thread does: a tracer's context goes along
-
-    def work() -> None:
-        try:
-            result = context.run(job.run_sync)
-        except BaseException as error:
-            _settle(running, settled, None, error)
-        else:
-            _settle(running, settled, result, None)
-
-    threading.Thread(target=work, name=f"toolrouting-batch {job.question.id}", daemon=True).start()
-    return await settled
-
-
-def _settle(
-    running: asyncio.AbstractEventLoop,
-    settled: asyncio.Future[RunResult],
-    result: RunResult | None,
-    error: BaseException | None,
-) -> None:
-    """Hand a run's end to the event loop, unless the batch has stopped waiting for it."""
-
-    def hand() -> None:
-        if settled.done():
-            return  # the batch was cancelled while the run went on
-        if error is not None:
-            settled.set_exception(error)
-        else:
-            settled.set_result(result)  # type: ignore[arg-type]
-
-    with contextlib.suppress(RuntimeError):  # the event loop has closed: nobody waits for the run
-        running.call_soon_threadsafe(hand)
-
-
 def run_batch(
     questions: str | os.PathLike[str] | Iterable[BatchQuestion],
     out: str | os.PathLike[str],
     *,
-    backend: Backend,
-    tools: Callable[[], ToolProvider],
+    backend: Backend | AsyncBackend,
+    tools: Callable[[], ToolProvider | AsyncToolProvider],
     concurrency: int = DEFAULT_BATCH_CONCURRENCY,
     system: str | None = None,
     retry_failed: bool = False,
@@ -199,8 +107,8 @@ async def arun_batch(
     questions: str | os.PathLike[str] | Iterable[BatchQuestion],
     out: str | os.PathLike[str],
     *,
-    backend: Backend,
-    tools: Callable[[], ToolProvider],
+    backend: Backend | AsyncBackend,
+    tools: Callable[[], ToolProvider | AsyncToolProvider],
     concurrency: int = DEFAULT_BATCH_CONCURRENCY,
     system: str | None = None,
     retry_failed: bool = False,
@@ -214,15 +122,17 @@ async def arun_batch(
 ) -> BatchProgress:
     """Run every question of ``questions`` (a JSON Lines file, or :class:`BatchQuestion` values) into ``out``.
 
-    Each question is one run of the routing loop over ``backend``, with a provider from
-    ``tools()`` of its own (called once a run, in the run's thread, and closed after it if it
-    has ``close()``), its transcript ``out/ID.jsonl``, and its result ``out/ID.result.json``
-    once it ends. Questions finished before are skipped; a run a kill cut short is resumed
-    from its transcript; a failed one is run again from the start only with
-    ``retry_failed=True``. ``cap``, ``limits``, ``retries`` and ``answer`` are every run's,
-    as :class:`RoutingLoop` takes them. ``on_progress`` gets the counts each time a run
-    starts or ends; ``on_event`` every run's events with its question's id, from the run's
-    thread. ``trace`` makes each run's tracer (a :class:`RunTracer` a run), entered around it.
+    Each question is one run of the routing loop over ``backend`` (:class:`AsyncRoutingLoop`
+    on this event loop for an async backend, :class:`RoutingLoop` in a thread of its own for a
+    sync one), with a provider from ``tools()`` of its own (called once a run, in the thread
+    that drives the run, and closed after it if it has ``close()``), its transcript
+    ``out/ID.jsonl``, and its result ``out/ID.result.json`` once it ends. Questions finished
+    before are skipped; a run a kill cut short is resumed from its transcript; a failed one is
+    run again from the start only with ``retry_failed=True``. ``cap``, ``limits``,
+    ``retries`` and ``answer`` are every run's, as :class:`RoutingLoop` takes them.
+    ``on_progress`` gets the counts each time a run starts or ends; ``on_event`` every run's
+    events with its question's id, from the thread that drives the run. ``trace`` makes each
+    run's tracer (a :class:`RunTracer` a run), entered around it.
     """
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ValueError(f"concurrency must be an integer of at least 1, not {concurrency!r}")
@@ -233,7 +143,11 @@ async def arun_batch(
     asked = _questions(questions, system)
     folder = BatchFolder(out)
     options: dict[str, Any] = {"cap": cap, "limits": limits, "retries": retries, "answer": answer}
-    RoutingLoop(backend, _NO_TOOLS, **options)  # a bad backend or option is refused before any run
+    # A bad backend or option is refused before any run.
+    if is_async_backend(backend):
+        AsyncRoutingLoop(backend, _NO_TOOLS, **options)  # type: ignore[arg-type]
+    else:
+        RoutingLoop(backend, _NO_TOOLS, **options)  # type: ignore[arg-type]
     tally = _Tally(total=len(asked), began=time.monotonic())
     plans = []
     for question in asked:

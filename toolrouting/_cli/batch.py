@@ -2,12 +2,15 @@
 
 The runs are the ``_batch`` part's; here are the options, the tools each run gets, and the
 progress bar on stderr (redrawn in place on a terminal, a line at a time in a log). The
-counts go to stdout at the end.
+counts go to stdout at the end. The runs are driven by the async loop over the async
+backends, a task each on one event loop: a server gets ``--concurrency`` requests at once
+from one thread, and Ctrl-C cancels every run in flight at the await it is in.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import dataclasses
 import functools
@@ -16,15 +19,16 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import Any, TextIO
 
-from .._batch import BatchProgress, read_questions, run_batch
+from .._backends import AsyncBackend
+from .._batch import BatchProgress, arun_batch, read_questions
 from .._limits import BATCH_PROGRESS_INTERVAL, DEFAULT_BATCH_CONCURRENCY
 from .._loop import RunLimits
 from .._provider import ToolProvider
 from .arguments import Subparsers, UsageError, positive
 from .exits import DONE, FAILED
-from .run import add_model_options, demo_store, model_backend, system_prompt
+from .run import add_model_options, async_model_backend, demo_store, system_prompt
 from .server import api_key, explained_refusal, redact
 from .tools import add_tool_options, run_tools, uses_tools
 
@@ -84,18 +88,19 @@ def _batch(args: argparse.Namespace) -> int:
             tools = functools.partial(demo_store, args.db)
             demo_store(args.db).close()  # a missing --db is a usage error now, not in every run
         stack.enter_context(explained_refusal(api_key(args)))
-        backend = stack.enter_context(model_backend(args))
-        progress = run_batch(
-            questions,
-            args.out,
-            backend=backend,
-            tools=tools,
-            concurrency=args.concurrency,
-            retry_failed=args.retry_failed,
-            cap=args.cap,
-            limits=RunLimits(max_rounds=args.max_rounds),
-            answer=args.answer,
-            on_progress=bar,
+        progress = asyncio.run(
+            _batched(
+                async_model_backend(args),
+                questions,
+                args.out,
+                tools=tools,
+                concurrency=args.concurrency,
+                retry_failed=args.retry_failed,
+                cap=args.cap,
+                limits=RunLimits(max_rounds=args.max_rounds),
+                answer=args.answer,
+                on_progress=bar,
+            )
         )
     if bar is not None:
         bar.close(progress)
@@ -108,6 +113,14 @@ def _batch(args: argparse.Namespace) -> int:
     else:
         print(f"batch: {summary(progress)}")
     return FAILED if progress.failed else DONE
+
+
+async def _batched(backend: AsyncBackend, *args: Any, **options: Any) -> BatchProgress:
+    """The batch over ``backend``, closed on this event loop (where its connections live) as it ends."""
+    try:
+        return await arun_batch(*args, backend=backend, **options)
+    finally:
+        await backend.aclose()
 
 
 def _same(tools: ToolProvider) -> ToolProvider:

@@ -1,7 +1,8 @@
 """``main(argv)``: a command line in, an exit status out (see ``exits``).
 
 Library errors become one line ``ErrorType: message`` on stderr and exit status 1, usage
-errors exit 2, Ctrl-C exits 130. Every error line passes ``redact``, so no API key is shown.
+errors exit 2, Ctrl-C exits 130 (saying how an interrupted run or batch goes on). Every error
+line passes ``redact``, so no API key is shown.
 A reader that stops reading (``toolrouting schema FILE | head``) ends the command quietly,
 with the status a shell gives a command ended by SIGPIPE, as ``cat`` and ``grep`` end.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 
@@ -47,8 +49,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(redact(f"{type(error).__name__}: {error}", args), file=sys.stderr)
         return FAILED
     except KeyboardInterrupt:
-        print("toolrouting: interrupted", file=sys.stderr)
+        print(redact(f"toolrouting: interrupted{_how_to_go_on(args)}", args), file=sys.stderr)
         return INTERRUPTED
+
+
+def _how_to_go_on(args: argparse.Namespace) -> str:
+    """What continues an interrupted command: ``run`` from its transcript, ``batch`` started again."""
+    if args.command == "run" and getattr(args, "transcript", None):
+        return (
+            f"; --resume --transcript {shlex.quote(args.transcript)} goes on from there "
+            "(with the same model and tool options)"
+        )
+    if args.command == "batch":
+        return "; the same command goes on where it stopped"
+    return ""
 
 
 def _silence_stdout() -> None:

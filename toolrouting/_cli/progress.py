@@ -1,4 +1,4 @@
-"""The progress lines of ``toolrouting run``: each event of a run as one short line, as it happens."""
+"""What ``toolrouting run`` shows as a run goes: each event as a short line, the answer as it streams."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import TextIO
 from .._limits import PROGRESS_PREVIEW_CHARS
 from .._loop import (
     ActionChosen,
+    AnswerDelta,
     Event,
     LimitReached,
     RepairRequested,
@@ -18,7 +19,7 @@ from .._loop import (
     ToolResult,
 )
 
-__all__ = ["Progress"]
+__all__ = ["AnswerPrinter", "Progress"]
 
 
 class Progress:
@@ -32,6 +33,38 @@ class Progress:
         line = _line(event)
         if line is not None:
             print(self.clean(line), file=self.stream, flush=True)
+
+
+class AnswerPrinter:
+    """The final answer on ``stream`` piece by piece as it streams, stripped as a whole answer is.
+
+    Blanks are held back until text follows them, so none leads or trails the answer. A
+    retried answer starts again on a line of its own; :meth:`close` ends the answer's line.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self._shown = False
+        self._blanks = ""
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, AnswerDelta):
+            text = (self._blanks if self._shown else "") + event.text
+            shown = text if self._shown else text.lstrip()
+            kept = shown.rstrip()
+            self._blanks = shown[len(kept) :]
+            if kept:
+                self.stream.write(kept)
+                self.stream.flush()
+                self._shown = True
+        elif isinstance(event, RetryScheduled) and self._shown:
+            self.close()
+
+    def close(self) -> None:
+        if self._shown:
+            self.stream.write("\n")
+            self.stream.flush()
+        self._shown, self._blanks = False, ""
 
 
 def _line(event: Event) -> str | None:

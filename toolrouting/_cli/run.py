@@ -12,21 +12,36 @@ import functools
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
-from .._backends import Backend, Message
+from .._backends import AsyncBackend, Backend, Message
 from .._limits import DEFAULT_ANSWER_TOKENS, DEFAULT_MAX_ROUNDS, DEFAULT_ROUTING_CAP
-from .._loop import RoutingLoop, RunResult
+from .._loop import Event, RoutingLoop, RunResult
 from .._provider import ToolProvider
 from .._settings import Settings
 from ..demo import SYSTEM_PROMPT, MemoryStore
 from .arguments import Subparsers, UsageError, non_negative, positive, stdin_text
 from .exits import DONE
-from .progress import Progress
+from .progress import AnswerPrinter, Progress
 from .server import add_server_options, api_key, explained_refusal, redact
 from .tools import add_tool_options, run_tools, uses_tools
 
-__all__ = ["add_model_options", "add_run", "demo_store", "model_backend", "system_prompt"]
+if TYPE_CHECKING:
+    from .._backends import EmbeddedLlama
+
+__all__ = [
+    "add_model_options",
+    "add_run",
+    "async_model_backend",
+    "demo_store",
+    "model_backend",
+    "system_prompt",
+]
+
+#: The server backend a command makes: the sync one, or the async one.
+_Served = TypeVar("_Served", bound=Backend | AsyncBackend)
 
 
 def add_run(subparsers: Subparsers) -> None:
@@ -135,18 +150,32 @@ def _run(args: argparse.Namespace) -> int:
             tools = stack.enter_context(demo_store(args.db))
         stack.enter_context(explained_refusal(api_key(args)))
         backend = stack.enter_context(model_backend(args))
+        # The answer streams to stdout as it comes, but for --json, whose outcome is one document.
+        streamed = AnswerPrinter(sys.stdout) if args.answer and not args.json else None
         loop = RoutingLoop(
             backend,
             tools,
             cap=args.cap,
             max_rounds=args.max_rounds,
             answer=args.answer,
-            on_event=progress,
+            stream_answer=streamed is not None,
+            on_event=_both(progress, streamed),
             transcript=args.transcript,
         )
         result = loop.resume() if messages is None else loop.run(messages)
-    _print_outcome(result, as_json=args.json)
+    if streamed is not None:
+        streamed.close()
+    _print_outcome(result, as_json=args.json, answer_shown=streamed is not None)
     return DONE
+
+
+def _both(*observers: Callable[[Event], object] | None) -> Callable[[Event], None]:
+    def observe(event: Event) -> None:
+        for observer in observers:
+            if observer is not None:
+                observer(event)
+
+    return observe
 
 
 def _check_resume(args: argparse.Namespace) -> None:
@@ -212,28 +241,51 @@ def demo_store(db: str | None) -> MemoryStore:
 def model_backend(args: argparse.Namespace) -> Backend:
     """The backend the options name: a server with ``--base-url``, else the embedded model."""
     # Both backends are imported here: the HTTP one needs no llama.cpp, the embedded one no server.
-    settings = Settings(
-        max_tokens=args.answer_tokens, temperature=args.temperature, top_p=args.top_p, seed=args.seed
-    )
     if args.base_url:
-        if args.threads is not None:
-            raise UsageError("--threads sets the embedded model's threads; a server sets its own")
         from .._backends import OpenAICompatible
 
-        key = api_key(args)
-        try:
-            return OpenAICompatible(
-                args.base_url,
-                model=args.model,
-                api_key=None if key is None else key.value,
-                dialect=args.dialect,
-                settings=settings,
-            )
-        except ValueError as error:
-            # The backend names its own argument, model=; on the command line it is --model.
-            missing = args.model is None and "model=" in str(error)
-            more = "; name one with --model (toolrouting models lists them)" if missing else ""
-            raise UsageError(f"{error}{more}") from error
+        return _server_backend(args, OpenAICompatible)
+    return _embedded_backend(args)
+
+
+def async_model_backend(args: argparse.Namespace) -> AsyncBackend:
+    """:func:`model_backend` for the async loop: the server's requests on ``httpx.AsyncClient``, or
+    the embedded model taking its turns in a worker thread."""
+    if args.base_url:
+        from .._backends import AsyncOpenAICompatible
+
+        return _server_backend(args, AsyncOpenAICompatible)
+    from .._backends import AsyncEmbeddedLlama
+
+    return AsyncEmbeddedLlama(_embedded_backend(args))
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return Settings(
+        max_tokens=args.answer_tokens, temperature=args.temperature, top_p=args.top_p, seed=args.seed
+    )
+
+
+def _server_backend(args: argparse.Namespace, kind: Callable[..., _Served]) -> _Served:
+    if args.threads is not None:
+        raise UsageError("--threads sets the embedded model's threads; a server sets its own")
+    key = api_key(args)
+    try:
+        return kind(
+            args.base_url,
+            model=args.model,
+            api_key=None if key is None else key.value,
+            dialect=args.dialect,
+            settings=_settings(args),
+        )
+    except ValueError as error:
+        # The backend names its own argument, model=; on the command line it is --model.
+        missing = args.model is None and "model=" in str(error)
+        more = "; name one with --model (toolrouting models lists them)" if missing else ""
+        raise UsageError(f"{error}{more}") from error
+
+
+def _embedded_backend(args: argparse.Namespace) -> EmbeddedLlama:
     if args.api_key is not None:
         raise UsageError("--api-key is for a server named with --base-url; the embedded model needs none")
     from .._backends import EmbeddedLlama, default_model_path
@@ -241,15 +293,15 @@ def model_backend(args: argparse.Namespace) -> Backend:
     model = args.model or str(default_model_path())
     if not args.quiet:
         print(f"toolrouting: loading {model}", file=sys.stderr)
-    return EmbeddedLlama(model, settings=settings, n_threads=args.threads)
+    return EmbeddedLlama(model, settings=_settings(args), n_threads=args.threads)
 
 
-def _print_outcome(result: RunResult, *, as_json: bool) -> None:
+def _print_outcome(result: RunResult, *, as_json: bool, answer_shown: bool = False) -> None:
     if as_json:
         print(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
         return
     calls = sum(1 for action in result.actions if action.tool != "none")
     rounds = "round" if result.rounds == 1 else "rounds"
     print(f"ended: {result.reason} after {result.rounds} {rounds}, {calls} tool call{'s' * (calls != 1)}")
-    if result.answer is not None:
+    if result.answer is not None and not answer_shown:
         print(result.answer.strip())

@@ -13,6 +13,8 @@ after the handoff); ``result`` is what a finished run returns.
 from .async_run import AsyncRoutingLoop
 from .events import (
     ActionChosen,
+    AnswerDelta,
+    DecisionDelta,
     Event,
     LimitReached,
     RepairRequested,
@@ -32,7 +34,9 @@ from .transcript import TranscriptRead, read_transcript
 __all__ = [
     "Action",
     "ActionChosen",
+    "AnswerDelta",
     "AsyncRoutingLoop",
+    "DecisionDelta",
     "EndReason",
     "Event",
     "LimitName",

@@ -19,10 +19,10 @@ from typing import Any, Literal
 
 import anyio.to_thread
 
-from .._backends import AsyncBackend, Message
+from .._backends import AsyncBackend, Completion, Message
 from .._limits import DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
 from .._provider import AsyncToolProvider, ToolOutput, ToolProvider
-from .effects import CallTool, Commit, Emit, Request, Wait
+from .effects import CallTool, Commit, Emit, Request, Wait, unfinished_stream
 from .events import Event, RunFinished
 from .instructions import Instructions
 from .machine import StepMachine, Steps, checked_messages
@@ -64,6 +64,8 @@ class AsyncRoutingLoop(StepMachine):
         answer: bool = False,
         instructions: Instructions = True,
         thought: int | None = None,
+        stream_answer: bool = False,
+        stream_decisions: bool = False,
         on_event: Callable[[Event], object] | None = None,
         transcript: str | os.PathLike[str] | None = None,
         sleep: Callable[[float], Awaitable[object]] = anyio.sleep,
@@ -81,6 +83,8 @@ class AsyncRoutingLoop(StepMachine):
             answer=answer,
             instructions=instructions,
             thought=thought,
+            stream_answer=stream_answer,
+            stream_decisions=stream_decisions,
             transcript=transcript,
         )
         if not inspect.iscoroutinefunction(getattr(backend, "complete", None)):
@@ -155,6 +159,23 @@ class AsyncRoutingLoop(StepMachine):
                     # Written here, with no await: a cancellation cannot land inside a commit.
                     if writer is not None:
                         writer.append(*effect.messages)
+                elif isinstance(effect, Request) and effect.piece is not None:
+                    # The pieces are handed out here (an async generator cannot delegate); the
+                    # stream is closed however this ends, which ends its request.
+                    try:
+                        async with contextlib.aclosing(effect.backend.stream(effect.messages)) as pieces:
+                            async for piece in pieces:
+                                if isinstance(piece, Completion):
+                                    answer = piece
+                                    break
+                                event = effect.piece(piece.text)
+                                if self.on_event is not None:
+                                    self.on_event(event)
+                                yield event
+                        if answer is None:
+                            failure = unfinished_stream(effect.backend)
+                    except Exception as error:  # the machine retries it or lets it through
+                        failure = error
                 elif isinstance(effect, Request):
                     try:
                         answer = await effect.backend.complete(effect.messages)

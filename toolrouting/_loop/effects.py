@@ -1,7 +1,8 @@
 """What the step machine asks its driver to do: the only ways a run touches the world.
 
 The machine (``machine``) is a generator that yields one of these and is sent back the answer:
-a :class:`Request` gets the :class:`Completion`, a :class:`CallTool` gets what the provider
+a :class:`Request` gets the :class:`Completion` (a streamed one after its pieces, which the
+driver hands out as the events its ``piece`` makes), a :class:`CallTool` gets what the provider
 returned, the others get ``None``. An exception the backend or the tool raised is thrown into
 the machine at the same point (``generator.throw``), where it is retried, reported to the model
 or let through exactly as when the loop performed the call itself.
@@ -10,12 +11,14 @@ or let through exactly as when the loop performed the call itself.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from .._backends import Message
+from .._errors import BackendResponseError
 from .events import Event
 
-__all__ = ["CallTool", "Commit", "Effect", "Emit", "Request", "Wait"]
+__all__ = ["CallTool", "Commit", "Effect", "Emit", "Request", "Wait", "unfinished_stream"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -24,6 +27,9 @@ class Request:
 
     backend: Any
     messages: list[Message]
+    piece: Callable[[str], Event] | None = None
+    """Ask with ``backend.stream()``, each piece handed out as the event this makes of its text
+    (an :class:`AnswerDelta`, a :class:`DecisionDelta`); ``None`` asks with ``complete()``."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -56,3 +62,11 @@ class Emit:
 
 
 Effect = Request | CallTool | Commit | Wait | Emit
+
+
+def unfinished_stream(backend: object) -> BackendResponseError:
+    """What a driver throws into the machine when a stream ends without its whole Completion."""
+    return BackendResponseError(
+        f"{type(backend).__name__}.stream() ended without its Completion; a stream's last item "
+        "is the whole reply"
+    )

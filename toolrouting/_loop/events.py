@@ -7,7 +7,10 @@ answer, the final answer's too, gives :class:`ReplyReceived` with what the serve
 An accepted reply gives :class:`ActionChosen`, then :class:`ToolReturned` (or
 :class:`LimitReached` when the action trips a limit and is not run). :class:`RetryScheduled`
 comes before a retried request, :class:`Resumed` first on a resumed run, and
-:class:`RunFinished` last. Each is named for what has just happened, in the past tense.
+:class:`RunFinished` last. A final answer asked for with ``stream_answer=True`` comes as
+:class:`AnswerDelta` pieces before its :class:`ReplyReceived`, and a routed decision with
+``stream_decisions=True`` as :class:`DecisionDelta` pieces. Each is named for what has
+just happened, in the past tense.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from .result import LimitName, RunResult
 
 __all__ = [
     "ActionChosen",
+    "AnswerDelta",
+    "DecisionDelta",
     "Event",
     "LimitReached",
     "RepairRequested",
@@ -125,6 +130,30 @@ class LimitReached:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class DecisionDelta:
+    """A piece of a routed decision as it streams (``stream_decisions=True``), for a host to show.
+
+    The decision is parsed only once whole, and judged as :class:`ActionChosen` or
+    :class:`RepairRequested` then; the pieces of a refused or retried reply are shown too.
+    """
+
+    round: int
+    text: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AnswerDelta:
+    """A piece of the final answer as it streams (``stream_answer=True``), in order.
+
+    The pieces are shown, not kept: the answer is committed whole once its stream has ended,
+    so a stream cut short commits nothing and a resume asks again. After a
+    :class:`RetryScheduled` the pieces start over.
+    """
+
+    text: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class RunFinished:
     """The run ended; ``result`` is what :meth:`RoutingLoop.run` returns."""
 
@@ -140,5 +169,7 @@ Event = (
     | ActionChosen
     | ToolReturned
     | LimitReached
+    | DecisionDelta
+    | AnswerDelta
     | RunFinished
 )

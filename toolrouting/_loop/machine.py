@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import abc
 import copy
+import functools
 import os
 from collections.abc import Generator, Mapping, Sequence
 from typing import Any
@@ -38,6 +39,8 @@ from .answer import answer_request
 from .effects import CallTool, Commit, Effect, Emit
 from .events import (
     ActionChosen,
+    AnswerDelta,
+    DecisionDelta,
     LimitReached,
     RepairRequested,
     Resumed,
@@ -86,6 +89,8 @@ class StepMachine(abc.ABC):
         answer: bool = False,
         instructions: Instructions = True,
         thought: int | None = None,
+        stream_answer: bool = False,
+        stream_decisions: bool = False,
         transcript: str | os.PathLike[str] | None = None,
     ) -> None:
         if not can_route(backend):
@@ -101,6 +106,13 @@ class StepMachine(abc.ABC):
         self.limits = _limits(limits, max_rounds=max_rounds, max_repairs=max_repairs, max_repeats=max_repeats)
         self.retry = RetryPolicy(retries=retries)
         self.answer = answer
+        for option, asked in (("stream_answer", stream_answer), ("stream_decisions", stream_decisions)):
+            if asked and not callable(getattr(backend, "stream", None)):
+                raise TypeError(
+                    f"{option}=True asks with the backend's stream(), and {type(backend).__name__} has none"
+                )
+        self.stream_answer = bool(stream_answer)
+        self.stream_decisions = bool(stream_decisions)
         self.instructions = checked_instructions(instructions)
         route_schema([], thought=thought)  # refuses a bad thought= now, not in the first round
         self.thought = thought
@@ -153,7 +165,11 @@ class StepMachine(abc.ABC):
             if pending is None:
                 yield Emit(RoundStarted(round=state.round, choices=(*names, NONE_TOOL)))
                 request = routed_backend(self.backend, route_schema(tools, thought=self.thought), cap)
-                completion = yield from complete(request, state.messages, self.retry, state.round)
+                # A streamed decision is handed out as it comes, and parsed only once whole.
+                piece = functools.partial(_decision_delta, state.round) if self.stream_decisions else None
+                completion = yield from complete(
+                    request, state.messages, self.retry, state.round, piece=piece
+                )
                 state.add_usage(completion.usage)
                 text, truncated, committed = completion.text, completion.truncated, False
             else:
@@ -166,7 +182,14 @@ class StepMachine(abc.ABC):
                 yield from _commit(state, Message(role="user", content=asked))
                 state.answer_prompted = True
             # The answer request alone: the question and the results, not the run's actions.
-            completion = yield from complete(self.backend, state.messages[-1:], self.retry, state.round)
+            # Committed only once whole: a stream cut short commits nothing, and resume asks again.
+            completion = yield from complete(
+                self.backend,
+                state.messages[-1:],
+                self.retry,
+                state.round,
+                piece=_answer_delta if self.stream_answer else None,
+            )
             state.answer, state.answer_usage = completion.text, completion.usage
             yield from _commit(state, Message(role="assistant", content=completion.text))
         yield Emit(RunFinished(result=_result(state)))
@@ -226,6 +249,14 @@ class StepMachine(abc.ABC):
                 )
             )
         state.next_round()
+
+
+def _decision_delta(round: int, text: str) -> DecisionDelta:
+    return DecisionDelta(round=round, text=text)
+
+
+def _answer_delta(text: str) -> AnswerDelta:
+    return AnswerDelta(text=text)
 
 
 def _commit(state: RunState, *messages: Message) -> Steps:

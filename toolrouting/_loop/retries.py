@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
 from .._backends import Completion, Message
 from .._errors import BackendError, BackendResponseError, RetriesExhaustedError
 from .._limits import DEFAULT_RETRIES, MAX_RETRY_AFTER, RETRY_BACKOFF_BASE, RETRY_BACKOFF_MAX
 from .effects import Effect, Emit, Request, Wait
-from .events import ReplyReceived, RetryScheduled
+from .events import Event, ReplyReceived, RetryScheduled
 from .run_limits import check_count
 
 __all__ = ["RetryPolicy", "complete"]
@@ -56,6 +56,8 @@ def complete(
     messages: Sequence[Message],
     policy: RetryPolicy,
     round: int,
+    *,
+    piece: Callable[[str], Event] | None = None,
 ) -> Generator[Effect, Any, Completion]:
     """One request, retried under ``policy`` while the error is retryable; emits each retry and
     waits out its delay, through the driver, then what the server said of the reply."""
@@ -63,7 +65,7 @@ def complete(
     while True:
         began = time.monotonic()  # a clock read, not I/O: the driver performs the request
         try:
-            completion: Completion = yield Request(backend, list(messages))
+            completion: Completion = yield Request(backend, list(messages), piece)
         except BackendError as error:
             if not error.retryable:
                 raise

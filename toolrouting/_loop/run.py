@@ -6,16 +6,17 @@ the tool, writes the transcript and sleeps, as the machine says, and hands the e
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any
 
-from .._backends import Backend, Message
+from .._backends import Backend, Completion, Message
 from .._limits import DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
 from .._provider import ToolProvider
-from .effects import CallTool, Commit, Emit, Request, Wait
+from .effects import CallTool, Commit, Emit, Request, Wait, unfinished_stream
 from .events import Event, RunFinished
 from .instructions import Instructions
 from .machine import StepMachine, Steps, checked_messages
@@ -40,6 +41,10 @@ class RoutingLoop(StepMachine):
     names a JSON Lines file that receives every message as it is committed, which
     :meth:`resume` can continue from (sending the instructions it holds, never rendering them
     again; resume with the same ``thought=``). ``sleep`` waits between retries.
+    ``stream_answer=True`` asks for the answer with the backend's ``stream()`` (a
+    :class:`StreamingBackend`): each piece is an :class:`AnswerDelta` event as it comes, and the
+    answer is committed once whole. ``stream_decisions=True`` streams each routed decision
+    the same way, as :class:`DecisionDelta` events, parsed only once whole.
 
     The limits are one :class:`RunLimits` (``limits=``), or its fields given one by one
     (``max_rounds=``, ``max_repairs=``, ``max_repeats=``). A provider that is a
@@ -61,6 +66,8 @@ class RoutingLoop(StepMachine):
         answer: bool = False,
         instructions: Instructions = True,
         thought: int | None = None,
+        stream_answer: bool = False,
+        stream_decisions: bool = False,
         on_event: Callable[[Event], object] | None = None,
         transcript: str | os.PathLike[str] | None = None,
         sleep: Callable[[float], object] = time.sleep,
@@ -77,6 +84,8 @@ class RoutingLoop(StepMachine):
             answer=answer,
             instructions=instructions,
             thought=thought,
+            stream_answer=stream_answer,
+            stream_decisions=stream_decisions,
             transcript=transcript,
         )
         if inspect.iscoroutinefunction(getattr(backend, "complete", None)):
@@ -149,7 +158,10 @@ class RoutingLoop(StepMachine):
                         writer.append(*effect.messages)
                 elif isinstance(effect, Request):
                     try:
-                        answer = effect.backend.complete(effect.messages)
+                        if effect.piece is not None:
+                            answer = yield from self._streamed(effect)
+                        else:
+                            answer = effect.backend.complete(effect.messages)
                     except Exception as error:  # the machine retries it or lets it through
                         failure = error
                 elif isinstance(effect, CallTool):
@@ -163,6 +175,22 @@ class RoutingLoop(StepMachine):
             machine.close()
             if writer is not None:
                 writer.close()
+
+    def _streamed(self, effect: Request) -> Generator[Event, None, Completion]:
+        """Stream ``effect``'s request, handing out each piece as an event; the whole reply at the end.
+
+        The stream is closed however this ends (an error, Ctrl-C, a caller leaving
+        ``iter_run`` early), which ends its request.
+        """
+        with contextlib.closing(effect.backend.stream(effect.messages)) as pieces:
+            for piece in pieces:
+                if isinstance(piece, Completion):
+                    return piece
+                event = effect.piece(piece.text)  # type: ignore[misc]  # a streamed request has one
+                if self.on_event is not None:
+                    self.on_event(event)
+                yield event
+        raise unfinished_stream(effect.backend)
 
 
 def _finish(events: Iterator[Event]) -> RunResult:

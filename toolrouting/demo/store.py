@@ -17,6 +17,7 @@ import json
 import os
 import re
 import sqlite3
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Self
@@ -79,12 +80,16 @@ class MemoryStore:
 
     ``path`` is a database file (created when missing) or ``":memory:"``. As a tool
     provider it remembers the ids its searches have listed, which narrow ``memory_read``.
+
+    A store may be used from any thread, one call at a time (a lock sees to it): the async
+    loop calls a sync provider in a worker thread, not the thread that made it, and a
+    cancelled run's call may still be under way in its thread when the store is closed.
     """
 
     def __init__(self, path: str | os.PathLike[str] = ":memory:") -> None:
         self.path = os.fspath(path)
         try:
-            self._db = sqlite3.connect(self.path)
+            self._db = sqlite3.connect(self.path, check_same_thread=False)
             self._db.execute(_SCHEMA)
             self._db.execute("SELECT id, title, body FROM memories LIMIT 1").fetchall()
         except sqlite3.Error as error:
@@ -94,6 +99,7 @@ class MemoryStore:
             ) from error
         self._listed: list[str] = []
         self._opened: set[str] = set()
+        self._lock = threading.RLock()
 
     @classmethod
     def sample(cls) -> Self:
@@ -131,7 +137,7 @@ class MemoryStore:
     def add_many(self, notes: Iterable[tuple[str, str]]) -> list[str]:
         """Store notes in order, in one transaction, and return their ids."""
         ids = []
-        with self._db:
+        with self._lock, self._db:
             (last,) = self._db.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()
             for offset, (title, body) in enumerate(notes, start=1):
                 ids.append(f"M{last + offset}")
@@ -151,17 +157,20 @@ class MemoryStore:
         if not terms:
             return []
         match = " OR ".join(f'"{term}"' for term in terms)
-        rows = self._db.execute(
-            "SELECT id, title FROM memories WHERE memories MATCH ? ORDER BY bm25(memories), rowid LIMIT ?",
-            (match, MEMORY_SEARCH_RESULTS),
-        ).fetchall()
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, title FROM memories WHERE memories MATCH ? "
+                "ORDER BY bm25(memories), rowid LIMIT ?",
+                (match, MEMORY_SEARCH_RESULTS),
+            ).fetchall()
         return [(str(id), str(title)) for id, title in rows]
 
     def read(self, ids: Iterable[str]) -> list[tuple[str, str, str]]:
         """``(id, title, body)`` of the notes with these ids, in the order asked; unknown ids are skipped."""
         found = []
         for id in ids:
-            row = self._db.execute("SELECT id, title, body FROM memories WHERE id = ?", (id,)).fetchone()
+            with self._lock:
+                row = self._db.execute("SELECT id, title, body FROM memories WHERE id = ?", (id,)).fetchone()
             if row is not None:
                 found.append((str(row[0]), str(row[1]), str(row[2])))
         return found
@@ -201,6 +210,10 @@ class MemoryStore:
         return tools
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        with self._lock:
+            return self._call(name, arguments)
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
         # Arguments are checked here too: a server that ignores the schema lets anything through.
         if name == "memory_search":
             query = arguments.get("query")
@@ -250,7 +263,8 @@ class MemoryStore:
                     self._listed.append(id)
 
     def close(self) -> None:
-        self._db.close()
+        with self._lock:
+            self._db.close()
 
     def __enter__(self) -> Self:
         return self
