@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import BackendError, GrammarError, ModelLoadError
+from .._grammar import route_grammar
 from .._json import plain, quoted, walk
 from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE, LLAMA_CPP_MAX_GROUP_DEPTH, MAX_CAUSE_QUOTE
-from .._settings import Settings
+from .._settings import GrammarChoice, Settings
 from .base import BaseBackend, Completion, Message, Usage, is_truncated
 
 __all__ = [
@@ -105,17 +106,19 @@ class _Model:
     n_ctx: int
     random_seed: int
     lock: threading.Lock
-    grammar: Callable[[str], Any]
+    grammar: Callable[[str, GrammarChoice, bool], Any]
 
 
 class EmbeddedLlama(BaseBackend):
     """A GGUF model run in-process by llama.cpp; with no ``model_path``, SmolLM2-135M-Instruct.
 
     The chat template is the GGUF's own. ``settings.json_schema`` becomes a llama.cpp
-    grammar, compiled once per distinct schema (its JSON text, key order as given) and
-    kept in a cache the clones share. ``seed`` is the sampling seed of every request whose
-    settings name none; ``None`` draws a fresh one each time. ``n_threads=None`` is
-    llama-cpp-python's choice (half the cores).
+    grammar: ours (:func:`~toolrouting.route_grammar`, compact and, with ``settings.bounded``,
+    bounded) or, with ``settings.grammar="server"``, llama-cpp-python's conversion; each is
+    checked by llama.cpp's parser before any sampling, compiled once per distinct schema (its
+    JSON text, key order as given) and kept in a cache the clones share. ``seed`` is the
+    sampling seed of every request whose settings name none; ``None`` draws a fresh one each
+    time. ``n_threads=None`` is llama-cpp-python's choice (half the cores).
 
     Clones share the loaded model and take turns on it (a lock): ``close()`` on the
     backend that loaded it frees the model for every clone; on a clone it retires only
@@ -215,10 +218,10 @@ class EmbeddedLlama(BaseBackend):
             if value is not None:
                 arguments[name] = value
         if settings.json_schema is not None:
-            arguments["grammar"] = self._grammar(settings.json_schema)
+            arguments["grammar"] = self._grammar(settings.json_schema, settings.grammar, settings.bounded)
         return arguments
 
-    def _grammar(self, schema: Mapping[str, Any]) -> Any:
+    def _grammar(self, schema: Mapping[str, Any], choice: GrammarChoice, bounded: bool) -> Any:
         try:
             # plain: a read-only mapping (MappingProxyType) is a schema too, as on the wire.
             text = json.dumps(plain(schema), sort_keys=False, ensure_ascii=False, allow_nan=False)
@@ -226,7 +229,7 @@ class EmbeddedLlama(BaseBackend):
             raise GrammarError(
                 f"the JSON schema is not JSON ({_cause(error)}); a schema holds only JSON values"
             ) from error
-        return self._model.grammar(text)
+        return self._model.grammar(text, choice, bounded)
 
     def _release(self) -> None:
         """Free the model for every clone; a request under way finishes first (the lock)."""
@@ -236,7 +239,13 @@ class EmbeddedLlama(BaseBackend):
             llama.close()
 
 
-def _compile_grammar(llama_cpp: Any, vocab: Any, schema_text: str) -> Any:
+def _compile_grammar(
+    llama_cpp: Any, vocab: Any, schema_text: str, choice: GrammarChoice, bounded: bool
+) -> Any:
+    if choice == "ours":
+        gbnf = route_grammar(json.loads(schema_text), bounded=bounded).gbnf
+        check_gbnf(llama_cpp, vocab, gbnf)  # ours never should be refused; the guard holds all the same
+        return llama_cpp.LlamaGrammar.from_string(gbnf, verbose=False)
     try:
         grammar = llama_cpp.LlamaGrammar.from_json_schema(schema_text, verbose=False)
     except Exception as error:  # the converter asserts, or trips on a key: either way the schema is the cause
@@ -270,7 +279,7 @@ def check_gbnf(llama_cpp: Any, vocab: Any, gbnf: str, root: str = "root") -> Non
         lines = [line for line in said if "error parsing grammar" in line]
         reason = lines[0].split("error parsing grammar: ", 1)[-1] if lines else "no reason given"
         raise GrammarError(
-            f"llama.cpp refused the grammar llama-cpp-python wrote for this JSON schema ({_cause(reason)}); "
+            f"llama.cpp refused the grammar written for this JSON schema ({_cause(reason)}); "
             f"{_PREFLIGHT_HINT}"
         )
     llama_cpp.llama_sampler_free(sampler)

@@ -18,6 +18,7 @@ from .._errors import (
     BackendHTTPError,
     BackendResponseError,
     BackendTimeout,
+    GrammarError,
     SchemaIgnoredError,
 )
 from .._json import quoted
@@ -132,6 +133,13 @@ class OpenAICompatible(BaseBackend):
         settings = self._settings
         response = self._post(self._dialect.build(messages, settings, self._model))
         if not response.is_success:
+            if self._dialect.sends_grammar(settings) and _mentions_grammar(response):
+                raise GrammarError(
+                    f"POST {self._url} refused the grammar toolrouting compiled from the schema (HTTP "
+                    f"{response.status_code}: {quoted(response.text, MAX_BODY_QUOTE)}); Settings(grammar="
+                    "'server') sends the schema for the server to convert instead, and "
+                    "preflight(schema, 'toolrouting') lists what our grammar changes"
+                )
             raise self._http_error(response, schema_sent=settings.json_schema is not None)
         body = self._decode(response)
         try:
@@ -276,11 +284,18 @@ class OpenAICompatible(BaseBackend):
             if self.dialect == "koboldcpp"
             else ""
         )
+        sent_as = self._dialect.schema_field(self._settings)
         raise SchemaIgnoredError(
-            f"the server may have ignored the schema: it was sent as {self._dialect.schema_field} "
+            f"the server may have ignored the schema: it was sent as {sent_as} "
             f"(dialect {self.dialect!r}) and {problem}. Check that the dialect matches the server "
             f"(known: {', '.join(DIALECTS)}).{kobold}"
         )
+
+
+def _mentions_grammar(response: httpx.Response) -> bool:
+    """Whether an error answer is about the grammar (llama-server: "Failed to initialize samplers")."""
+    text = response.text[:MAX_RESPONSE_BYTES].lower()
+    return response.status_code in (400, 422, 500) and ("grammar" in text or "sampler" in text)
 
 
 def _openers(schema: Mapping[str, Any]) -> tuple[str, ...]:
