@@ -16,7 +16,13 @@ from typing import Any
 
 from .._errors import GrammarError
 from .._json import is_count, plain, pointer_token, shown
-from .._limits import GBNF_MAX_REPETITION, GRAMMAR_CACHE_SIZE, GRAMMAR_MAX_DEPTH, SHOWN_VALUE_CHARS
+from .._limits import (
+    BOUNDED_VALUE_DEPTH,
+    GBNF_MAX_REPETITION,
+    GRAMMAR_CACHE_SIZE,
+    GRAMMAR_MAX_DEPTH,
+    SHOWN_VALUE_CHARS,
+)
 from .grammars import GrammarNote, RouteGrammar
 from .keywords import ASSERTIONS, IGNORED, IMPLIES, REFUSED, TYPES, json_kinds, same_value
 from .rules import Alt, Expr, Grammar, Lit, Ref, Seq
@@ -84,7 +90,7 @@ class _Compiler:
         if depth > GRAMMAR_MAX_DEPTH:
             raise self.fail(at, "", f"the schema nests deeper than {GRAMMAR_MAX_DEPTH} levels")
         if schema is True or schema == {}:
-            return self.values.anything() if types is None else self._each({}, at, hint, depth, types)
+            return self.anything(at) if types is None else self._each({}, at, hint, depth, types)
         if schema is False:
             return None
         if not isinstance(schema, dict):
@@ -115,9 +121,16 @@ class _Compiler:
         if allowed is None:
             implied = {kind for kind, keys in IMPLIES.items() if schema.keys() & keys}
             if not implied:
-                return self.values.anything()
+                return self.anything(at)
             allowed = frozenset(implied | ({"integer"} if "number" in implied else set()))
         return self._each(schema, at, hint, depth, allowed)
+
+    def anything(self, at: str) -> str:
+        if self.bounded:
+            self.note(
+                at, "", "bounds", f"any JSON value, at most {BOUNDED_VALUE_DEPTH} deep (bounded decisions)"
+            )
+        return self.values.anything()
 
     def _each(
         self, schema: dict[str, Any], at: str, hint: str, depth: int, allowed: frozenset[str]
