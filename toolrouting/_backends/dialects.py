@@ -102,7 +102,9 @@ class Dialect:
             # The grammar alone: llama-server refuses json_schema beside it ("Cannot use both
             # json_schema and grammar"), and llama-cpp-python and KoboldCpp let response_format
             # replace it. None of the three needs the schema for anything else.
-            body["grammar"] = route_grammar(plain(settings.json_schema), bounded=settings.bounded).gbnf
+            body["grammar"] = route_grammar(
+                plain(settings.json_schema), spaced=settings.spaced, bounded=settings.bounded
+            ).gbnf
         elif settings.json_schema is not None:
             body.update(self._schema(settings))
         if self.in_options and sampling:

@@ -15,7 +15,7 @@ import os
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +106,7 @@ class _Model:
     n_ctx: int
     random_seed: int
     lock: threading.Lock
-    grammar: Callable[[str, GrammarChoice, bool], Any]
+    grammar: Callable[[str, GrammarChoice, bool, bool], Any]
 
 
 class EmbeddedLlama(BaseBackend):
@@ -218,18 +218,20 @@ class EmbeddedLlama(BaseBackend):
             if value is not None:
                 arguments[name] = value
         if settings.json_schema is not None:
-            arguments["grammar"] = self._grammar(settings.json_schema, settings.grammar, settings.bounded)
+            arguments["grammar"] = self._grammar(settings)
         return arguments
 
-    def _grammar(self, schema: Mapping[str, Any], choice: GrammarChoice, bounded: bool) -> Any:
+    def _grammar(self, settings: Settings) -> Any:
         try:
             # plain: a read-only mapping (MappingProxyType) is a schema too, as on the wire.
-            text = json.dumps(plain(schema), sort_keys=False, ensure_ascii=False, allow_nan=False)
+            text = json.dumps(
+                plain(settings.json_schema), sort_keys=False, ensure_ascii=False, allow_nan=False
+            )
         except (TypeError, ValueError, RecursionError) as error:
             raise GrammarError(
                 f"the JSON schema is not JSON ({_cause(error)}); a schema holds only JSON values"
             ) from error
-        return self._model.grammar(text, choice, bounded)
+        return self._model.grammar(text, settings.grammar, settings.bounded, settings.spaced)
 
     def _release(self) -> None:
         """Free the model for every clone; a request under way finishes first (the lock)."""
