@@ -14,7 +14,13 @@ from pathlib import Path
 
 import httpx
 
-__all__ = ["LLAMA_SERVER_START_LIMIT", "llama_server_binary", "start_llama_server", "wait_until_healthy"]
+__all__ = [
+    "LLAMA_SERVER_START_LIMIT",
+    "free_port",
+    "llama_server_binary",
+    "start_llama_server",
+    "wait_until_healthy",
+]
 
 #: Seconds llama-server gets to load the default model and answer /health (about one here).
 LLAMA_SERVER_START_LIMIT = 120.0

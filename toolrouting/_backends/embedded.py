@@ -242,10 +242,10 @@ class EmbeddedLlama(BaseBackend):
 
 
 def _compile_grammar(
-    llama_cpp: Any, vocab: Any, schema_text: str, choice: GrammarChoice, bounded: bool
+    llama_cpp: Any, vocab: Any, schema_text: str, choice: GrammarChoice, bounded: bool, spaced: bool
 ) -> Any:
     if choice == "ours":
-        gbnf = route_grammar(json.loads(schema_text), bounded=bounded).gbnf
+        gbnf = route_grammar(json.loads(schema_text), spaced=spaced, bounded=bounded).gbnf
         check_gbnf(llama_cpp, vocab, gbnf)  # ours never should be refused; the guard holds all the same
         return llama_cpp.LlamaGrammar.from_string(gbnf, verbose=False)
     try:
