@@ -227,8 +227,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{model}, {len(cases)} cases "
         f"({len(cases) - expected_none} expect a tool, {expected_none} expect none), "
         f"greedy, seed {args.seed}, routing cap {ROUTING_CAP}, grammar {args.grammar}"
-        f"{'' if args.unbounded else ', bounded'}{', spaced' if args.spaced else ''}, {os.cpu_count()} cores, "
-        f"{platform.python_version()}, {time.perf_counter() - started:.0f} s in all\n"
+        f"{'' if args.unbounded else ', bounded'}{', spaced' if args.spaced else ''}, "
+        f"{os.cpu_count()} cores, {platform.python_version()}, {time.perf_counter() - started:.0f} s in all\n"
     )
     print(table(tallies))
     return 0
