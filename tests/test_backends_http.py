@@ -586,3 +586,8 @@ def test_completion_is_a_frozen_value(make: Callable[..., OpenAICompatible], rec
     assert isinstance(completion, Completion)
     with pytest.raises(AttributeError):
         completion.text = "other"  # type: ignore[misc]
+
+
+def test_the_grammar_setting_names_its_choices() -> None:
+    with pytest.raises(ValueError, match="grammar is 'ours' or 'server'"):
+        Settings(grammar="llguidance")  # type: ignore[arg-type]
