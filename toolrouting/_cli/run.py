@@ -103,6 +103,13 @@ def add_run(subparsers: Subparsers) -> None:
     parser.add_argument("--top-p", type=non_negative, metavar="P", help="nucleus sampling of every request")
     parser.add_argument("--seed", type=int, metavar="N", help="sampling seed of every request")
     parser.add_argument(
+        "--grammar",
+        choices=("ours", "server"),
+        default="ours",
+        help="where a grammar is taken (embedded, llama.cpp, llama-cpp-python, koboldcpp): our compact "
+        "grammar of the route, or the schema for the server to convert (default: %(default)s)",
+    )
+    parser.add_argument(
         "--threads",
         type=positive,
         metavar="N",
@@ -192,7 +199,11 @@ def _store(db: str | None) -> MemoryStore:
 def _backend(args: argparse.Namespace) -> Backend:
     # Both backends are imported here: the HTTP one needs no llama.cpp, the embedded one no server.
     settings = Settings(
-        max_tokens=args.answer_tokens, temperature=args.temperature, top_p=args.top_p, seed=args.seed
+        max_tokens=args.answer_tokens,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        seed=args.seed,
+        grammar=args.grammar,
     )
     if args.base_url:
         if args.threads is not None:
