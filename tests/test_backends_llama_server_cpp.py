@@ -75,7 +75,7 @@ def test_a_grammar_the_server_refuses_is_a_named_error(
         gbnf = 'root ::= "unclosed'
 
     monkeypatch.setattr(dialects, "route_grammar", lambda *args, **kwargs: Broken())
-    routed = backend.clone(settings=backend.settings.clone(json_schema={"type": "string"}))
+    routed = backend.clone(settings=backend.settings.clone(json_schema={"type": "string"}, max_tokens=8))
     with pytest.raises(GrammarError, match=r"refused the grammar toolrouting compiled .*HTTP 400"):
         routed.complete([{"role": "user", "content": "Say hi."}])
     server = routed.clone(settings=routed.settings.clone(grammar="server"))
