@@ -41,12 +41,14 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_llama_server(model: Path, threads: int, log_path: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_llama_server(
+    model: Path, threads: int, log_path: Path, ctx_size: int = 2048
+) -> tuple[subprocess.Popen[bytes], str]:
     """Start the cached llama-server on loopback with ``model``: the process and its base URL."""
     port = free_port()
     command = [
         str(llama_server_binary()), "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
-        "--ctx-size", "2048", "--parallel", "1", "--threads", str(threads), "--threads-batch", str(threads),
+        "--ctx-size", str(ctx_size), "--parallel", "1", "--threads", str(threads), "--threads-batch", str(threads),
         "--no-webui",
     ]  # fmt: skip
     with open(log_path, "wb") as log:
