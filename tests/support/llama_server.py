@@ -48,7 +48,8 @@ def start_llama_server(
     port = free_port()
     command = [
         str(llama_server_binary()), "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
-        "--ctx-size", str(ctx_size), "--parallel", "1", "--threads", str(threads), "--threads-batch", str(threads),
+        "--ctx-size", str(ctx_size), "--parallel", "1",
+        "--threads", str(threads), "--threads-batch", str(threads),
         "--no-webui",
     ]  # fmt: skip
     with open(log_path, "wb") as log:
