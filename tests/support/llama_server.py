@@ -1,6 +1,6 @@
 """llama.cpp's own ``llama-server``, as scripts/build-llama-server.sh builds and caches it.
 
-The set-up builds it once (about 25 minutes on two cores) into a cache outside the virtual
+The set-up builds it once (up to an hour on two cores) into a cache outside the virtual
 environment; the tests and benchmarks find it there and start it on loopback.
 """
 
