@@ -45,7 +45,10 @@ def route_grammar(
     (with the JSON pointer) for what it refuses.
     """
     try:
-        text = json.dumps(plain(schema), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        try:  # plain dicts and lists, as a route schema is: no copy needed to key the cache
+            text = json.dumps(schema, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        except TypeError:  # a read-only mapping somewhere: copied into dicts first
+            text = json.dumps(plain(schema), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError, RecursionError) as error:
         raise GrammarError(f"the schema is not JSON ({str(error)[:SHOWN_VALUE_CHARS]})") from None
     return _compiled(text, spaced, bounded)
