@@ -1,8 +1,9 @@
 """Decision quality: is the routed first action the right tool, or ``none`` when no tool fits?
 
-Run: .venv/bin/python benchmarks/decisions.py  [--limit N] [--styles bare,names,text,json,typescript]
-                                              [--model PATH.gguf] [--seed 0] [--threads N]
-                                              [--grammar ours|server] [--unbounded] [--spaced]
+Run: .venv/bin/python benchmarks/decisions.py  [--limit N] [--styles bare,names,text,json,typescript,thought]
+                                              [--model PATH.gguf] [--seed 0] [--threads N] [--thought 80]
+                                              [--forced-tokens] [--grammar ours|server]
+                                              [--unbounded] [--spaced]
 
 Each case in benchmarks/cases/*.jsonl is a catalogue, a conversation and the expected first
 action (one of a list of tool names, or ``none``), with optional argument checks (the
@@ -10,9 +11,14 @@ argument's JSON text must contain the given text, case-insensitively). Every cas
 once per configuration through ``routed_backend(backend, route_schema(tools), cap)``: the
 same grammar each time, only the system message differs:
 
-- ``bare``: no system message, the conversation alone (the loop's behaviour today);
+- ``bare``: no system message, the conversation alone (``RoutingLoop(instructions=False)``);
 - ``names``: one line of reply format and the tools' names, nothing else;
-- ``text``, ``json``, ``typescript``: ``catalogue_prompt(tools, style=...)``.
+- ``text``, ``json``, ``typescript``: ``catalogue_prompt(tools, style=...)``; ``typescript``
+  is also what ``RoutingLoop`` sends by default (its instructions, byte for byte, since no
+  case has a system message of its own);
+- ``thought``: what ``RoutingLoop(thought=N)`` sends and constrains: its instructions (the
+  ``typescript`` text and the note on the slot) and ``route_schema(tools, thought=N)``, the
+  reply parsed with the slot.
 
 Sampling is greedy (temperature 0) with a fixed seed, so a run repeats on the same build.
 Prints one Markdown table: valid %, right tool % (tool expected), ``none`` % (none
@@ -48,11 +54,14 @@ from toolrouting import (
     routed_backend,
     tools_from,
 )
+from toolrouting._loop.instructions import instructed  # the loop's own rendering, not a copy
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "benchmarks" / "cases"
-CONFIGS = ("bare", "names", "text", "json", "typescript")
+CONFIGS = ("bare", "names", "text", "json", "typescript", "thought")
 ROUTING_CAP = 512
+#: The reasoning slot's length in the ``thought`` configuration (``--thought``).
+THOUGHT_SLOT = [80]
 # Room for the 52-tool catalogue in the JSON style beside a conversation.
 N_CTX = 8192
 
@@ -105,9 +114,11 @@ def spread(cases: Sequence[Case], limit: int | None) -> list[Case]:
     return [cases[int(i * step)] for i in range(limit)]
 
 
-def system_text(config: str, tools: list[dict[str, Any]]) -> str | None:
+def system_text(config: str, tools: list[dict[str, Any]], messages: list[Message]) -> str | None:
     if config == "bare":
         return None
+    if config == "thought":
+        return instructed(messages, True, tools, thought=THOUGHT_SLOT[0])[0]["content"]
     if config == "names":
         names = ", ".join(route_tool_names(tools)) or "(none)"
         return f'Choose the next action: one JSON object, a tool call or {{"tool": "none"}}.\nTools: {names}'
@@ -137,15 +148,16 @@ def run(backend: LlamaCpp, cases: Sequence[Case], configs: Sequence[str]) -> dic
         for case in ordered:
             tools = catalogues[case.catalogue]
             names = route_tool_names(tools)
-            routed = routed_backend(backend, route_schema(tools), ROUTING_CAP)
-            system = system_text(config, tools)
+            thought = THOUGHT_SLOT[0] if config == "thought" else None
+            routed = routed_backend(backend, route_schema(tools, thought=thought), ROUTING_CAP)
+            system = system_text(config, tools, case.messages)
             messages: list[Message] = [{"role": "system", "content": system}] if system else []
             messages += case.messages
             started = time.perf_counter()
             completion = routed.complete(messages)
             tally.seconds.append(time.perf_counter() - started)
             tally.cap_hits += completion.truncated
-            route = parse_route(completion.text, names)
+            route = parse_route(completion.text, names, thought=thought)
             tally.decisions += 1
             tally.valid += route.ok
             tally.prompt_tokens.append(completion.usage.prompt_tokens)
@@ -201,10 +213,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", help="a GGUF file (default: the embedded default model)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int)
+    parser.add_argument(
+        "--thought", type=int, default=THOUGHT_SLOT[0], help="the slot's length in characters"
+    )
+    parser.add_argument(
+        "--forced-tokens", action="store_true", help="decode with LlamaCpp(forced_tokens=True) (llguidance)"
+    )
     parser.add_argument("--grammar", choices=("ours", "server"), default="ours")
     parser.add_argument("--unbounded", action="store_true", help="our grammar without bounded decisions")
     parser.add_argument("--spaced", action="store_true", help="our grammar with a space after : and ,")
     args = parser.parse_args(argv)
+    THOUGHT_SLOT[0] = args.thought
     configs = [name.strip() for name in args.styles.split(",") if name.strip()]
     unknown = [name for name in configs if name not in CONFIGS]
     if unknown:
@@ -218,7 +237,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     started = time.perf_counter()
     with LlamaCpp(
-        args.model, n_ctx=N_CTX, n_threads=args.threads, settings=settings, seed=args.seed
+        args.model,
+        n_ctx=N_CTX,
+        n_threads=args.threads,
+        settings=settings,
+        seed=args.seed,
+        forced_tokens=args.forced_tokens,
     ) as backend:
         tallies = run(backend, cases, configs)
         model = backend.model_path.name
@@ -226,9 +250,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"{model}, {len(cases)} cases "
         f"({len(cases) - expected_none} expect a tool, {expected_none} expect none), "
-        f"greedy, seed {args.seed}, routing cap {ROUTING_CAP}, grammar {args.grammar}"
-        f"{'' if args.unbounded else ', bounded'}{', spaced' if args.spaced else ''}, "
-        f"{os.cpu_count()} cores, {platform.python_version()}, {time.perf_counter() - started:.0f} s in all\n"
+        f"greedy, seed {args.seed}, {'forced tokens' if args.forced_tokens else 'grammar sampler'}, "
+        f"grammar {args.grammar}{'' if args.unbounded else ', bounded'}{', spaced' if args.spaced else ''}, "
+        f"routing cap {ROUTING_CAP}, {os.cpu_count()} cores, "
+        f"{platform.python_version()}, {time.perf_counter() - started:.0f} s in all\n"
     )
     print(table(tallies))
     return 0

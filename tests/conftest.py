@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 from hypothesis import HealthCheck, settings
+from support.drivers import DRIVERS, Driver
 from support.llama_server import llama_server_binary, start_llama_server, wait_until_healthy
 from support.model import TEST_THREADS
 from support.processes import stop
@@ -120,3 +121,12 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
     finally:
         stop(process, grace=15)
+
+
+# --- The loop's two drivers: its behavioural tests run once through each ---------------------
+
+
+@pytest.fixture(params=sorted(DRIVERS))
+def driver(request: pytest.FixtureRequest) -> Driver:
+    """The sync :class:`RoutingLoop` or the :class:`AsyncRoutingLoop`, behind the sync loop's face."""
+    return DRIVERS[request.param]

@@ -1,4 +1,5 @@
-"""A routing run for tests/test_loop_kill.py to kill: ``python tests/kill_driver.py run|resume TRANSCRIPT``.
+"""A routing run for tests/test_loop_kill.py to kill:
+``python tests/kill_driver.py run|resume TRANSCRIPT [async]``.
 
 The model is a fake (a ScriptedBackend whose reply depends only on the conversation it is
 sent), so an interrupted run resumed must write the same bytes as a run left alone. It
@@ -9,7 +10,8 @@ varied points and a resume that forgot the calls would write other bytes.
 After every committed message the driver reports ``committed N`` (N messages on disk so
 far), so the killer knows how far the run got; ``torn TEXT`` when a resume dropped a torn
 line; ``finished REASON`` at the end. From the command line it prints them; tests/test_loop_kill.py
-forks it with :func:`child`, which sends them on a pipe.
+forks it with :func:`child`, which sends them on a pipe. ``async`` runs it through the
+:class:`AsyncRoutingLoop` (behind the sync face of tests/support/drivers.py) instead.
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
+from support.drivers import DRIVERS, DriverName
+
 from toolrouting._backends.base import Completion, Message, Usage
 from toolrouting._backends.scripted import ScriptedBackend, ScriptedRequest
+from toolrouting._loop import async_run as _async_loop
 from toolrouting._loop import run as _loop
 from toolrouting._loop.events import Event, Resumed
 from toolrouting._loop.feedback import REPAIR_LEAD
-from toolrouting._loop.run import RoutingLoop
 from toolrouting._loop.transcript import TranscriptWriter
 from toolrouting._provider import ToolOutput
 from toolrouting._result_messages import split_routed_result
@@ -97,8 +101,8 @@ def backend() -> ScriptedBackend:
     return ScriptedBackend([model] * 30)
 
 
-def loop(transcript: str, **options: Any) -> RoutingLoop:
-    return RoutingLoop(backend(), Counter(), transcript=transcript, answer=True, **options)
+def loop(transcript: str, kind: DriverName = "sync", **options: Any) -> Any:
+    return DRIVERS[kind].loop(backend(), Counter(), transcript=transcript, answer=True, **options)
 
 
 class _Reporting(TranscriptWriter):
@@ -124,31 +128,36 @@ def _on_event(event: Event) -> None:
             _Reporting.report(f"torn {event.torn_line!r}")
 
 
-def drive(mode: str, transcript: str, report: Callable[[str], object]) -> list[int]:
-    """Run (``mode`` ``run``) or resume the driver's run; returns the file size after each commit."""
+def drive(
+    mode: str, transcript: str, report: Callable[[str], object], kind: DriverName = "sync"
+) -> list[int]:
+    """Run (``mode`` ``run``) or resume the driver's run through the ``kind`` loop; returns the
+    file size after each commit."""
     _Reporting.report, _Reporting.committed, _Reporting.commits = report, 0, []
     _loop.TranscriptWriter = _Reporting  # type: ignore[attr-defined]
+    _async_loop.TranscriptWriter = _Reporting  # type: ignore[attr-defined]
     try:
-        run = loop(transcript, on_event=_on_event)
+        run = loop(transcript, kind, on_event=_on_event)
         result = run.run(QUESTION) if mode == "run" else run.resume()
     finally:
         _loop.TranscriptWriter = TranscriptWriter  # type: ignore[attr-defined]
+        _async_loop.TranscriptWriter = TranscriptWriter  # type: ignore[attr-defined]
     report(f"finished {result.reason}")
     return _Reporting.commits
 
 
-def child(mode: str, transcript: str, connection: Connection) -> None:
+def child(mode: str, transcript: str, connection: Connection, kind: DriverName = "sync") -> None:
     """:func:`drive` in a process forked by tests/test_loop_kill.py, reporting on ``connection``."""
     try:
-        drive(mode, transcript, connection.send)
+        drive(mode, transcript, connection.send, kind)
     except BaseException:
         connection.send(f"error {traceback.format_exc()}")
         raise
 
 
 def main(argv: list[str]) -> int:
-    mode, transcript = argv
-    drive(mode, transcript, lambda line: print(line, flush=True))
+    mode, transcript, *kind = argv
+    drive(mode, transcript, lambda line: print(line, flush=True), "async" if kind == ["async"] else "sync")
     return 0
 
 

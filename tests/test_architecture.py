@@ -24,7 +24,19 @@ MAY_IMPORT = {
     "_catalogues": {"core"},
     "_preflight": {"core", "_grammar"},
     "demo": {"core"},
-    "_cli": {"core", "_grammar", "_backends", "_loop", "_catalogues", "_preflight", "demo"},
+    "_batch": {"core", "_backends", "_loop"},
+    "_traces": {"core", "_backends", "_loop"},
+    "_cli": {
+        "core",
+        "_grammar",
+        "_backends",
+        "_loop",
+        "_catalogues",
+        "_preflight",
+        "demo",
+        "_batch",
+        "_traces",
+    },
 }
 
 #: Lines a module may have: one that needs more holds more than one concern.

@@ -1,4 +1,5 @@
-"""BaseBackend, through the backends that ship on it: checked clones, close, the context manager.
+"""BaseBackend, through the backends that ship on it: checked clones, close, the context manager;
+and AsyncBaseBackend, which shares its settings, clones and owning.
 
 The embedded backend's share (a loaded model) is tested in tests/test_backends_embedded.py, which loads one.
 """
@@ -11,7 +12,17 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from toolrouting import Backend, BaseBackend, OpenAICompatible, ScriptedBackend, Settings
+from toolrouting import (
+    AsyncBackend,
+    AsyncBaseBackend,
+    AsyncStreamingBackend,
+    Backend,
+    BaseBackend,
+    Completion,
+    OpenAICompatible,
+    ScriptedBackend,
+    Settings,
+)
 
 HI = [{"role": "user", "content": "hi"}]
 
@@ -143,3 +154,31 @@ def test_a_backend_need_not_subclass_to_be_one() -> None:
 
     assert isinstance(Own(), Backend)
     assert not isinstance(Own(), BaseBackend)
+
+
+@pytest.mark.anyio
+async def test_the_async_base_shares_settings_clones_and_owning() -> None:
+    class Counting(AsyncBaseBackend):
+        freed = 0
+
+        async def complete(self, messages: object) -> Completion:
+            return Completion(text="ok")
+
+        async def _arelease(self) -> None:
+            type(self).freed += 1
+
+    original = Counting(Settings(max_tokens=3))
+    assert isinstance(original, AsyncBackend)
+    assert not isinstance(original, AsyncStreamingBackend)  # no stream
+    clone = original.clone(settings=Settings(max_tokens=9))
+    assert (original.settings.max_tokens, clone.settings.max_tokens) == (3, 9)
+    with pytest.raises(TypeError, match=r"Counting\.clone takes only settings, not model"):
+        original.clone(model="x")
+    with pytest.raises(TypeError, match=r"settings is a toolrouting\.Settings, not dict"):
+        original.clone(settings={})
+    await clone.aclose()
+    assert Counting.freed == 0  # a clone never owns what it shares
+    async with original as entered:
+        assert entered is original
+    await original.aclose()
+    assert Counting.freed == 1  # the owner frees it once, however often it is closed

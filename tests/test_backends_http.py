@@ -19,7 +19,8 @@ import pytest
 
 from toolrouting import Backend, Completion, Settings, can_route, route_grammar, routed_backend
 from toolrouting._backends.base import Message, Usage
-from toolrouting._backends.http import OpenAICompatible, _retry_after, endpoint_url
+from toolrouting._backends.endpoint import _retry_after, endpoint_url
+from toolrouting._backends.http import OpenAICompatible
 from toolrouting._errors import (
     BackendError,
     BackendHTTPError,

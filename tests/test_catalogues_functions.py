@@ -2,18 +2,34 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime
 import enum
 import importlib.util
 import json
+import threading
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal, Optional
 
 import pytest
 from jsonschema import Draft202012Validator
+from support.drivers import AsyncOverSync
 
-from toolrouting import CatalogueError, FunctionTools, ToolOutput, ToolProvider, function_tool, route_schema
+from toolrouting import (
+    AsyncRoutingLoop,
+    AsyncToolProvider,
+    CatalogueError,
+    FunctionTools,
+    Message,
+    RoutingLoop,
+    ScriptedBackend,
+    ToolOutput,
+    ToolProvider,
+    function_tool,
+    route_schema,
+    split_routed_result,
+)
 
 
 class Colour(enum.Enum):
@@ -258,10 +274,6 @@ def _kwargs(**options: str) -> None:
     pass
 
 
-async def _later(x: int) -> None:
-    pass
-
-
 def _tuple(pair: tuple[int, str]) -> None:
     pass
 
@@ -283,7 +295,6 @@ def none() -> None:
     [
         ((search_notes, _varargs), 1, "takes *items; a tool takes named parameters only"),
         ((_kwargs,), 0, "takes *options"),
-        ((_later,), 0, "_later is async"),
         ((_tuple,), 0, "fixed-length tuple"),
         ((_int_keys,), 0, "str keys"),
         ((_unknown,), 0, "parameter 'when' of _unknown: datetime.datetime has no JSON schema here"),
@@ -329,3 +340,80 @@ def test_declarations_compile_under_llguidance() -> None:
 
         functions.append(register)
     assert Llguidance().error(route_schema(FunctionTools(*functions).tools_for_llm())) is None
+
+
+# --- async tools -------------------------------------------------------------------------
+
+
+async def fetch_note(id: str) -> dict[str, str]:
+    """Fetch one note by its id.
+
+    Args:
+        id: The note's id, as a search listed it.
+    """
+    await asyncio.sleep(0)
+    if id == "M0":
+        raise LookupError("no note M0")
+    return {"id": id, "thread": threading.current_thread().name}
+
+
+def where_am_i() -> str:
+    """The thread a plain tool runs in."""
+    return threading.current_thread().name
+
+
+def test_an_async_tool_is_declared_like_a_plain_one() -> None:
+    (declared,) = FunctionTools(fetch_note).tools_for_llm()
+    assert declared["function"]["parameters"]["properties"]["id"] == {
+        "description": "The note's id, as a search listed it.",
+        "type": "string",
+    }
+    assert isinstance(FunctionTools(fetch_note), AsyncToolProvider)
+    assert isinstance(FunctionTools(fetch_note), ToolProvider)
+
+
+def test_acall_awaits_an_async_tool_and_runs_a_plain_one_in_a_worker_thread() -> None:
+    tools = FunctionTools(fetch_note, where_am_i)
+
+    async def main() -> list[ToolOutput]:
+        return [
+            await tools.acall("fetch_note", {"id": "M4"}),
+            await tools.acall("fetch_note", {"id": "M0"}),
+            await tools.acall("where_am_i", {}),
+            await tools.acall("fetch_note", {"id": 4}),
+            await tools.acall("nothing", {}),
+        ]
+
+    fetched, failed, thread, mismatch, unknown = asyncio.run(main())
+    assert json.loads(fetched.content) == {"id": "M4", "thread": threading.current_thread().name}
+    assert failed == ToolOutput("LookupError: no note M0", is_error=True)
+    assert thread.content != threading.current_thread().name  # not on the event loop's thread
+    assert mismatch.is_error
+    assert "the arguments do not fit fetch_note" in mismatch.content
+    assert unknown.is_error
+
+
+def test_call_runs_an_async_tool_on_a_loop_of_its_own_and_refuses_inside_one() -> None:
+    tools = FunctionTools(fetch_note)
+    assert json.loads(tools.call("fetch_note", {"id": "M4"}).content)["id"] == "M4"
+    assert tools.call("fetch_note", {"id": "M0"}) == ToolOutput("LookupError: no note M0", is_error=True)
+
+    async def inside() -> ToolOutput:
+        return tools.call("fetch_note", {"id": "M4"})
+
+    refused = asyncio.run(inside())
+    assert refused.is_error
+    assert "fetch_note is async and this thread runs an event loop: await acall()" in refused.content
+
+
+def test_async_tools_in_both_loops() -> None:
+    replies = ['{"tool": "fetch_note", "arguments": {"id": "M4"}}', '{"tool": "none"}']
+    question: list[Message] = [{"role": "user", "content": "What does M4 say?"}]
+    synced = RoutingLoop(ScriptedBackend(replies), FunctionTools(fetch_note)).run(question)
+    awaited = asyncio.run(
+        AsyncRoutingLoop(AsyncOverSync(ScriptedBackend(replies)), FunctionTools(fetch_note)).run(question)
+    )
+    assert synced.actions == awaited.actions
+    # The same result, but for the thread each ran in: its own loop's, and the caller's loop's.
+    # (messages[0] is the loop's instructions, then the question and the action.)
+    assert json.loads(split_routed_result(awaited.messages[3]["content"])[1])["thread"] == "MainThread"  # type: ignore[index]

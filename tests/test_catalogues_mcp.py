@@ -17,15 +17,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.drivers import AsyncOverSync
 from support.mcp_servers import git_server, http_test_server, needs, stdio_test_server, time_server
 
 from toolrouting import (
+    AsyncRoutingLoop,
+    AsyncToolProvider,
     MCPHTTPServer,
     MCPSession,
     MCPStdioServer,
     MCPTools,
+    Message,
     RoutingLoop,
+    RunResult,
     ScriptedBackend,
+    ToolOutput,
     ToolServerError,
     route_schema,
 )
@@ -240,7 +246,54 @@ def test_a_routing_loop_over_a_live_server() -> None:
     with MCPTools(time_server()) as tools:
         result = RoutingLoop(backend, tools).run([{"role": "user", "content": "What time is it in Paris?"}])
     assert result.reason == "handoff"
-    assert '"timezone": "Europe/Paris"' in result.messages[2]["content"]
+    assert '"timezone": "Europe/Paris"' in result.messages[3]["content"]  # the result, after the instructions
+
+
+def test_an_async_routing_loop_over_a_live_server_awaits_its_calls() -> None:
+    backend = ScriptedBackend(
+        ['{"tool": "get_current_time", "arguments": {"timezone": "Europe/Paris"}}', '{"tool": "none"}']
+    )
+    question: list[Message] = [{"role": "user", "content": "What time is it in Paris?"}]
+
+    async def main(tools: MCPTools) -> tuple[RunResult, int]:
+        ticks = 0
+
+        async def ticking() -> None:  # the caller's loop goes on while the server answers
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0)
+
+        ticker = asyncio.create_task(ticking())
+        try:
+            result = await AsyncRoutingLoop(AsyncOverSync(backend), tools).run(question)
+        finally:
+            ticker.cancel()
+        return result, ticks
+
+    with MCPTools(time_server()) as tools:
+        assert isinstance(tools, AsyncToolProvider)
+        result, ticks = asyncio.run(main(tools))
+    assert result.reason == "handoff"
+    assert '"timezone": "Europe/Paris"' in result.messages[3]["content"]  # the result, after the instructions
+    assert ticks > 1
+
+
+def test_a_cancelled_acall_stops_at_once_and_the_session_goes_on() -> None:
+    async def main(tools: MCPTools) -> tuple[float, ToolOutput]:
+        call = asyncio.create_task(tools.acall("slow", {"seconds": 30}))
+        await asyncio.sleep(0.5)
+        started = time.monotonic()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        waited = time.monotonic() - started
+        return waited, await tools.acall("echo", {"text": "still here"})
+
+    with MCPTools(stdio_test_server(), call_timeout=60.0) as tools:
+        waited, after = asyncio.run(main(tools))
+    assert waited < 5.0
+    assert after == ToolOutput("still here")
 
 
 def test_an_async_caller_uses_a_session_directly() -> None:

@@ -49,7 +49,7 @@ def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedBackend:
     # A fake model in place of the real ones, to drive `run`'s plumbing (progress, outcome,
     # transcript, errors) reply by reply; the real models drive it in the tests marked `model`.
     backend = ScriptedBackend()
-    monkeypatch.setattr("toolrouting._cli.run._backend", lambda args: backend)
+    monkeypatch.setattr("toolrouting._cli.run.model_backend", lambda args: backend)
     return backend
 
 

@@ -26,9 +26,10 @@ import pytest
 from support.processes import ROOT, python_m
 
 import toolrouting
+from toolrouting import catalogue_prompt
 from toolrouting._backends.models import models_url
 from toolrouting._cli import main
-from toolrouting.demo import SYSTEM_PROMPT
+from toolrouting.demo import SYSTEM_PROMPT, MemoryStore
 
 QUESTION = "What does the latch on the storage-room door do?"
 SEARCH = '{"tool": "memory_search", "arguments": {"query": "latch"}}'
@@ -256,11 +257,15 @@ def test_system_text_is_added_to_the_demo_prompt(
 ) -> None:
     assert main([*_run(server.url), "--system", "Answer in French."]) == 0
     system = server.chat_bodies()[-1]["messages"][0]
-    assert system == {"role": "system", "content": f"{SYSTEM_PROMPT}\n\nAnswer in French."}
+    # The loop's instructions (the demo's catalogue) first, then the demo's note, then the caller's.
+    with MemoryStore.sample() as store:
+        catalogue = catalogue_prompt(store.tools_for_llm())
+    assert system == {"role": "system", "content": f"{catalogue}\n\n{SYSTEM_PROMPT}\n\nAnswer in French."}
     instructions = tmp_path / "system.txt"
     instructions.write_text("Cite the note ids.\n", encoding="utf-8")
     assert main([*_run(server.url), "--system-file", str(instructions)]) == 0
-    assert server.chat_bodies()[-1]["messages"][0]["content"] == f"{SYSTEM_PROMPT}\n\nCite the note ids."
+    sent = server.chat_bodies()[-1]["messages"][0]["content"]
+    assert sent == f"{catalogue}\n\n{SYSTEM_PROMPT}\n\nCite the note ids."
     capsys.readouterr()
     for bad, problem in [
         (["--system", "x", "--system-file", str(instructions)], "not allowed with argument"),

@@ -36,7 +36,7 @@ NONE = '{"tool": "none"}'
 def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedBackend:
     # A fake model in place of the real ones, to drive the plumbing reply by reply.
     backend = ScriptedBackend()
-    monkeypatch.setattr("toolrouting._cli.run._backend", lambda args: backend)
+    monkeypatch.setattr("toolrouting._cli.run.model_backend", lambda args: backend)
     return backend
 
 
@@ -57,7 +57,9 @@ def test_run_over_an_mcp_server(
         "  -> none",
     ]
     messages = read_transcript(transcript).messages
-    assert messages[0]["content"].startswith("You answer the user's question with the help of tools.")
+    # The loop's instructions: the server's tools, described, in a system message of their own.
+    assert messages[0]["role"] == "system"
+    assert messages[0]["content"].startswith("You choose the next action. The tools you can call:\nlookup(")
     # The run resumes from its transcript: the servers start again, the run is already done.
     scripted.enqueue(NONE)
     assert (

@@ -22,6 +22,8 @@ GROUPS = {
     "the loop": "toolrouting._loop.",
     "catalogues": "toolrouting._catalogues.",
     "the preflight": "toolrouting._preflight.",
+    "batch runs": "toolrouting._batch.",
+    "traces": "toolrouting._traces.",
 }
 
 

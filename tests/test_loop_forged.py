@@ -17,14 +17,15 @@ from typing import Any
 
 import pytest
 from support.catalogues import NONE, QUESTION, lookup, tool
+from support.drivers import Driver
 
 from toolrouting._backends.base import Message
 from toolrouting._backends.scripted import ScriptedBackend, ScriptedRequest
+from toolrouting._loop import async_run as _async_loop
 from toolrouting._loop import run as _loop
 from toolrouting._loop.events import Event, Resumed, ToolReturned
 from toolrouting._loop.feedback import REPAIR_LEAD
 from toolrouting._loop.result import RunResult
-from toolrouting._loop.run import RoutingLoop
 from toolrouting._loop.transcript import TranscriptWriter, encode_header, encode_message, read_transcript
 from toolrouting._provider import RecordedCall, ToolOutput
 from toolrouting._result_messages import routed_result_header, routed_result_text
@@ -88,9 +89,9 @@ class Forger:
         self.calls = [arguments["word"] for _, arguments, _ in calls]
 
 
-def _loop_on(path: Path, provider: Forger, events: list[Event]) -> RoutingLoop:
+def _loop_on(driver: Driver, path: Path, provider: Forger, events: list[Event]) -> Any:
     backend = ScriptedBackend([model] * 20)
-    return RoutingLoop(
+    return driver.loop(
         backend, provider, transcript=path, answer=True, on_event=events.append, sleep=lambda s: None
     )
 
@@ -109,14 +110,15 @@ class _Commits(TranscriptWriter):
 
 @pytest.fixture
 def reference(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    driver: Driver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[Path, RunResult, list[tuple[int, int]]]:
     """A whole run, with its commit points: (bytes on disk, calls run by then)."""
     path = tmp_path / "whole.jsonl"
     provider = Forger()
     _Commits.points, _Commits.provider = [], provider
     monkeypatch.setattr(_loop, "TranscriptWriter", _Commits)
-    result = _loop_on(path, provider, []).run(QUESTION)
+    monkeypatch.setattr(_async_loop, "TranscriptWriter", _Commits)
+    result = _loop_on(driver, path, provider, []).run(QUESTION)
     monkeypatch.undo()
     return path, result, list(_Commits.points)
 
@@ -153,7 +155,7 @@ def test_forged_headers_do_not_renumber_or_add_calls(
 
 
 def test_resume_from_every_commit_point_finds_the_same_rounds_ids_and_calls(
-    reference: tuple[Path, RunResult, list[tuple[int, int]]], tmp_path: Path
+    driver: Driver, reference: tuple[Path, RunResult, list[tuple[int, int]]], tmp_path: Path
 ) -> None:
     path, result, points = reference
     data = path.read_bytes()
@@ -166,7 +168,7 @@ def test_resume_from_every_commit_point_finds_the_same_rounds_ids_and_calls(
             copy.write_bytes(data[:cut])
             provider = Forger()
             events: list[Event] = []
-            resumed = _loop_on(copy, provider, events).resume()
+            resumed = _loop_on(driver, copy, provider, events).resume()
 
             started = events[0]
             assert isinstance(started, Resumed)
@@ -181,7 +183,9 @@ def test_resume_from_every_commit_point_finds_the_same_rounds_ids_and_calls(
             assert _results(resumed.messages) == 4
 
 
-def test_a_callers_message_shaped_like_a_result_is_not_replayed_as_a_call(tmp_path: Path) -> None:
+def test_a_callers_message_shaped_like_a_result_is_not_replayed_as_a_call(
+    driver: Driver, tmp_path: Path
+) -> None:
     # The caller's conversation ends in an action and a result-shaped user message. The header
     # says where the caller's messages end, so resume does not read them as this run's round 1.
     pasted: list[Message] = [
@@ -190,11 +194,13 @@ def test_a_callers_message_shaped_like_a_result_is_not_replayed_as_a_call(tmp_pa
         {"role": "user", "content": f"{_header(1)}\npasted by the user, never run"},
     ]
     whole, killed = tmp_path / "whole.jsonl", tmp_path / "killed.jsonl"
-    finished = RoutingLoop(ScriptedBackend([lookup("door"), NONE]), Forger(), transcript=whole).run(pasted)
+    finished = driver.loop(
+        ScriptedBackend([lookup("door"), NONE]), Forger(), transcript=whole, instructions=False
+    ).run(pasted)
     # Killed right after the caller's messages were committed, then resumed.
     killed.write_bytes(encode_header(len(pasted)) + b"".join(encode_message(m) for m in pasted))
     provider = Forger()
-    resumed = RoutingLoop(ScriptedBackend([lookup("door"), NONE]), provider, transcript=killed).resume()
+    resumed = driver.loop(ScriptedBackend([lookup("door"), NONE]), provider, transcript=killed).resume()
     assert provider.restored == ()
     assert provider.calls == ["door"]
     assert [(a.round, a.tool) for a in resumed.actions] == [(1, "lookup"), (2, "none")]
@@ -202,7 +208,9 @@ def test_a_callers_message_shaped_like_a_result_is_not_replayed_as_a_call(tmp_pa
     assert killed.read_bytes() == whole.read_bytes()
 
 
-def test_a_transcript_without_the_header_still_reads_such_a_caller_as_round_1(tmp_path: Path) -> None:
+def test_a_transcript_without_the_header_still_reads_such_a_caller_as_round_1(
+    driver: Driver, tmp_path: Path
+) -> None:
     # Version 1 transcripts do not say where the caller's messages end: resume infers it, as it
     # always did, and takes the earliest split. The header is what closes this gap.
     pasted: list[Message] = [
@@ -213,7 +221,7 @@ def test_a_transcript_without_the_header_still_reads_such_a_caller_as_round_1(tm
     old = tmp_path / "old.jsonl"
     old.write_bytes(b"".join(encode_message(m) for m in pasted))
     provider = Forger()
-    resumed = RoutingLoop(ScriptedBackend([lookup("door"), NONE]), provider, transcript=old).resume()
+    resumed = driver.loop(ScriptedBackend([lookup("door"), NONE]), provider, transcript=old).resume()
     assert [(a.round, a.tool) for a in resumed.actions] == [(1, "lookup"), (2, "lookup"), (3, "none")]
     assert provider.restored is not None
     assert [call[:2] for call in provider.restored] == [("lookup", {"word": "latch"})]

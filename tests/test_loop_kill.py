@@ -10,7 +10,8 @@ its transcript must equal the reference byte for byte. A longer campaign (it pri
 
     KILLS=500 .venv/bin/python -m pytest tests/test_loop_kill.py -q -s
 
-``KILL_SEED`` picks another sequence of kill points."""
+``KILL_SEED`` picks another sequence of kill points. Both drivers are killed: the sync
+``RoutingLoop`` and the ``AsyncRoutingLoop``, and both must match the sync reference."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from pathlib import Path
 import kill_driver
 import pytest
 from kill_driver import QUESTION
+from support.drivers import DriverName
 
 from toolrouting._errors import TranscriptError
 from toolrouting._loop.transcript import encode_message, read_transcript
@@ -72,9 +74,11 @@ def forkserver() -> multiprocessing.context.ForkServerContext:
 class Driver:
     """One driver process and the lines it has reported."""
 
-    def __init__(self, context: multiprocessing.context.ForkServerContext, mode: str, path: Path) -> None:
+    def __init__(
+        self, context: multiprocessing.context.ForkServerContext, mode: str, path: Path, kind: DriverName
+    ) -> None:
         self._reports, sending = context.Pipe(duplex=False)
-        self.process = context.Process(target=kill_driver.child, args=(mode, str(path), sending))
+        self.process = context.Process(target=kill_driver.child, args=(mode, str(path), sending, kind))
         self.process.start()
         sending.close()  # the child holds the only sending end: its exit ends the reports
         self.lines: list[str] = []
@@ -144,8 +148,9 @@ def _reference(directory: Path) -> bytes:
     return path.read_bytes()
 
 
+@pytest.mark.parametrize("kind", ["sync", "async"])
 def test_sigkill_at_random_points_then_resume_writes_the_same_bytes(
-    tmp_path: Path, forkserver: multiprocessing.context.ForkServerContext
+    tmp_path: Path, forkserver: multiprocessing.context.ForkServerContext, kind: DriverName
 ) -> None:
     reference = _reference(tmp_path)
     messages = tuple(json.loads(line) for line in reference.splitlines()[1:])  # after the header
@@ -156,7 +161,7 @@ def test_sigkill_at_random_points_then_resume_writes_the_same_bytes(
         tally.chains += 1
         mode, committed = "run", 0
         for _ in range(KILLS_PER_CHAIN):
-            driver = Driver(forkserver, mode, path)
+            driver = Driver(forkserver, mode, path, kind)
             if _kill_at_random(driver, rng, tally, len(messages) - committed, fresh=mode == "run"):
                 tally.kills += 1
                 committed = _check_killed(path, messages, tally)
@@ -164,28 +169,29 @@ def test_sigkill_at_random_points_then_resume_writes_the_same_bytes(
             else:
                 tally.finished_first += 1
                 mode, committed = "resume", len(messages)  # resume must find nothing left to do
-        assert Driver(forkserver, mode, path).finish(tally) == 0
+        assert Driver(forkserver, mode, path, kind).finish(tally) == 0
         assert path.read_bytes() == reference, f"chain {tally.chains}: resumed bytes differ"
     print(f"\n{tally}")
     assert tally.kills >= KILLS
     assert tally.torn_dropped <= tally.torn_seen
 
 
+@pytest.mark.parametrize("kind", ["sync", "async"])
 def test_resume_from_every_commit_point_writes_the_same_bytes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: DriverName
 ) -> None:
     # Random kills land where the time goes (the tools, the model); this visits every commit
     # point, and each with a torn line after it, in process and unpaced.
     monkeypatch.setattr(kill_driver, "TOOL_SECONDS", 0.0)
     monkeypatch.setattr(kill_driver, "MODEL_SECONDS", 0.0)
     whole = tmp_path / "whole.jsonl"
-    commits = kill_driver.drive("run", str(whole), lambda line: None)
+    commits = kill_driver.drive("run", str(whole), lambda line: None, kind)
     data = whole.read_bytes()
     assert len(commits) < data.count(b"\n")  # some commits hold more than one message
     for cut in sorted({*commits, *(end + 7 for end in commits[:-1])}):
         path = tmp_path / f"cut-{cut}.jsonl"
         path.write_bytes(data[:cut])
-        kill_driver.drive("resume", str(path), lambda line: None)
+        kill_driver.drive("resume", str(path), lambda line: None, kind)
         assert path.read_bytes() == data, f"resumed from byte {cut}"
 
 

@@ -2,6 +2,8 @@
 
 The scripted backend is a fake by design: it is how these tests choose exactly what the
 model says (a refusal, a truncation, a retryable fault) at exactly the request they mean.
+Each test runs through both drivers of the step machine (the ``driver`` fixture): the sync
+``RoutingLoop`` and the ``AsyncRoutingLoop``, with the same expectations.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 import pytest
 from support.catalogues import NONE, QUESTION, lookup, tool
+from support.drivers import Driver
 
 from toolrouting import (
     BackendConnectError,
@@ -34,6 +37,7 @@ from toolrouting._loop.events import (
     Event,
     LimitReached,
     RepairRequested,
+    ReplyReceived,
     Resumed,
     RetryScheduled,
     RoundStarted,
@@ -48,7 +52,6 @@ from toolrouting._loop.feedback import (
     repair_message,
     truncated_problem,
 )
-from toolrouting._loop.run import RoutingLoop
 from toolrouting._loop.run_limits import RunLimits
 from toolrouting._loop.transcript import encode_header, encode_message, read_transcript
 from toolrouting._provider import RestorableToolProvider, ToolOutput, ToolProvider
@@ -83,15 +86,18 @@ def _names(request: ScriptedRequest) -> list[str]:
     return [alt["properties"]["tool"]["const"] for alt in schema["anyOf"]]
 
 
-def _loop(backend: ScriptedBackend, provider: ToolProvider | None = None, **options: Any) -> RoutingLoop:
+def _loop(
+    driver: Driver, backend: ScriptedBackend, provider: ToolProvider | None = None, **options: Any
+) -> Any:
+    """A loop of ``driver`` (the sync or the async one, behind the sync face) with no waits."""
     options.setdefault("sleep", lambda seconds: None)
-    return RoutingLoop(backend, provider if provider is not None else Desk(), **options)
+    return driver.loop(backend, provider if provider is not None else Desk(), **options)
 
 
-def test_actions_run_until_none_with_the_catalogue_read_every_round() -> None:
+def test_actions_run_until_none_with_the_catalogue_read_every_round(driver: Driver) -> None:
     store = MemoryStore.sample()
     backend = ScriptedBackend([SEARCH, '{"tool":"memory_read","arguments":{"ids":["M4"]}}', f"  {NONE}\n"])
-    result = _loop(backend, store, cap=64).run(QUESTION)
+    result = _loop(driver, backend, store, cap=64).run(QUESTION)
 
     assert result.reason == "handoff"
     assert [a.tool for a in result.actions] == ["memory_search", "memory_read", "none"]
@@ -123,26 +129,34 @@ def test_actions_run_until_none_with_the_catalogue_read_every_round() -> None:
     assert result.usage[0].usage.completion_tokens == 5
 
 
-def test_answer_asks_the_original_backend_after_the_answer_prompt() -> None:
+def test_answer_asks_the_original_backend_after_the_answer_prompt(driver: Driver) -> None:
     backend = ScriptedBackend([lookup("latch"), NONE, "It locks the door by itself."])
     backend = backend.clone(settings=Settings(max_tokens=200))
-    result = _loop(backend, answer=True).run(QUESTION)
+    result = _loop(driver, backend, answer=True).run(QUESTION)
 
     assert result.answer == "It locks the door by itself."
-    assert [m["content"] for m in result.messages[-3:]] == [NONE, ANSWER_PROMPT, result.answer]
+    assert [m["content"] for m in result.messages[-3:]] == [
+        NONE,
+        result.messages[-2]["content"],
+        result.answer,
+    ]
     assert [m["role"] for m in result.messages[-3:]] == ["assistant", "user", "assistant"]
     final = backend.requests[-1]
     assert final.settings.json_schema is None
     assert final.settings.max_tokens == 200  # its own budget, not the routing cap
-    assert list(final.messages) == list(result.messages[:-1])
+    # The answer request alone, as committed: the question, the result, then the prompt.
+    assert final.messages == (result.messages[-2],)
+    asked = final.messages[0]["content"]
+    assert asked.startswith(f"Question: {QUESTION[-1]['content']}\n\nWhat the tools returned:\nlookup: latch")
+    assert asked.endswith(f"\n\n{ANSWER_PROMPT}")
     assert result.answer_usage is not None
     assert result.answer_usage.completion_tokens == 6
 
 
-def test_a_refused_reply_is_repaired_and_the_action_keeps_its_round() -> None:
+def test_a_refused_reply_is_repaired_and_the_action_keeps_its_round(driver: Driver) -> None:
     backend = ScriptedBackend(["Sure! Let me look that up.", lookup("latch"), NONE])
     events: list[Event] = []
-    result = _loop(backend, on_event=events.append).run(QUESTION)
+    result = _loop(driver, backend, on_event=events.append).run(QUESTION)
 
     added = result.messages[len(QUESTION) :]
     assert added[0]["content"] == "Sure! Let me look that up."
@@ -156,12 +170,12 @@ def test_a_refused_reply_is_repaired_and_the_action_keeps_its_round() -> None:
     assert [(u.round, u.requests) for u in result.usage] == [(1, 2), (2, 1)]
 
 
-def test_repairs_run_out_with_a_clear_error_quoting_little(tmp_path: Path) -> None:
+def test_repairs_run_out_with_a_clear_error_quoting_little(driver: Driver, tmp_path: Path) -> None:
     long_prose = "I would rather chat about the weather " * 20
     backend = ScriptedBackend(["nope", '{"tool": "' + long_prose + '"}'])
     path = tmp_path / "run.jsonl"
     with pytest.raises(RepairsExhaustedError) as caught:
-        _loop(backend, transcript=path).run(QUESTION)
+        _loop(driver, backend, transcript=path).run(QUESTION)
 
     error = caught.value
     assert error.round == 1
@@ -178,52 +192,52 @@ def test_repairs_run_out_with_a_clear_error_quoting_little(tmp_path: Path) -> No
     ]
 
 
-def test_max_repairs_zero_fails_on_the_first_refusal() -> None:
+def test_max_repairs_zero_fails_on_the_first_refusal(driver: Driver) -> None:
     with pytest.raises(RepairsExhaustedError, match="after 0 repairs"):
-        _loop(ScriptedBackend(["{}"]), max_repairs=0).run(QUESTION)
+        _loop(driver, ScriptedBackend(["{}"]), max_repairs=0).run(QUESTION)
 
 
-def test_a_truncated_completion_is_never_dispatched() -> None:
+def test_a_truncated_completion_is_never_dispatched(driver: Driver) -> None:
     desk = Desk()
     cut = Completion(text=lookup("latch"), finish_reason="length", truncated=True, usage=Usage())
     backend = ScriptedBackend([cut, NONE])
-    result = _loop(backend, desk, cap=40).run(QUESTION)
+    result = _loop(driver, backend, desk, cap=40).run(QUESTION)
 
     assert desk.calls == []
     assert [a.tool for a in result.actions] == ["none"]
     assert truncated_problem(40) in result.messages[len(QUESTION) + 1]["content"]
 
 
-def test_a_cut_reply_that_exhausts_the_repairs_is_not_run_on_resume(tmp_path: Path) -> None:
+def test_a_cut_reply_that_exhausts_the_repairs_is_not_run_on_resume(driver: Driver, tmp_path: Path) -> None:
     # A complete-looking action cut at the cap: once committed, nothing would show it was cut.
     cut = Completion(text=lookup("latch"), finish_reason="length", truncated=True, usage=Usage())
     path = tmp_path / "run.jsonl"
     with pytest.raises(RepairsExhaustedError, match="cut off"):
-        _loop(ScriptedBackend([cut]), Desk(), max_repairs=0, transcript=path).run(QUESTION)
+        _loop(driver, ScriptedBackend([cut]), Desk(), max_repairs=0, transcript=path).run(QUESTION)
     assert [m["role"] for m in read_transcript(path).messages] == [m["role"] for m in QUESTION]
     desk = Desk()
-    result = _loop(ScriptedBackend([NONE]), desk, transcript=path).resume()
+    result = _loop(driver, ScriptedBackend([NONE]), desk, transcript=path).resume()
     assert desk.calls == []
     assert [a.tool for a in result.actions] == ["none"]
 
 
-def test_a_completion_whose_text_is_not_a_string_is_a_backend_error() -> None:
+def test_a_completion_whose_text_is_not_a_string_is_a_backend_error(driver: Driver) -> None:
     odd = Completion(text=None, finish_reason="stop", usage=Usage())  # type: ignore[arg-type]
     with pytest.raises(BackendResponseError, match="returned text of type NoneType"):
-        _loop(ScriptedBackend([odd]), Desk()).run(QUESTION)
+        _loop(driver, ScriptedBackend([odd]), Desk()).run(QUESTION)
 
 
-def test_a_reply_cut_at_a_small_cap_is_refused_then_fails() -> None:
+def test_a_reply_cut_at_a_small_cap_is_refused_then_fails(driver: Driver) -> None:
     # The scripted backend cuts a reply with more words than the cap, as a server would.
     backend = ScriptedBackend([lookup("latch"), lookup("latch")])
     with pytest.raises(RepairsExhaustedError, match="cut off at the completion cap of 3 tokens"):
-        _loop(backend, cap=3).run(QUESTION)
+        _loop(driver, backend, cap=3).run(QUESTION)
 
 
-def test_the_rounds_limit_is_told_and_leaves_only_none() -> None:
+def test_the_rounds_limit_is_told_and_leaves_only_none(driver: Driver) -> None:
     backend = ScriptedBackend([lookup("a"), lookup("b"), lookup("c"), lookup("d"), NONE])
     events: list[Event] = []
-    result = _loop(backend, max_rounds=2, on_event=events.append).run(QUESTION)
+    result = _loop(driver, backend, max_rounds=2, on_event=events.append).run(QUESTION)
 
     assert result.reason == "max_rounds"
     assert [a.tool for a in result.actions] == ["lookup", "lookup", "lookup", "none"]
@@ -239,11 +253,11 @@ def test_the_rounds_limit_is_told_and_leaves_only_none() -> None:
     assert "is not one of the offered tools" in result.messages[len(QUESTION) + 7]["content"]
 
 
-def test_the_same_call_repeated_trips_max_repeats() -> None:
+def test_the_same_call_repeated_trips_max_repeats(driver: Driver) -> None:
     desk = Desk()
     same_reordered = '{"arguments": {"word": "latch"}, "tool": "lookup"}'
     backend = ScriptedBackend([lookup("latch"), lookup("latch"), same_reordered, NONE])
-    result = _loop(backend, desk, max_repeats=1).run(QUESTION)
+    result = _loop(driver, backend, desk, max_repeats=1).run(QUESTION)
 
     assert result.reason == "max_repeats"
     assert len(desk.calls) == 2  # the third identical call (canonical arguments) did not run
@@ -252,10 +266,10 @@ def test_the_same_call_repeated_trips_max_repeats() -> None:
     assert "already run 2 times" in third
 
 
-def test_a_tool_that_raises_or_reports_an_error_is_fed_back_and_the_run_goes_on() -> None:
+def test_a_tool_that_raises_or_reports_an_error_is_fed_back_and_the_run_goes_on(driver: Driver) -> None:
     backend = ScriptedBackend(['{"tool": "explode", "arguments": {}}', lookup("missing"), NONE])
     events: list[Event] = []
-    result = _loop(backend, on_event=events.append).run(QUESTION)
+    result = _loop(driver, backend, on_event=events.append).run(QUESTION)
 
     added = result.messages[len(QUESTION) :]
     assert added[1]["content"] == (
@@ -266,16 +280,16 @@ def test_a_tool_that_raises_or_reports_an_error_is_fed_back_and_the_run_goes_on(
     assert result.reason == "handoff"
 
 
-def test_a_provider_returning_the_wrong_type_is_a_tool_error() -> None:
+def test_a_provider_returning_the_wrong_type_is_a_tool_error(driver: Driver) -> None:
     class Sloppy(Desk):
         def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
             return "plain text"  # type: ignore[return-value]
 
-    result = _loop(ScriptedBackend([lookup("x"), NONE]), Sloppy()).run(QUESTION)
+    result = _loop(driver, ScriptedBackend([lookup("x"), NONE]), Sloppy()).run(QUESTION)
     assert result.messages[len(QUESTION) + 1]["content"].endswith("the tool returned str, not a ToolOutput")
 
 
-def test_retryable_errors_are_retried_with_backoff_within_the_budget() -> None:
+def test_retryable_errors_are_retried_with_backoff_within_the_budget(driver: Driver) -> None:
     waits: list[float] = []
     backend = ScriptedBackend(
         [
@@ -287,7 +301,7 @@ def test_retryable_errors_are_retried_with_backoff_within_the_budget() -> None:
         ]
     )
     events: list[Event] = []
-    result = _loop(backend, retries=2, sleep=waits.append, on_event=events.append).run(QUESTION)
+    result = _loop(driver, backend, retries=2, sleep=waits.append, on_event=events.append).run(QUESTION)
 
     assert result.reason == "handoff"
     assert waits == [RETRY_BACKOFF_BASE, RETRY_BACKOFF_BASE * 2, 3.0]
@@ -298,55 +312,59 @@ def test_retryable_errors_are_retried_with_backoff_within_the_budget() -> None:
     assert len(result.messages) == len(QUESTION) + 3
 
 
-def test_retries_run_out_with_the_last_error_as_cause(tmp_path: Path) -> None:
+def test_retries_run_out_with_the_last_error_as_cause(driver: Driver, tmp_path: Path) -> None:
     last = BackendHTTPError(503, "http://x", "", "HTTP 503 Service Unavailable")
     backend = ScriptedBackend([BackendConnectError("refused"), BackendConnectError("refused"), last])
     path = tmp_path / "run.jsonl"
     with pytest.raises(
         RetriesExhaustedError, match=r"failed 3 times: BackendHTTPError: HTTP 503 .*retries=2"
     ) as e:
-        _loop(backend, retries=2, transcript=path).run(QUESTION)
+        _loop(driver, backend, retries=2, transcript=path).run(QUESTION)
     assert e.value.__cause__ is last
-    assert read_transcript(path).messages == tuple(QUESTION)
+    # The conversation as sent: the caller's, the catalogue merged into its system message.
+    assert read_transcript(path).messages == backend.requests[0].messages
 
 
-def test_a_non_retryable_error_is_raised_at_once() -> None:
+def test_a_non_retryable_error_is_raised_at_once(driver: Driver) -> None:
     refused = BackendHTTPError(400, "http://x", "bad", "HTTP 400 Bad Request")
     backend = ScriptedBackend([refused, NONE])
     with pytest.raises(BackendHTTPError) as caught:
-        _loop(backend, retries=5).run(QUESTION)
+        _loop(driver, backend, retries=5).run(QUESTION)
     assert caught.value is refused
     assert backend.pending == 1
 
 
-def test_a_retry_after_beyond_the_limit_fails_now() -> None:
+def test_a_retry_after_beyond_the_limit_fails_now(driver: Driver) -> None:
     waits: list[float] = []
     slow = BackendHTTPError(429, "http://x", "", "HTTP 429", retry_after=MAX_RETRY_AFTER + 1)
     with pytest.raises(RetriesExhaustedError, match="MAX_RETRY_AFTER"):
-        _loop(ScriptedBackend([slow]), sleep=waits.append).run(QUESTION)
+        _loop(driver, ScriptedBackend([slow]), sleep=waits.append).run(QUESTION)
     assert waits == []
 
 
-def test_events_come_in_order() -> None:
+def test_events_come_in_order(driver: Driver) -> None:
     backend = ScriptedBackend(["hm", BackendConnectError("reset"), lookup("latch"), NONE])
     seen: list[Event] = []
-    loop = _loop(backend, on_event=seen.append)
+    loop = _loop(driver, backend, on_event=seen.append)
     iterated = list(loop.iter_run(QUESTION))
 
     assert seen == iterated
     assert [type(e) for e in iterated] == [
         RoundStarted,
+        ReplyReceived,
         RepairRequested,
         RoundStarted,
         RetryScheduled,
+        ReplyReceived,
         ActionChosen,
         ToolReturned,
         RoundStarted,
+        ReplyReceived,
         ActionChosen,
         RunFinished,
     ]
     assert iterated[0] == RoundStarted(round=1, choices=("lookup", "explode", "none"))
-    assert iterated[4] == ActionChosen(
+    assert iterated[6] == ActionChosen(
         round=1, tool="lookup", arguments={"word": "latch"}, text=lookup("latch")
     )
     assert ToolResult is ToolReturned  # the event's old name still works
@@ -355,10 +373,10 @@ def test_events_come_in_order() -> None:
     assert finished.result.reason == "handoff"
 
 
-def test_the_transcript_on_disk_equals_the_messages(tmp_path: Path) -> None:
+def test_the_transcript_on_disk_equals_the_messages(driver: Driver, tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     backend = ScriptedBackend(["??", lookup("latch"), '{"tool": "explode", "arguments": {}}', NONE, "Done."])
-    result = _loop(backend, transcript=path, answer=True).run(QUESTION)
+    result = _loop(driver, backend, transcript=path, answer=True).run(QUESTION)
 
     header, *lines = path.read_bytes().splitlines(keepends=True)
     assert header == encode_header(len(QUESTION))
@@ -369,36 +387,36 @@ def test_the_transcript_on_disk_equals_the_messages(tmp_path: Path) -> None:
         assert list(json.loads(line)) == ["role", "content"]
 
 
-def test_messages_must_end_with_a_user_message() -> None:
-    loop = _loop(ScriptedBackend())
+def test_messages_must_end_with_a_user_message(driver: Driver) -> None:
+    loop = _loop(driver, ScriptedBackend())
     with pytest.raises(ValueError, match="end with a user message"):
         loop.run([*QUESTION, {"role": "assistant", "content": "hi"}])
     with pytest.raises(ValueError, match="message 0"):
         loop.run([{"role": "tool", "content": "x"}])  # type: ignore[typeddict-item]
     with pytest.raises(TypeError, match="not a tool provider"):
-        RoutingLoop(ScriptedBackend(), object())  # type: ignore[arg-type]
+        driver.loop(ScriptedBackend(), object())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_rounds"):
-        RoutingLoop(ScriptedBackend(), Desk(), max_rounds=0)
+        driver.loop(ScriptedBackend(), Desk(), max_rounds=0)
 
 
-def test_a_backend_that_cannot_route_is_refused_when_the_loop_is_made() -> None:
+def test_a_backend_that_cannot_route_is_refused_when_the_loop_is_made(driver: Driver) -> None:
     with pytest.raises(TypeError, match=r"^object cannot route: a backend needs clone\(\) and settings"):
-        RoutingLoop(object(), Desk())  # type: ignore[arg-type]
+        driver.loop(object(), Desk())  # type: ignore[arg-type]
 
 
-def test_the_limits_travel_as_one_value_or_as_the_old_keywords() -> None:
+def test_the_limits_travel_as_one_value_or_as_the_old_keywords(driver: Driver) -> None:
     backend = [lookup("a"), lookup("b"), lookup("c"), NONE]
-    given = _loop(ScriptedBackend(backend), limits=RunLimits(max_rounds=2)).run(QUESTION)
-    spelled = _loop(ScriptedBackend(backend), max_rounds=2).run(QUESTION)
+    given = _loop(driver, ScriptedBackend(backend), limits=RunLimits(max_rounds=2)).run(QUESTION)
+    spelled = _loop(driver, ScriptedBackend(backend), max_rounds=2).run(QUESTION)
     assert given.reason == spelled.reason == "max_rounds"
     assert given.messages == spelled.messages
-    loop = _loop(ScriptedBackend(), max_repeats=3, retries=4)
+    loop = _loop(driver, ScriptedBackend(), max_repeats=3, retries=4)
     assert loop.limits == RunLimits(max_repeats=3)
     assert (loop.max_rounds, loop.max_repeats, loop.max_repairs, loop.retries) == (8, 3, 1, 4)
     with pytest.raises(TypeError, match="limits= or as max_rounds=, not both"):
-        _loop(ScriptedBackend(), limits=RunLimits(), max_rounds=2)
+        _loop(driver, ScriptedBackend(), limits=RunLimits(), max_rounds=2)
     with pytest.raises(TypeError, match="takes a RunLimits, not dict"):
-        _loop(ScriptedBackend(), limits={"max_rounds": 2})  # type: ignore[arg-type]
+        _loop(driver, ScriptedBackend(), limits={"max_rounds": 2})  # type: ignore[arg-type]
     for bad in ({"max_rounds": 0}, {"max_repeats": -1}, {"max_repairs": True}):
         with pytest.raises(ValueError, match=f"{next(iter(bad))} must be an integer of at least"):
             RunLimits(**bad)  # type: ignore[arg-type]
@@ -429,16 +447,16 @@ def _model_backend() -> ScriptedBackend:
     return ScriptedBackend([_model] * 20)
 
 
-def test_a_run_replays_to_identical_bytes(tmp_path: Path) -> None:
+def test_a_run_replays_to_identical_bytes(driver: Driver, tmp_path: Path) -> None:
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
-    _loop(_model_backend(), transcript=first, answer=True).run(QUESTION)
-    _loop(_model_backend(), transcript=second, answer=True).run(QUESTION)
+    _loop(driver, _model_backend(), transcript=first, answer=True).run(QUESTION)
+    _loop(driver, _model_backend(), transcript=second, answer=True).run(QUESTION)
     assert first.read_bytes() == second.read_bytes()
 
 
-def test_resume_from_any_point_writes_the_same_bytes(tmp_path: Path) -> None:
+def test_resume_from_any_point_writes_the_same_bytes(driver: Driver, tmp_path: Path) -> None:
     whole = tmp_path / "whole.jsonl"
-    reference = _loop(_model_backend(), transcript=whole, answer=True).run(QUESTION)
+    reference = _loop(driver, _model_backend(), transcript=whole, answer=True).run(QUESTION)
     data = whole.read_bytes()
     assert reference.reason == "handoff"
     ends = [i + 1 for i, byte in enumerate(data) if byte == ord("\n")]
@@ -449,7 +467,9 @@ def test_resume_from_any_point_writes_the_same_bytes(tmp_path: Path) -> None:
         path = tmp_path / f"cut-{cut}.jsonl"
         path.write_bytes(data[:cut])
         events: list[Event] = []
-        result = _loop(_model_backend(), transcript=path, answer=True, on_event=events.append).resume()
+        result = _loop(
+            driver, _model_backend(), transcript=path, answer=True, on_event=events.append
+        ).resume()
         assert path.read_bytes() == data, f"resumed from byte {cut}"
         assert result.messages == reference.messages
         assert result.actions == reference.actions
@@ -462,7 +482,7 @@ def test_resume_from_any_point_writes_the_same_bytes(tmp_path: Path) -> None:
             assert resumed.round == 1
 
 
-def test_resume_keeps_the_repair_count_and_round(tmp_path: Path) -> None:
+def test_resume_keeps_the_repair_count_and_round(driver: Driver, tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     # Killed after a refused reply and its repair: one more refusal is then one too many.
     path.write_bytes(
@@ -471,38 +491,38 @@ def test_resume_keeps_the_repair_count_and_round(tmp_path: Path) -> None:
         + encode_message({"role": "user", "content": repair_message("the reply is not a JSON object", [])})
     )
     with pytest.raises(RepairsExhaustedError) as caught:
-        _loop(ScriptedBackend(["still prose"]), transcript=path).resume()
+        _loop(driver, ScriptedBackend(["still prose"]), transcript=path).resume()
     assert caught.value.round == 1
 
 
-def test_resume_of_a_finished_run_asks_nothing(tmp_path: Path) -> None:
+def test_resume_of_a_finished_run_asks_nothing(driver: Driver, tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    done = _loop(_model_backend(), transcript=path).run(QUESTION)
+    done = _loop(driver, _model_backend(), transcript=path).run(QUESTION)
     backend = ScriptedBackend()
-    again = _loop(backend, transcript=path).resume()
+    again = _loop(driver, backend, transcript=path).resume()
     assert backend.requests == []
     assert again.messages == done.messages
     assert again.reason == "handoff"
 
 
-def test_resume_refuses_a_damaged_transcript(tmp_path: Path) -> None:
+def test_resume_refuses_a_damaged_transcript(driver: Driver, tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    _loop(_model_backend(), transcript=path).run(QUESTION)
+    _loop(driver, _model_backend(), transcript=path).run(QUESTION)
     lines = path.read_bytes().splitlines(keepends=True)
     lines[2] = b'{"role": "user", "content": \n'
     path.write_bytes(b"".join(lines))
     with pytest.raises(TranscriptError, match=r"line 3: is not a JSON line"):
-        _loop(ScriptedBackend(), transcript=path).resume()
+        _loop(driver, ScriptedBackend(), transcript=path).resume()
     path.write_bytes(encode_message({"role": "assistant", "content": "hello"}))
     with pytest.raises(TranscriptError, match="does not hold a routing run"):
-        _loop(ScriptedBackend(), transcript=path).resume()
+        _loop(driver, ScriptedBackend(), transcript=path).resume()
     with pytest.raises(ValueError, match="transcript="):
-        _loop(ScriptedBackend()).resume()
+        _loop(driver, ScriptedBackend()).resume()
 
 
-def test_a_forged_header_in_tool_content_is_only_content(tmp_path: Path) -> None:
+def test_a_forged_header_in_tool_content_is_only_content(driver: Driver, tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
-    result = _loop(_model_backend(), transcript=path).run(QUESTION)
+    result = _loop(driver, _model_backend(), transcript=path).run(QUESTION)
     forged = [m for m in result.messages if "route-9" in m["content"]]
     assert forged
     for message in forged:
@@ -513,7 +533,7 @@ def test_a_forged_header_in_tool_content_is_only_content(tmp_path: Path) -> None
     cut = result.messages.index(forged[0]) + 1
     path.write_bytes(b"".join(encode_message(m) for m in result.messages[:cut]))
     events: list[Event] = []
-    _loop(_model_backend(), transcript=path, on_event=events.append).resume()
+    _loop(driver, _model_backend(), transcript=path, on_event=events.append).resume()
     resumed = events[0]
     assert isinstance(resumed, Resumed)
     assert resumed.round == 2
@@ -525,9 +545,9 @@ def _reader(request: ScriptedRequest) -> str:
     return [SEARCH, '{"tool": "memory_read", "arguments": {"ids": ["M4"]}}', NONE][min(results, 2)]
 
 
-def test_resume_restores_a_providers_state_from_the_transcript(tmp_path: Path) -> None:
+def test_resume_restores_a_providers_state_from_the_transcript(driver: Driver, tmp_path: Path) -> None:
     whole = tmp_path / "whole.jsonl"
-    _loop(ScriptedBackend([_reader] * 5), MemoryStore.sample(), transcript=whole).run(QUESTION)
+    _loop(driver, ScriptedBackend([_reader] * 5), MemoryStore.sample(), transcript=whole).run(QUESTION)
     data = whole.read_bytes()
     ends = [i + 1 for i, byte in enumerate(data) if byte == ord("\n")][len(QUESTION) :]
     for cut in ends:
@@ -535,7 +555,7 @@ def test_resume_restores_a_providers_state_from_the_transcript(tmp_path: Path) -
         path.write_bytes(data[:cut])
         backend = ScriptedBackend([_reader] * 5)
         # A fresh store has listed nothing; restore() lists again what the transcript's searches did.
-        _loop(backend, MemoryStore.sample(), transcript=path).resume()
+        _loop(driver, backend, MemoryStore.sample(), transcript=path).resume()
         assert path.read_bytes() == data, f"resumed from byte {cut}"
         for request in backend.requests:
             names = _names(request)
@@ -543,7 +563,7 @@ def test_resume_restores_a_providers_state_from_the_transcript(tmp_path: Path) -
 
 
 @pytest.mark.model
-def test_a_real_model_run_is_parsed_recorded_and_resumable(tmp_path: Path) -> None:
+def test_a_real_model_run_is_parsed_recorded_and_resumable(driver: Driver, tmp_path: Path) -> None:
     from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, demo_cap
 
     from toolrouting._backends.embedded import LlamaCpp
@@ -554,7 +574,7 @@ def test_a_real_model_run_is_parsed_recorded_and_resumable(tmp_path: Path) -> No
     sampling = Settings(max_tokens=cap, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
     with LlamaCpp(settings=sampling, n_threads=TEST_THREADS) as model:
         events: list[Event] = []
-        result = RoutingLoop(
+        result = driver.loop(
             model, MemoryStore.sample(), cap=cap, transcript=path, on_event=events.append
         ).run(QUESTION)
         assert read_transcript(path).messages == result.messages
@@ -568,7 +588,7 @@ def test_a_real_model_run_is_parsed_recorded_and_resumable(tmp_path: Path) -> No
         lines = path.read_bytes().splitlines(keepends=True)
         kept = len(QUESTION) + 1
         path.write_bytes(b"".join(lines[: 1 + kept]) + b'{"role":"assi')  # the header, then messages
-        resumed = RoutingLoop(model, MemoryStore.sample(), cap=cap, transcript=path).resume()
+        resumed = driver.loop(model, MemoryStore.sample(), cap=cap, transcript=path).resume()
     assert resumed.torn_line == '{"role":"assi'
     assert resumed.messages[:kept] == result.messages[:kept]
     assert resumed.actions[-1].tool == "none"

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 from support.catalogues import NONE, QUESTION
+from support.drivers import Driver
 
 from toolrouting import ScriptedBackend
 from toolrouting._errors import TranscriptError
 from toolrouting._loop.feedback import repair_message
-from toolrouting._loop.run import RoutingLoop
 from toolrouting._loop.transcript import (
     TRANSCRIPT_VERSION,
     TranscriptWriter,
@@ -47,7 +47,7 @@ def test_the_first_commit_goes_under_a_header_that_counts_it(tmp_path: Path) -> 
     assert path.read_bytes().count(b'"transcript"') == 1
 
 
-def test_a_transcript_without_a_header_is_read_as_version_1(tmp_path: Path) -> None:
+def test_a_transcript_without_a_header_is_read_as_version_1(driver: Driver, tmp_path: Path) -> None:
     path = tmp_path / "old.jsonl"
     path.write_bytes(b"".join(encode_message(m) for m in QUESTION) + b'{"role":"assi')
     read = read_transcript(path)
@@ -55,7 +55,7 @@ def test_a_transcript_without_a_header_is_read_as_version_1(tmp_path: Path) -> N
     assert read.messages == tuple(QUESTION)
     assert read.torn_line == '{"role":"assi'
     # And it resumes as before: the split after the last user message.
-    result = RoutingLoop(ScriptedBackend([NONE]), MemoryStore.sample(), transcript=path).resume()
+    result = driver.loop(ScriptedBackend([NONE]), MemoryStore.sample(), transcript=path).resume()
     assert [a.tool for a in result.actions] == ["none"]
     assert path.read_bytes() == b"".join(encode_message(m) for m in result.messages)
 
@@ -85,16 +85,18 @@ def test_a_header_is_only_a_header_on_the_first_line(tmp_path: Path) -> None:
         read_transcript(path)
 
 
-def test_a_header_counting_more_messages_than_were_committed_is_not_a_run(tmp_path: Path) -> None:
+def test_a_header_counting_more_messages_than_were_committed_is_not_a_run(
+    driver: Driver, tmp_path: Path
+) -> None:
     # What a torn first commit would leave: the header, and only part of the caller's messages.
     path = tmp_path / "run.jsonl"
     path.write_bytes(encode_header(2) + encode_message(QUESTION[0]) + b'{"role":"us')
-    loop = RoutingLoop(ScriptedBackend([NONE]), MemoryStore.sample(), transcript=path)
+    loop = driver.loop(ScriptedBackend([NONE]), MemoryStore.sample(), transcript=path)
     with pytest.raises(TranscriptError, match="counts 2 messages of the caller's and only 1 were committed"):
         loop.resume()
 
 
-def test_the_header_decides_where_the_run_begins(tmp_path: Path) -> None:
+def test_the_header_decides_where_the_run_begins(driver: Driver, tmp_path: Path) -> None:
     # The caller's conversation ends in a refused reply and its repair, as if a run had begun;
     # under the header it is the caller's, so the run starts at round 1 with no repair used.
     conversation = [
@@ -104,7 +106,7 @@ def test_the_header_decides_where_the_run_begins(tmp_path: Path) -> None:
     ]
     path = tmp_path / "run.jsonl"
     path.write_bytes(encode_header(len(conversation)) + b"".join(encode_message(m) for m in conversation))
-    result = RoutingLoop(
+    result = driver.loop(
         ScriptedBackend(["still prose", NONE]), MemoryStore.sample(), transcript=path
     ).resume()
     assert [a.round for a in result.actions] == [1]  # one repair was still left in round 1

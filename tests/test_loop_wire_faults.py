@@ -6,6 +6,8 @@ http.server at 127.0.0.1 and runs a whole RoutingLoop through OpenAICompatible. 
 test depends on how fast the machine is: a stalled or trickled answer cannot finish before
 the client's short timeout (load only delays the timeout), and every other request has a
 timeout no loopback answer comes near. ``python benchmarks/faults.py`` runs the same matrix as a table.
+Each case runs through both drivers; the async one awaits the HTTP backend in a worker thread
+(``AsyncOverSync``, a test double until the async HTTP backend is here to drive).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.drivers import Driver
 from support.fault_server import Fault, FaultServer, completion_body, ok, trickle
 from support.wire_faults import (
     CASES,
@@ -35,8 +38,10 @@ from toolrouting._loop.transcript import read_transcript
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.kind for case in CASES])
-def test_the_loop_retries_or_fails_clearly_and_keeps_its_transcript(case: Case, tmp_path: Path) -> None:
-    outcome = run_case(case, tmp_path)
+def test_the_loop_retries_or_fails_clearly_and_keeps_its_transcript(
+    driver: Driver, case: Case, tmp_path: Path
+) -> None:
+    outcome = run_case(case, tmp_path, driver)
 
     assert outcome.problems == ()
     faults = sum(isinstance(step, Fault) for step in case.script)
@@ -50,7 +55,7 @@ def test_the_loop_retries_or_fails_clearly_and_keeps_its_transcript(case: Case, 
 def _undisturbed(path: Path) -> bytes:
     with FaultServer() as server, OpenAICompatible(server.url, timeout=TIMEOUT) as backend:
         server.script.extend([ok(LOOKUP), ok(NONE)])
-        RoutingLoop(backend, Desk(), transcript=path).run(QUESTION)
+        RoutingLoop(backend, Desk(), transcript=path, instructions=False).run(QUESTION)
     return path.read_bytes()
 
 
@@ -59,15 +64,17 @@ def _undisturbed(path: Path) -> bytes:
     [case for case in CASES if case.error is not None and case.error is not RepairsExhaustedError],
     ids=lambda case: case.kind,
 )
-def test_a_run_that_failed_on_the_wire_resumes_to_the_undisturbed_bytes(case: Case, tmp_path: Path) -> None:
+def test_a_run_that_failed_on_the_wire_resumes_to_the_undisturbed_bytes(
+    driver: Driver, case: Case, tmp_path: Path
+) -> None:
     # Nothing committed is lost and nothing half-received is committed: resumed against a
     # healthy server, the failed run writes exactly what a run without the fault wrote.
-    outcome = run_case(case, tmp_path)
+    outcome = run_case(case, tmp_path, driver)
     before = read_transcript(outcome.transcript).messages
     with FaultServer() as server, OpenAICompatible(server.url, timeout=TIMEOUT) as backend:
         done = (len(before) - len(QUESTION)) // 2  # rounds the transcript already holds
         server.script.extend([ok(LOOKUP), ok(NONE)][done:])
-        result = RoutingLoop(backend, Desk(), transcript=outcome.transcript).resume()
+        result = driver.loop(backend, Desk(), transcript=outcome.transcript).resume()
         assert [dict(m) for m in result.messages[:-1]] == server.last_messages()
     assert result.reason == "handoff"
     assert outcome.transcript.read_bytes() == _undisturbed(tmp_path / "undisturbed.jsonl")

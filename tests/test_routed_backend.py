@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from typing import Any
 
 import pytest
+from support.drivers import AsyncOverSync
 
 from toolrouting import (
     ROUTE_SCHEMA_NAME,
+    AsyncBackend,
     ScriptedBackend,
     Settings,
     can_route,
@@ -54,6 +57,19 @@ def test_the_clone_carries_its_settings_to_the_request() -> None:
     routed, plain = backend.requests
     assert (routed.settings.json_schema, routed.settings.max_tokens) == (schema, 32)
     assert (plain.settings.json_schema, plain.settings.max_tokens) == (None, 900)
+
+
+def test_an_async_backend_routes_the_same_way() -> None:
+    backend = AsyncOverSync(ScriptedBackend(['{"tool":"none"}'], settings=Settings(max_tokens=100)))
+    assert isinstance(backend, AsyncBackend)
+    assert can_route(backend)
+    schema = route_schema(TOOLS)
+    request = routed_backend(backend, schema, routing_cap(backend, 512))
+    assert isinstance(request, AsyncOverSync)
+    asyncio.run(request.complete([{"role": "user", "content": "hi"}]))
+    (routed,) = backend.backend.requests
+    assert (routed.settings.json_schema, routed.settings.max_tokens) == (schema, 100)
+    assert backend.settings.json_schema is None
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,12 @@ The demo's notes store is ``toolrouting.demo``.
 # --- backends: the seam, the HTTP dialects, the embedded model, the scripted fake ---
 from ._backends import (
     DIALECTS,
+    AsyncBackend,
+    AsyncBaseBackend,
+    AsyncEmbeddedLlama,
+    AsyncOpenAICompatible,
+    AsyncScriptedBackend,
+    AsyncStreamingBackend,
     Backend,
     BaseBackend,
     Completion,
@@ -23,9 +29,14 @@ from ._backends import (
     OpenAICompatible,
     ScriptedBackend,
     ScriptedRequest,
+    StreamingBackend,
+    TextDelta,
     Usage,
     default_model_path,
 )
+
+# --- batch runs: a file of questions, each its own run, many in flight against one server ---
+from ._batch import BatchProgress, BatchQuestion, arun_batch, read_questions, run_batch
 
 # --- the routing core: catalogue checks, route schema, parser, result messages, routed backend ---
 from ._catalogue import FunctionSpec, ToolSpec
@@ -60,6 +71,7 @@ from ._errors import (
     GrammarError,
     MemoryStoreError,
     ModelLoadError,
+    QuestionsFileError,
     RepairsExhaustedError,
     RetriesExhaustedError,
     RunError,
@@ -87,11 +99,13 @@ from ._limits import (
 from ._loop import (
     Action,
     ActionChosen,
+    AsyncRoutingLoop,
     EndReason,
     Event,
     LimitName,
     LimitReached,
     RepairRequested,
+    ReplyReceived,
     Resumed,
     RetryScheduled,
     RoundStarted,
@@ -109,11 +123,14 @@ from ._parse import Route, parse_route
 
 # --- the preflight: what each grammar compiler does with a schema ---
 from ._preflight import TARGETS, Finding, Severity, Target, format_findings, preflight
-from ._provider import RestorableToolProvider, ToolOutput, ToolProvider
+from ._provider import AsyncToolProvider, RestorableToolProvider, ToolOutput, ToolProvider
 from ._result_messages import routed_call_id, routed_result_header, routed_result_text, split_routed_result
 from ._route_schema import route_choices, route_schema, route_tool_names
 from ._routed_backend import can_route, routed_backend, routing_cap
 from ._settings import GrammarChoice, Settings
+
+# --- traces: a run as OpenTelemetry spans ---
+from ._traces import RunTracer
 
 __version__ = "0.1.0"
 
@@ -132,6 +149,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "MAX_RESPONSE_BYTES",
     "PROMPT_STYLES",
     "ROUTE_SCHEMA_NAME",
+    "AsyncToolProvider",
     "BackendConnectError",
     "BackendError",
     "BackendHTTPError",
@@ -144,6 +162,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "MemoryStoreError",
     "ModelLoadError",
     "PromptStyle",
+    "QuestionsFileError",
     "RepairsExhaustedError",
     "RestorableToolProvider",
     "RetriesExhaustedError",
@@ -175,6 +194,12 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "route_grammar",
     # backends
     "DIALECTS",
+    "AsyncBackend",
+    "AsyncBaseBackend",
+    "AsyncEmbeddedLlama",
+    "AsyncOpenAICompatible",
+    "AsyncScriptedBackend",
+    "AsyncStreamingBackend",
     "Backend",
     "BaseBackend",
     "Completion",
@@ -185,16 +210,20 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "OpenAICompatible",
     "ScriptedBackend",
     "ScriptedRequest",
+    "StreamingBackend",
+    "TextDelta",
     "Usage",
     "default_model_path",
     # the loop
     "Action",
     "ActionChosen",
+    "AsyncRoutingLoop",
     "EndReason",
     "Event",
     "LimitName",
     "LimitReached",
     "RepairRequested",
+    "ReplyReceived",
     "Resumed",
     "RetryScheduled",
     "RoundStarted",
@@ -231,6 +260,14 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "Target",
     "format_findings",
     "preflight",
+    # batch runs
+    "BatchProgress",
+    "BatchQuestion",
+    "arun_batch",
+    "read_questions",
+    "run_batch",
+    # traces
+    "RunTracer",
 ]
 
 

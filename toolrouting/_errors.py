@@ -12,6 +12,7 @@ ToolRoutingError
 │   └── ModelLoadError                 the embedded model or llama-cpp-python is missing or unreadable
 ├── MemoryStoreError                   a memory database or notes folder that cannot be used
 ├── ToolServerError                    an MCP server that cannot be started, reached or listed
+├── QuestionsFileError (also ValueError) a batch's questions file with a line that is not a question
 └── RunError                           a routing run could not finish
     ├── RepairsExhaustedError          the model's reply stayed invalid after its repairs
     ├── RetriesExhaustedError          a backend kept failing past the retry budget
@@ -30,6 +31,7 @@ __all__ = [
     "GrammarError",
     "MemoryStoreError",
     "ModelLoadError",
+    "QuestionsFileError",
     "RepairsExhaustedError",
     "RetriesExhaustedError",
     "RunError",
@@ -195,3 +197,20 @@ class ToolServerError(ToolRoutingError):
 
     def __reduce__(self) -> tuple[type[ToolServerError], tuple[str, str]]:
         return (type(self), (self.server, self.reason))
+
+
+class QuestionsFileError(ToolRoutingError, ValueError):
+    """A batch's questions file that cannot be read, or a line of it that is not a question.
+
+    ``line`` is 1-based, 0 for the whole file; ``reason`` says what is wrong and how to fix it.
+    """
+
+    def __init__(self, path: str, line: int, reason: str) -> None:
+        self.path = path
+        self.line = line
+        self.reason = reason
+        where = f"{path}, line {line}" if line else path
+        super().__init__(f"questions file {where}: {reason}")
+
+    def __reduce__(self) -> tuple[type[QuestionsFileError], tuple[str, int, str]]:
+        return (type(self), (self.path, self.line, self.reason))

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["is_count", "plain", "pointer_token", "quoted", "shown", "walk"]
+__all__ = ["is_count", "json_type", "plain", "pointer_token", "quoted", "shown", "walk"]
 
 
 def plain(value: Any) -> Any:
@@ -57,3 +57,9 @@ def shown(value: object, width: int) -> str:
 def is_count(value: object, least: int = 0) -> bool:
     """Whether ``value`` is an ``int`` (never a ``bool``) of at least ``least``."""
     return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def json_type(value: object) -> str:
+    """The JSON type name of a decoded JSON value, for messages that say what a server sent instead."""
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+    return names.get(type(value), "number")

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 __all__ = [
+    "ANSWER_CONTEXT_CHARS",
+    "ANSWER_RESULT_CHARS",
+    "BATCH_PROGRESS_INTERVAL",
     "BOUNDED_ARRAY_ITEMS",
     "BOUNDED_STRING_CHARS",
     "BOUNDED_VALUE_DEPTH",
     "DEFAULT_ANSWER_TOKENS",
+    "DEFAULT_BATCH_CONCURRENCY",
     "DEFAULT_MAX_REPAIRS",
     "DEFAULT_MAX_REPEATS",
     "DEFAULT_MAX_ROUNDS",
@@ -27,6 +31,7 @@ __all__ = [
     "MAX_CAUSE_QUOTE",
     "MAX_KEYS_SHOWN",
     "MAX_MODEL_LIST_BYTES",
+    "MAX_QUESTION_ID_CHARS",
     "MAX_REPLY_CHARS",
     "MAX_REPLY_QUOTE",
     "MAX_RESPONSE_BYTES",
@@ -56,6 +61,7 @@ __all__ = [
     "SHOWN_NAME_CHARS",
     "SHOWN_REF_CHARS",
     "SHOWN_VALUE_CHARS",
+    "SPAN_STATUS_CHARS",
     "VALID_SCHEMA_MEMORY",
 ]
 
@@ -285,3 +291,30 @@ PROMPT_VALUE_CHARS = 40
 #: Levels of nested objects and arrays the rendered catalogue spells out; deeper ones are
 #: named by their type alone ("object"), which the grammar still constrains in full.
 PROMPT_NESTING = 2
+
+#: Characters of tool results the answer request carries after the handoff, all results
+#: together: about 1,000 tokens, so the question, the results and a DEFAULT_ANSWER_TOKENS
+#: answer fit the embedded model's window (EMBEDDED_N_CTX) with room to spare. The newest
+#: results are kept first: a read comes after the search that found it.
+ANSWER_CONTEXT_CHARS = 4000
+
+#: Characters of one tool result in the answer request; a longer one keeps its head and tail.
+#: Half the whole: two results always fit, so a search and the read it led to stay together.
+ANSWER_RESULT_CHARS = 2000
+#: Runs a batch keeps in flight unless the caller names another. A serving engine batches only
+#: what is in flight at once; four fills a llama-server started with ``--parallel 4`` and is
+#: gentle on a shared one. A vLLM or SGLang cluster wants its own ``--max-num-seqs`` or
+#: ``--max-running-requests`` here (docs/batch.md).
+DEFAULT_BATCH_CONCURRENCY = 4
+
+#: Characters of a question's id in a batch. The id names the question's files in the output
+#: folder, so it stays well inside any file system's 255-byte name.
+MAX_QUESTION_ID_CHARS = 128
+
+#: Seconds between two redraws of the batch progress bar: often enough to look alive, rarely
+#: enough that a thousand runs finishing at once do not flood a terminal or a log.
+BATCH_PROGRESS_INTERVAL = 0.5
+
+#: Characters of a failed tool's result in its span's status: the gist a trace viewer shows in
+#: a list of spans; the whole result is in the transcript.
+SPAN_STATUS_CHARS = 200

@@ -25,7 +25,8 @@ class Route:
     """What :func:`parse_route` made of a reply.
 
     Accepted (``ok``): ``tool``, the trimmed ``text`` and, for a tool other than
-    ``none``, its ``arguments``. Refused: ``error`` alone.
+    ``none``, its ``arguments``; ``thought`` when the route has a reasoning slot. Refused:
+    ``error`` alone.
     """
 
     ok: bool
@@ -33,6 +34,7 @@ class Route:
     arguments: dict[str, Any] | None = None
     text: str | None = None
     error: str | None = None
+    thought: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The specification's hash shape: the keys that have a value, no ``None``s."""
@@ -79,12 +81,14 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _JSON_WHITESPACE = " \t\n\r"
 
 
-def parse_route(text: str, names: Collection[str]) -> Route:
+def parse_route(text: str, names: Collection[str], *, thought: int | None = None) -> Route:
     """Check a reply against the offered tool ``names``; never raises.
 
     The whole trimmed reply must be one JSON object (RFC 7493 I-JSON: no duplicate keys,
     no lone surrogates, no non-finite numbers) whose ``tool`` is ``"none"`` alone, or one
-    of ``names`` with exactly an object of ``arguments`` beside it. Nothing is repaired.
+    of ``names`` with exactly an object of ``arguments`` beside it. With ``thought`` (the
+    route schema's reasoning slot, ``route_schema(tools, thought=N)``), a ``"thought"``
+    string of at most that many characters is required beside them. Nothing is repaired.
     """
     try:
         if not isinstance(text, str):
@@ -116,7 +120,7 @@ def parse_route(text: str, names: Collection[str]) -> Route:
             problem = _lone_surrogate(value)
             if problem is not None:
                 return _refused(problem)
-        return _check_action(value, trimmed, names)
+        return _check_action(value, trimmed, names, thought)
     except RecursionError:
         return _refused("the reply nests too deeply to decode")
     except Exception as error:  # the promise is "never raises": a bug becomes a refusal
@@ -138,7 +142,7 @@ _new = object.__new__
 _set = object.__setattr__
 
 
-def _accepted(tool: str, arguments: dict[str, Any] | None, text: str) -> Route:
+def _accepted(tool: str, arguments: dict[str, Any] | None, text: str, thought: str | None) -> Route:
     # The hot path: filling the slots directly is twice as fast as the dataclass __init__.
     route: Route = _new(Route)
     _set(route, "ok", True)
@@ -146,6 +150,7 @@ def _accepted(tool: str, arguments: dict[str, Any] | None, text: str) -> Route:
     _set(route, "arguments", arguments)
     _set(route, "text", text)
     _set(route, "error", None)
+    _set(route, "thought", thought)
     return route
 
 
@@ -167,7 +172,17 @@ def _lone_surrogate(value: Any) -> str | None:
     return None
 
 
-def _check_action(value: dict[str, Any], trimmed: str, names: Collection[str]) -> Route:
+def _check_action(value: dict[str, Any], trimmed: str, names: Collection[str], thought: int | None) -> Route:
+    reasoning = None
+    if thought is not None:
+        if "thought" not in value:
+            return _refused('the reply has no "thought" key')
+        reasoning = value["thought"]
+        if not isinstance(reasoning, str):
+            return _refused('the "thought" value is not a string')
+        if len(reasoning) > thought:
+            return _refused(f'the "thought" has {len(reasoning)} characters, over its limit of {thought}')
+        value = {key: item for key, item in value.items() if key != "thought"}
     if "tool" not in value:
         return _refused('the reply has no "tool" key')
     tool = value["tool"]
@@ -176,7 +191,7 @@ def _check_action(value: dict[str, Any], trimmed: str, names: Collection[str]) -
     if tool == NONE_TOOL:
         if len(value) != 1:
             return _refused(f'the "none" action carries other keys: {_keys(value, {"tool"})}')
-        return _accepted(NONE_TOOL, None, trimmed)
+        return _accepted(NONE_TOOL, None, trimmed, reasoning)
     if tool not in names:
         return _refused(f"the tool {quote_reply(tool)} is not one of the offered tools")
     if len(value) != 2 or "arguments" not in value:
@@ -189,7 +204,7 @@ def _check_action(value: dict[str, Any], trimmed: str, names: Collection[str]) -
     arguments = value["arguments"]
     if not isinstance(arguments, dict):
         return _refused(f'the "arguments" of {quote_reply(tool)} are not a JSON object')
-    return _accepted(tool, arguments, trimmed)
+    return _accepted(tool, arguments, trimmed, reasoning)
 
 
 def _keys(value: dict[str, Any], allowed: set[str]) -> str:

@@ -10,6 +10,7 @@ from ._catalogue import shown_name
 from ._limits import MAX_TOOL_ERROR_CHARS, SHOWN_LIST_CHARS
 
 __all__ = [
+    "AsyncToolProvider",
     "RecordedCall",
     "RestorableToolProvider",
     "ToolOutput",
@@ -49,6 +50,21 @@ class ToolProvider(Protocol):
     def tools_for_llm(self) -> list[dict[str, Any]]: ...
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput: ...
+
+
+@runtime_checkable
+class AsyncToolProvider(Protocol):
+    """The tools an :class:`AsyncRoutingLoop` may await.
+
+    ``acall`` is the coroutine twin of :meth:`ToolProvider.call`, under its own name so that one
+    provider can serve both loops (``FunctionTools`` and ``MCPTools`` do). The catalogue read
+    stays synchronous: it happens before every routing request and is a read of the provider's
+    own state, which an async provider fetches in ``acall`` or when it is made.
+    """
+
+    def tools_for_llm(self) -> list[dict[str, Any]]: ...
+
+    async def acall(self, name: str, arguments: dict[str, Any]) -> ToolOutput: ...
 
 
 @runtime_checkable

@@ -22,15 +22,18 @@ _NONE_JSON = json.dumps(
 )
 
 
-def route_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def route_schema(tools: Sequence[Mapping[str, Any]], *, thought: int | None = None) -> dict[str, Any]:
     """One JSON schema whose alternatives are the catalogue's tools, in order, then ``none``.
 
     ``tool`` comes first in both ``properties`` and ``required``, so a grammar-compiling
-    server has the model name its action before any argument. Each tool's parameters are
+    server has the model name its action before any argument. ``thought=N`` adds a bounded
+    reasoning slot in front of it, in every alternative: a ``"thought"`` string of at most
+    ``N`` characters the model writes before it chooses (off by default). Each tool's parameters are
     copied, never shared with the catalogue; their ``$defs`` move to the route's own
     ``$defs`` as ``TOOL.NAME`` so that their refs still resolve. Raises
     :class:`CatalogueError` on a bad entry.
     """
+    slot = _thought_slot(thought)
     alternatives: list[dict[str, Any]] = []
     definitions: dict[str, Any] = {}
     for tool in checked_catalogue(tools):
@@ -39,15 +42,30 @@ def route_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         alternative: dict[str, Any] = {"type": "object"}
         if tool.description is not None:
             alternative["description"] = tool.description
-        alternative["properties"] = {"tool": {"const": tool.name}, "arguments": parameters}
-        alternative["required"] = ["tool", "arguments"]
+        alternative["properties"] = {**slot, "tool": {"const": tool.name}, "arguments": parameters}
+        alternative["required"] = [*slot, "tool", "arguments"]
         alternative["additionalProperties"] = False
         alternatives.append(alternative)
-    alternatives.append(json.loads(_NONE_JSON))
+    handoff = json.loads(_NONE_JSON)
+    if slot:
+        handoff["properties"] = {**slot, **handoff["properties"]}
+        handoff["required"] = [*slot, *handoff["required"]]
+    alternatives.append(handoff)
     schema: dict[str, Any] = {"type": "object", "anyOf": alternatives}
     if definitions:
         schema["$defs"] = definitions
     return schema
+
+
+def _thought_slot(thought: int | None) -> dict[str, Any]:
+    """The ``thought`` property of every alternative, or none when the slot is off."""
+    if thought is None:
+        return {}
+    if isinstance(thought, bool) or not isinstance(thought, int):
+        raise TypeError(f"thought= is a maximum length in characters, not {type(thought).__name__}")
+    if thought < 1:
+        raise ValueError(f"thought= is a maximum length of at least 1 character, not {thought}")
+    return {"thought": {"type": "string", "maxLength": thought}}
 
 
 def route_tool_names(tools: Sequence[Mapping[str, Any]]) -> list[str]:

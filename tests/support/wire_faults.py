@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from support.drivers import DRIVERS, Driver
 from support.fault_server import (
     Behaviour,
     Fault,
@@ -41,7 +42,6 @@ from toolrouting._errors import (
 )
 from toolrouting._limits import DEFAULT_ROUTING_CAP, MAX_RETRY_AFTER, RETRY_BACKOFF_BASE
 from toolrouting._loop.events import Event, RetryScheduled
-from toolrouting._loop.run import RoutingLoop
 from toolrouting._loop.transcript import encode_header, encode_message, read_transcript
 from toolrouting._provider import ToolOutput
 
@@ -243,8 +243,9 @@ class Outcome:
     transcript: Path
 
 
-def run_case(case: Case, directory: Path) -> Outcome:
-    """Run ``case`` with its transcript in ``directory``; the server is stopped before this returns."""
+def run_case(case: Case, directory: Path, driver: Driver = DRIVERS["sync"]) -> Outcome:
+    """Run ``case`` with its transcript in ``directory`` through ``driver`` (the sync loop unless
+    told); the server is stopped before this returns."""
     path = directory / f"{re.sub(r'[^a-z0-9]+', '-', case.kind.lower())}.jsonl"
     delays: list[float] = []
     events: list[Event] = []
@@ -259,8 +260,15 @@ def run_case(case: Case, directory: Path) -> Outcome:
                 server.start()
 
         with OpenAICompatible(server.url, timeout=case.timeout) as backend:
-            loop = RoutingLoop(
-                backend, Desk(), retries=case.retries, transcript=path, sleep=sleep, on_event=events.append
+            # No instructions: the transcript checks compare it with QUESTION as the caller gave it.
+            loop = driver.loop(
+                backend,
+                Desk(),
+                retries=case.retries,
+                transcript=path,
+                sleep=sleep,
+                on_event=events.append,
+                instructions=False,
             )
             try:
                 result = loop.run(QUESTION)

@@ -1,21 +1,44 @@
 """Backends: the seam every model sits behind, and the implementations that ship.
 
-``base`` holds the protocol, its wire types and the base class the implementations share;
-``http`` speaks to OpenAI-compatible servers in the ``dialects`` it knows, and ``models``
-lists what such a server offers; ``embedded`` runs a GGUF model in-process; ``scripted`` is
-the fake that tests and docs drive.
+``base`` holds the protocols (sync, async, streaming), their wire types and the base classes the
+implementations share; ``http`` and ``async_http`` speak to OpenAI-compatible servers in the
+``dialects`` they know, sharing what they send and how they read it (``endpoint``, and
+``streams`` for a streamed answer), and ``models`` lists what such a server offers;
+``embedded`` runs a GGUF model in-process and ``async_embedded`` hands it to async code;
+``scripted`` holds the fakes that tests and docs drive.
 """
 
-from .base import ROLES, Backend, BaseBackend, Completion, Message, Usage, is_truncated
+from .async_embedded import AsyncEmbeddedLlama
+from .async_http import AsyncOpenAICompatible
+from .base import (
+    ROLES,
+    AsyncBackend,
+    AsyncBaseBackend,
+    AsyncStreamingBackend,
+    Backend,
+    BaseBackend,
+    Completion,
+    Message,
+    StreamingBackend,
+    TextDelta,
+    Usage,
+    is_truncated,
+)
 from .dialects import DIALECTS, DialectName
 from .embedded import EmbeddedLlama, LlamaCpp, default_model_path
 from .http import OpenAICompatible
 from .models import list_models
-from .scripted import ScriptedBackend, ScriptedRequest
+from .scripted import AsyncScriptedBackend, ScriptedBackend, ScriptedRequest
 
 __all__ = [
     "DIALECTS",
     "ROLES",
+    "AsyncBackend",
+    "AsyncBaseBackend",
+    "AsyncEmbeddedLlama",
+    "AsyncOpenAICompatible",
+    "AsyncScriptedBackend",
+    "AsyncStreamingBackend",
     "Backend",
     "BaseBackend",
     "Completion",
@@ -26,6 +49,8 @@ __all__ = [
     "OpenAICompatible",
     "ScriptedBackend",
     "ScriptedRequest",
+    "StreamingBackend",
+    "TextDelta",
     "Usage",
     "default_model_path",
     "is_truncated",

@@ -1,19 +1,35 @@
 """The backend seam: one method over a conversation, plus the settings it carries.
 
-:class:`Backend` is the seam, a protocol any object may meet; :class:`BaseBackend` is what the
-shipped backends share so that none of them restates it.
+:class:`Backend` is the seam, a protocol any object may meet, and :class:`AsyncBackend` the same
+seam for asyncio code; :class:`BaseBackend` and :class:`AsyncBaseBackend` are what the shipped
+backends share so that none of them restates it. A backend that can stream also meets
+:class:`StreamingBackend` (or :class:`AsyncStreamingBackend`): its ``stream`` yields
+:class:`TextDelta` pieces and ends with the whole :class:`Completion`.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Literal, Protocol, Self, TypedDict, runtime_checkable
 
 from .._settings import Settings
 
-__all__ = ["ROLES", "Backend", "BaseBackend", "Completion", "Message", "Usage", "is_truncated"]
+__all__ = [
+    "ROLES",
+    "AsyncBackend",
+    "AsyncBaseBackend",
+    "AsyncStreamingBackend",
+    "Backend",
+    "BaseBackend",
+    "Completion",
+    "Message",
+    "StreamingBackend",
+    "TextDelta",
+    "Usage",
+    "is_truncated",
+]
 
 
 class Message(TypedDict):
@@ -53,6 +69,13 @@ class Completion:
     """The server's decoded response body, for what this object does not carry."""
 
 
+@dataclasses.dataclass(frozen=True)
+class TextDelta:
+    """A piece of a streamed reply, in order; the stream's last item is the whole :class:`Completion`."""
+
+    text: str
+
+
 def is_truncated(finish_reason: str | None, completion_tokens: int, cap: int | None) -> bool:
     """Whether a completion stopped at its cap: said so, or used the whole cap."""
     if finish_reason == "length":
@@ -83,15 +106,50 @@ class Backend(Protocol):
     def __exit__(self, *exc_info: object) -> None: ...
 
 
-class BaseBackend:
-    """What the shipped backends share: ``settings``, checked clones, ``close()``, ``with``.
+@runtime_checkable
+class StreamingBackend(Backend, Protocol):
+    """A :class:`Backend` that can also hand its reply over piece by piece.
 
-    A subclass lists the keyword arguments its ``clone`` takes in ``clone_keys`` and writes
-    ``complete``. A clone is a shallow copy that shares what the original owns (a loaded
-    model, a connection pool, a script) without owning it: ``close()`` on a clone retires
-    only the clone, on the original it also frees the shared resource (``_release``). A
-    backend of your own need not subclass this: :class:`Backend` is the seam.
+    ``stream`` yields :class:`TextDelta` pieces as they are generated, then the whole
+    :class:`Completion` (text equal to the pieces joined, usage, finish reason, truncated) as
+    its last item, so a caller never sends a second request. Read it to the end or close it
+    (``contextlib.closing``): an open stream holds the request (and an in-process model).
     """
+
+    def stream(self, messages: Sequence[Message]) -> Iterator[TextDelta | Completion]: ...
+
+
+@runtime_checkable
+class AsyncBackend(Protocol):
+    """A chat model behind one coroutine: :class:`Backend` for asyncio code and :class:`AsyncRoutingLoop`.
+
+    ``settings`` and ``clone(**changes)`` are as on :class:`Backend` (a clone is made without
+    I/O, so ``clone`` stays synchronous); ``complete`` is awaited, and cancelling it abandons
+    the request; ``aclose`` frees what the backend owns. The protocol asks no more, so a small
+    backend of one's own qualifies; the shipped ones (on :class:`AsyncBaseBackend`) also work
+    with ``async with``.
+    """
+
+    @property
+    def settings(self) -> Settings: ...
+
+    def clone(self, **changes: Any) -> Self: ...
+
+    async def complete(self, messages: Sequence[Message]) -> Completion: ...
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class AsyncStreamingBackend(AsyncBackend, Protocol):
+    """An :class:`AsyncBackend` whose ``stream`` is an async iterator, with the same promise as
+    :class:`StreamingBackend`'s; close one left early with ``contextlib.aclosing``."""
+
+    def stream(self, messages: Sequence[Message]) -> AsyncIterator[TextDelta | Completion]: ...
+
+
+class _Configured:
+    """The part both base classes share: ``settings``, checked clones, and who owns what a clone shares."""
 
     #: The keyword arguments ``clone`` takes; anything else is a TypeError that lists these.
     clone_keys: ClassVar[frozenset[str]] = frozenset({"settings"})
@@ -126,12 +184,27 @@ class BaseBackend:
         twin._closed = False
         return twin
 
+    def _retire(self) -> bool:
+        """Mark this backend closed; whether it must now free what it owns (its first close, as owner)."""
+        if self._closed:
+            return False
+        self._closed = True
+        return self._owner
+
+
+class BaseBackend(_Configured):
+    """What the shipped backends share: ``settings``, checked clones, ``close()``, ``with``.
+
+    A subclass lists the keyword arguments its ``clone`` takes in ``clone_keys`` and writes
+    ``complete``. A clone is a shallow copy that shares what the original owns (a loaded
+    model, a connection pool, a script) without owning it: ``close()`` on a clone retires
+    only the clone, on the original it also frees the shared resource (``_release``). A
+    backend of your own need not subclass this: :class:`Backend` is the seam.
+    """
+
     def close(self) -> None:
         """Retire this backend; on the one that made the shared resource, free it for every clone."""
-        if self._closed:
-            return
-        self._closed = True
-        if self._owner:
+        if self._retire():
             self._release()
 
     def _release(self) -> None:
@@ -142,6 +215,28 @@ class BaseBackend:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class AsyncBaseBackend(_Configured):
+    """:class:`BaseBackend` for asyncio code: the same settings and clones, ``aclose()`` and ``async with``.
+
+    A subclass writes ``async def complete`` and frees what it owns in ``_arelease``, which
+    the owner's first ``aclose()`` awaits; a clone's ``aclose()`` retires only the clone.
+    """
+
+    async def aclose(self) -> None:
+        """Retire this backend; on the one that made the shared resource, free it for every clone."""
+        if self._retire():
+            await self._arelease()
+
+    async def _arelease(self) -> None:
+        """Free what this backend owns and its clones share; the owner's first ``aclose()`` awaits it."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
 
 def _checked_settings(settings: object) -> Settings:

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any, Literal, cast
 
 from .._grammar import route_grammar
-from .._json import is_count, plain, quoted
+from .._json import is_count, json_type, plain, quoted
 from .._limits import MAX_BODY_QUOTE, MAX_KEYS_SHOWN, MAX_REPLY_QUOTE, SHOWN_VALUE_CHARS
 from .._settings import Settings
 from .base import Message, Usage
@@ -127,11 +127,6 @@ def _count(value: object) -> int:
     return cast("int", value) if is_count(value) else 0
 
 
-def _json_type(value: object) -> str:
-    names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
-    return names.get(type(value), "number")
-
-
 def _error_member(body: dict[str, Any]) -> str:
     """A server's ``error`` member, quoted, for a body that carries one instead of a completion."""
     if "error" not in body:
@@ -156,14 +151,14 @@ def _content(message: dict[str, Any]) -> str:
             )
         return ""
     if not isinstance(content, str):
-        raise WireShapeError(f"the message content is a JSON {_json_type(content)}, not text")
+        raise WireShapeError(f"the message content is a JSON {json_type(content)}, not text")
     return content
 
 
 def _parse_chat_completion(body: Any) -> WireReply:
     """The OpenAI ``chat.completion`` object, which every dialect but Ollama answers."""
     if not isinstance(body, dict):
-        raise WireShapeError(f"the body is a JSON {_json_type(body)}, not a chat completion object")
+        raise WireShapeError(f"the body is a JSON {json_type(body)}, not a chat completion object")
     if "choices" not in body:
         raise WireShapeError(
             f'the body is not a chat completion: it has no "choices" (keys: {_keys(body)})'
@@ -171,7 +166,7 @@ def _parse_chat_completion(body: Any) -> WireReply:
         )
     choices = body["choices"]
     if not isinstance(choices, list):
-        raise WireShapeError(f'the body is not a chat completion: "choices" is a JSON {_json_type(choices)}')
+        raise WireShapeError(f'the body is not a chat completion: "choices" is a JSON {json_type(choices)}')
     if not choices:
         raise WireShapeError(f"the chat completion has no choices (an empty list){_error_member(body)}")
     choice = choices[0]
@@ -193,7 +188,7 @@ def _parse_chat_completion(body: Any) -> WireReply:
 def _parse_ollama(body: Any) -> WireReply:
     """Ollama's ``/api/chat`` answer: message.content, done_reason, prompt_eval_count, eval_count."""
     if not isinstance(body, dict):
-        raise WireShapeError(f"the body is a JSON {_json_type(body)}, not an Ollama chat response object")
+        raise WireShapeError(f"the body is a JSON {json_type(body)}, not an Ollama chat response object")
     message = body.get("message")
     if not isinstance(message, dict):
         raise WireShapeError(

@@ -15,7 +15,7 @@ from .._errors import BackendConnectError, BackendHTTPError, BackendResponseErro
 from .._json import quoted
 from .._limits import DEFAULT_REQUEST_TIMEOUT, MAX_BODY_QUOTE, MAX_MODEL_LIST_BYTES, SHOWN_VALUE_CHARS
 from .dialects import get_dialect
-from .http import check_size, endpoint_url
+from .endpoint import check_size, endpoint_url
 
 __all__ = ["list_models", "models_url"]
 
@@ -58,7 +58,8 @@ def _get(url: str, headers: dict[str, str], timeout: float) -> Any:
             received = bytearray()
             for chunk in response.iter_bytes():
                 received += chunk
-                check_size(received, url, "MAX_MODEL_LIST_BYTES", MAX_MODEL_LIST_BYTES, "a list of models")
+                size = len(received)
+                check_size(size, url, "MAX_MODEL_LIST_BYTES", MAX_MODEL_LIST_BYTES, "a list of models")
     except httpx.TimeoutException as error:
         raise BackendTimeout(f"{url} did not answer within the timeout of {timeout:g} s") from error
     except httpx.HTTPError as error:

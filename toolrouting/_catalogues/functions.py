@@ -5,6 +5,12 @@
     tools = FunctionTools(search_notes, read_note)
     tools.tools_for_llm()                      # the catalogue, in tools-for-llm shape
     tools.call("search_notes", {"query": "latch"})   # ToolOutput(content='[...]')
+    await tools.acall("search_notes", {"query": "latch"})   # the same, from async code
+
+A tool may be an ``async def``: ``acall`` (what :class:`AsyncRoutingLoop` awaits) awaits it on
+the caller's event loop, and runs a plain function in a worker thread so it does not block that
+loop; ``call`` (what :class:`RoutingLoop` calls) runs a plain function directly and an async one
+to completion on an event loop of its own, which it refuses from a thread where one is running.
 
 Type hints become JSON schema (``str``, ``int``, ``float``, ``bool``, ``None``, lists,
 tuples, sets, dicts, ``Literal``, ``Enum``, ``Optional`` / ``X | None``, unions,
@@ -15,14 +21,18 @@ NumPy-style parameter section describes the parameters (``docstrings``).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import enum
+import functools
 import inspect
 import json
 import types
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, cast
+
+import anyio.to_thread
 
 from .._catalogue import ToolSpec, shown_name
 from .._errors import CatalogueError
@@ -40,7 +50,7 @@ def function_tool(function: Callable[..., Any], *, name: str | None = None) -> T
 
 
 class FunctionTools:
-    """A tool provider over plain callables, in the order given.
+    """A tool provider over plain callables and ``async def`` functions, in the order given.
 
     ``call`` never raises for what a model or a tool did: an unknown tool, arguments
     that do not fit the signature, and an exception inside the function all come back as
@@ -59,6 +69,42 @@ class FunctionTools:
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
         """Call the tool ``name`` with ``arguments``; every failure is an error result."""
+        bound = self._bound(name, arguments)
+        if isinstance(bound, ToolOutput):
+            return bound
+        declared, run = bound
+        if declared.is_async and _loop_running():
+            return ToolOutput(
+                f"{name} is async and this thread runs an event loop: await acall() "
+                "(AsyncRoutingLoop does) instead of call()",
+                is_error=True,
+            )
+        try:
+            result = asyncio.run(run()) if declared.is_async else run()
+        except Exception as error:  # a tool's failure is the model's to read, not the loop's to die of
+            return ToolOutput(content=exception_text(error), is_error=True)
+        return _rendered(name, result)
+
+    async def acall(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        """:meth:`call` for async code: an async tool awaited, a plain one in a worker thread."""
+        bound = self._bound(name, arguments)
+        if isinstance(bound, ToolOutput):
+            return bound
+        declared, run = bound
+        try:
+            if declared.is_async:
+                result = await run()
+            else:
+                # A cancelled caller leaves the thread to finish on its own; its result is dropped.
+                result = await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+        except Exception as error:  # as in call(): the model reads the failure
+            return ToolOutput(content=exception_text(error), is_error=True)
+        return _rendered(name, result)
+
+    def _bound(
+        self, name: str, arguments: dict[str, Any]
+    ) -> ToolOutput | tuple[_Declared, Callable[[], Any]]:
+        """The tool and its call with ``arguments`` bound, or the error result when they do not fit."""
         declared = self._tools.get(name)
         if declared is None:
             return unknown_tool(name, self._tools)
@@ -68,11 +114,16 @@ class FunctionTools:
             return ToolOutput(
                 content=shortened(f"the arguments do not fit {declared.name}: {mismatch}"), is_error=True
             )
-        try:
-            result = declared.function(*args, **kwargs)
-        except Exception as error:  # a tool's failure is the model's to read, not the loop's to die of
-            return ToolOutput(content=exception_text(error), is_error=True)
-        return _rendered(name, result)
+        return declared, functools.partial(declared.function, *args, **kwargs)
+
+
+def _loop_running() -> bool:
+    """Whether this thread runs an asyncio event loop (where ``asyncio.run`` cannot start one)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _rendered(name: str, result: object) -> ToolOutput:
@@ -119,14 +170,13 @@ class _Declared:
     spec: ToolSpec
     parameters: tuple[_Parameter, ...]
     name: str
+    is_async: bool
 
     @classmethod
     def of(cls, function: Callable[..., Any], index: int, name: str | None = None) -> _Declared:
         if not callable(function):
             raise CatalogueError(index, f"a tool function is callable, not {type(function).__name__}")
         tool_name = name or getattr(function, "__name__", None) or type(function).__name__
-        if inspect.iscoroutinefunction(function):
-            raise CatalogueError(index, f"{tool_name} is async; give FunctionTools a plain function")
         try:
             signature = inspect.signature(function)
             hints = _parameter_hints(function if inspect.isroutine(function) else type(function).__call__)
@@ -171,7 +221,11 @@ class _Declared:
         function_spec["parameters"] = schema_
         spec = cast(ToolSpec, {"type": "function", "function": function_spec})
         route_tool_names([spec])  # the name and the schema, checked now with this entry's index
-        return cls(function, spec, tuple(parameters), tool_name)
+        # A callable object is async when its __call__ is.
+        is_async = inspect.iscoroutinefunction(
+            function if inspect.isroutine(function) else type(function).__call__
+        )
+        return cls(function, spec, tuple(parameters), tool_name, is_async)
 
     def bind(self, arguments: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
         if not isinstance(arguments, Mapping):

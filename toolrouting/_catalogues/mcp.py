@@ -9,7 +9,8 @@
 offers them as one catalogue. A tool keeps its own name unless two servers offer the same
 one, or ``namespace=True`` asks: then it is ``SERVER__TOOL`` (``origin()`` maps it back).
 The sessions live on one background event loop (``mcp_bridge``); each is an ``MCPSession``
-(``mcp_session``), which async code may use directly.
+(``mcp_session``), which async code may use directly. ``acall`` awaits a call from asyncio
+code (an :class:`AsyncRoutingLoop`) without blocking the caller's loop.
 """
 
 from __future__ import annotations
@@ -169,18 +170,40 @@ class MCPTools:
     def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
         """Call the tool offered as ``name`` on its server; every failure is an error result."""
         offered = self._offered.get(name)
-        if offered is None:
-            return unknown_tool(name, self._offered)
-        if self._bridge.closed:
-            return ToolOutput(f"the MCP tools are closed; {name} was not called", is_error=True)
+        if offered is None or self._bridge.closed:
+            return self._not_called(name)
         try:
             return self._bridge.run(
                 offered.session.call_tool(offered.tool, arguments), self.call_timeout + _BRIDGE_GRACE
             )
         except TimeoutError:
-            return ToolOutput(
-                f"{name} did not answer within {self.call_timeout:g} s (call_timeout)", is_error=True
+            return self._timed_out(name)
+
+    async def acall(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        """:meth:`call` for asyncio code (what :class:`AsyncRoutingLoop` awaits).
+
+        The session still works on the provider's own loop thread, where it was opened; the
+        caller's loop goes on meanwhile, and cancelling the caller cancels the call there.
+        """
+        offered = self._offered.get(name)
+        if offered is None or self._bridge.closed:
+            return self._not_called(name)
+        try:
+            return await self._bridge.arun(
+                offered.session.call_tool(offered.tool, arguments), self.call_timeout + _BRIDGE_GRACE
             )
+        except TimeoutError:
+            return self._timed_out(name)
+
+    def _not_called(self, name: str) -> ToolOutput:
+        if name not in self._offered:
+            return unknown_tool(name, self._offered)
+        return ToolOutput(f"the MCP tools are closed; {name} was not called", is_error=True)
+
+    def _timed_out(self, name: str) -> ToolOutput:
+        return ToolOutput(
+            f"{name} did not answer within {self.call_timeout:g} s (call_timeout)", is_error=True
+        )
 
     def close(self) -> None:
         """End every session and stop every stdio server; a second call does nothing."""

@@ -56,6 +56,22 @@ class LoopThread:
             future.cancel()  # Ctrl-C: the work stops too, instead of running on behind the caller
             raise
 
+    async def arun(self, coroutine: Coroutine[Any, Any, _T], timeout: float | None) -> _T:
+        """:meth:`run` for a caller on another asyncio loop: awaited, so that loop goes on meanwhile.
+
+        On a timeout, or when the caller's task is cancelled, the coroutine is cancelled too.
+        """
+        if self._loop.is_closed():
+            coroutine.close()
+            raise RuntimeError("the event loop thread is closed")
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+        except TimeoutError:
+            raise TimeoutError(f"no result within {timeout:g} s") from None
+        finally:
+            future.cancel()  # a no-op once it is done; otherwise the work stops with the caller
+
     def close(self, timeout: float = 5.0) -> None:
         """Stop the loop and end the thread; a second call does nothing.
 

@@ -1,9 +1,10 @@
-"""The command line: ``toolrouting run|models|schema|parse|preflight``, as ``main(argv) -> int``.
+"""The command line: ``toolrouting run|batch|models|schema|parse|preflight``, as ``main(argv) -> int``.
 
 ``entry`` turns errors into exit statuses (``exits``); ``parser`` builds the parser from one
-``add_*`` function per subcommand: ``run`` (with its ``progress`` lines), ``models``, and the
-``catalogue`` commands. ``server`` holds what every command that talks to a server shares
-(its options, the API key, what a 401 means); ``arguments`` what every subcommand shares.
+``add_*`` function per subcommand: ``run`` (with its ``progress`` lines), ``batch`` (with its
+progress bar), ``models``, and the ``catalogue`` commands. ``server`` holds what every command
+that talks to a server shares (its options, the API key, what a 401 means); ``arguments`` what
+every subcommand shares.
 """
 
 from .entry import main

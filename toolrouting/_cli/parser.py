@@ -13,6 +13,7 @@ from collections.abc import Callable
 import toolrouting
 
 from .arguments import Subparsers
+from .batch import add_batch
 from .catalogue import add_parse, add_preflight, add_schema
 from .models import add_models
 from .run import add_run
@@ -20,7 +21,14 @@ from .run import add_run
 __all__ = ["SUBCOMMANDS", "build_parser", "help_texts", "version_text"]
 
 #: The subcommands, in the order ``--help`` lists them.
-SUBCOMMANDS: list[Callable[[Subparsers], None]] = [add_run, add_models, add_schema, add_parse, add_preflight]
+SUBCOMMANDS: list[Callable[[Subparsers], None]] = [
+    add_run,
+    add_batch,
+    add_models,
+    add_schema,
+    add_parse,
+    add_preflight,
+]
 
 
 def version_text() -> str:

@@ -24,9 +24,9 @@ from .arguments import Subparsers, UsageError, non_negative, positive, stdin_tex
 from .exits import DONE
 from .progress import Progress
 from .server import add_server_options, api_key, explained_refusal, redact
-from .tools import TOOLS_PROMPT, add_tool_options, run_tools, uses_tools
+from .tools import add_tool_options, run_tools, uses_tools
 
-__all__ = ["add_run"]
+__all__ = ["add_model_options", "add_run", "demo_store", "model_backend", "system_prompt"]
 
 
 def add_run(subparsers: Subparsers) -> None:
@@ -46,6 +46,21 @@ def add_run(subparsers: Subparsers) -> None:
         metavar="QUESTION",
         help="the question to answer; - reads it from stdin, as does none when stdin is not a terminal",
     )
+    add_model_options(parser)
+    parser.add_argument(
+        "--transcript", metavar="PATH", help="write every message to PATH as JSON Lines, as it is committed"
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="continue the run in --transcript instead of starting one"
+    )
+    parser.add_argument("--json", action="store_true", help="print the outcome as one JSON document")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    add_tool_options(parser)
+    parser.set_defaults(handler=_run)
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """The model, its server and sampling, the prompt and the limits, as ``run`` and ``batch`` take them."""
     parser.add_argument(
         "--model",
         metavar="MODEL",
@@ -59,7 +74,11 @@ def add_run(subparsers: Subparsers) -> None:
         help="a memory database this store made, or a folder of .txt/.md notes (default: the demo notes)",
     )
     system = parser.add_mutually_exclusive_group()
-    system.add_argument("--system", metavar="TEXT", help="instructions added to the demo's system prompt")
+    system.add_argument(
+        "--system",
+        metavar="TEXT",
+        help="instructions added to the system message, after the tools' descriptions",
+    )
     system.add_argument("--system-file", metavar="PATH", help="the same, read from a UTF-8 file")
     parser.add_argument(
         "--cap",
@@ -86,14 +105,6 @@ def add_run(subparsers: Subparsers) -> None:
         "lowers it (default: %(default)s)",
     )
     parser.add_argument(
-        "--transcript", metavar="PATH", help="write every message to PATH as JSON Lines, as it is committed"
-    )
-    parser.add_argument(
-        "--resume", action="store_true", help="continue the run in --transcript instead of starting one"
-    )
-    parser.add_argument("--json", action="store_true", help="print the outcome as one JSON document")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
-    parser.add_argument(
         "--temperature",
         type=non_negative,
         default=0.0,
@@ -115,8 +126,6 @@ def add_run(subparsers: Subparsers) -> None:
         metavar="N",
         help="threads of the embedded model (default: llama-cpp-python's, half the cores)",
     )
-    add_tool_options(parser)
-    parser.set_defaults(handler=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -130,9 +139,9 @@ def _run(args: argparse.Namespace) -> int:
             errlog = stack.enter_context(open(os.devnull, "w")) if args.quiet else sys.stderr
             tools: ToolProvider = stack.enter_context(run_tools(args, errlog=errlog))
         else:
-            tools = stack.enter_context(_store(args.db))
+            tools = stack.enter_context(demo_store(args.db))
         stack.enter_context(explained_refusal(api_key(args)))
-        backend = stack.enter_context(_backend(args))
+        backend = stack.enter_context(model_backend(args))
         loop = RoutingLoop(
             backend,
             tools,
@@ -157,14 +166,24 @@ def _check_resume(args: argparse.Namespace) -> None:
 
 
 def _messages(args: argparse.Namespace) -> list[Message]:
-    """What the model is told at the start: the demo's prompt, the caller's additions, the question."""
-    system = TOOLS_PROMPT if uses_tools(args) else SYSTEM_PROMPT
+    """What the model is told at the start, after the loop's instructions: the system prompt, the question."""
+    system = system_prompt(args)
+    question: list[Message] = [{"role": "user", "content": _question(args)}]
+    return question if system is None else [{"role": "system", "content": system}, *question]
+
+
+def system_prompt(args: argparse.Namespace) -> str | None:
+    """The demo's note (none over other tools) with the caller's ``--system`` additions, if any.
+
+    The loop puts the tools' descriptions in front of it (its instructions).
+    """
+    parts = [] if uses_tools(args) else [SYSTEM_PROMPT]
     extra = args.system if args.system_file is None else _read_text(args.system_file, "--system-file")
     if extra is not None:
         if not extra.strip():
             raise UsageError("--system adds nothing: give it the instructions to add to the prompt")
-        system += "\n\n" + extra.strip()
-    return [{"role": "system", "content": system}, {"role": "user", "content": _question(args)}]
+        parts.append(extra.strip())
+    return "\n\n".join(parts) or None
 
 
 def _question(args: argparse.Namespace) -> str:
@@ -185,7 +204,8 @@ def _read_text(path: str, option: str) -> str:
         raise UsageError(f"{option} {path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
 
 
-def _store(db: str | None) -> MemoryStore:
+def demo_store(db: str | None) -> MemoryStore:
+    """The demo notes store: the sample notes, or ``--db``'s database or folder of notes."""
     if db is None:
         return MemoryStore.sample()
     path = Path(db)
@@ -196,7 +216,8 @@ def _store(db: str | None) -> MemoryStore:
     return MemoryStore(path)
 
 
-def _backend(args: argparse.Namespace) -> Backend:
+def model_backend(args: argparse.Namespace) -> Backend:
+    """The backend the options name: a server with ``--base-url``, else the embedded model."""
     # Both backends are imported here: the HTTP one needs no llama.cpp, the embedded one no server.
     settings = Settings(
         max_tokens=args.answer_tokens,

@@ -25,13 +25,7 @@ from .._limits import DEFAULT_MCP_CALL_TIMEOUT, MAX_TOOL_RESULT_CHARS
 from .._provider import ToolOutput, ToolProvider, cut_middle, unknown_tool
 from .arguments import UsageError, non_negative
 
-__all__ = ["TOOLS_PROMPT", "RunTools", "add_tool_options", "asks", "run_tools", "uses_tools"]
-
-#: The system message of a run over the caller's tools: when to call one, and when to hand off.
-TOOLS_PROMPT = (
-    "You answer the user's question with the help of tools. Each turn, choose one action: call the "
-    "tool that gets what the question needs, or none once you have what you need."
-)
+__all__ = ["RunTools", "add_tool_options", "asks", "run_tools", "uses_tools"]
 
 
 def add_tool_options(parser: argparse.ArgumentParser) -> None:

@@ -1,17 +1,22 @@
 """The routing loop: rounds of one routed decision and one tool call, until the handoff.
 
-``run`` drives the rounds (the public API and the step machine); ``state`` is what a run
-holds as it goes; ``run_limits`` and ``retries`` are the frozen values that bound it;
-``transcript`` writes and reads the JSON Lines record a run can resume from, and ``replay``
-rebuilds a run's state from it; ``events`` are what a caller watches; ``feedback`` is every
-text the loop itself tells the model; ``result`` is what a finished run returns.
+``machine`` is the step machine, the rounds as a generator of ``effects`` that does no I/O;
+``run`` drives it by blocking calls (:class:`RoutingLoop`), ``async_run`` by awaiting them
+(:class:`AsyncRoutingLoop`); ``state`` is what a run holds as it goes; ``run_limits`` and
+``retries`` are the frozen values that bound it; ``transcript`` writes and reads the JSON
+Lines record a run can resume from, and ``replay`` rebuilds a run's state from it; ``events``
+are what a caller watches; ``feedback`` is every text the loop itself tells the model, with
+``instructions`` (the catalogue in the system message) and ``answer`` (the answer request
+after the handoff); ``result`` is what a finished run returns.
 """
 
+from .async_run import AsyncRoutingLoop
 from .events import (
     ActionChosen,
     Event,
     LimitReached,
     RepairRequested,
+    ReplyReceived,
     Resumed,
     RetryScheduled,
     RoundStarted,
@@ -27,11 +32,13 @@ from .transcript import TranscriptRead, read_transcript
 __all__ = [
     "Action",
     "ActionChosen",
+    "AsyncRoutingLoop",
     "EndReason",
     "Event",
     "LimitName",
     "LimitReached",
     "RepairRequested",
+    "ReplyReceived",
     "Resumed",
     "RetryScheduled",
     "RoundStarted",

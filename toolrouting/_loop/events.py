@@ -1,6 +1,8 @@
 """The typed progress events of a routing run, in the order a run emits them.
 
-Every routing request starts with :class:`RoundStarted`; a refused reply gives
+Every routing request starts with :class:`RoundStarted`, and every request that got an
+answer, the final answer's too, gives :class:`ReplyReceived` with what the server reported
+(model, tokens, finish reason); a refused reply gives
 :class:`RepairRequested`, and the repaired request starts again under the same round number.
 An accepted reply gives :class:`ActionChosen`, then :class:`ToolReturned` (or
 :class:`LimitReached` when the action trips a limit and is not run). :class:`RetryScheduled`
@@ -13,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from .._backends import Usage
 from .result import LimitName, RunResult
 
 __all__ = [
@@ -20,6 +23,7 @@ __all__ = [
     "Event",
     "LimitReached",
     "RepairRequested",
+    "ReplyReceived",
     "Resumed",
     "RetryScheduled",
     "RoundStarted",
@@ -55,6 +59,24 @@ class RetryScheduled:
     attempt: int
     delay: float
     error: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ReplyReceived:
+    """A request was answered (a routing one, or the final answer), and what the server said of it."""
+
+    round: int
+    routed: bool
+    """True for a routing request (it carried the route schema), False for the final answer's."""
+    model: str | None
+    """The model the request named, where the backend names one (``None`` for a server's default)."""
+    response_model: str | None
+    """The model the server said answered, where it said."""
+    usage: Usage
+    finish_reason: str | None
+    truncated: bool
+    seconds: float
+    """How long the request took, its last attempt's alone when it was retried."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -113,6 +135,7 @@ Event = (
     Resumed
     | RoundStarted
     | RetryScheduled
+    | ReplyReceived
     | RepairRequested
     | ActionChosen
     | ToolReturned

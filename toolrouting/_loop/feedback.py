@@ -27,8 +27,9 @@ REPAIR_LEAD = "Your last reply is not a valid action: "
 
 _HANDOFF = json.dumps({"tool": NONE_TOOL})
 
-#: The user message that asks for the final answer after the handoff. Without it a small
-#: model answers the last tool result with one more action, in the shape it has been writing.
+#: How the answer request after the handoff ends (see ``answer``); transcripts written before
+#: that request existed hold it as a message of its own. Without it a small model answers the
+#: last tool result with one more action, in the shape it has been writing.
 ANSWER_PROMPT = "Now answer the question in plain words, from the tool results above."
 
 

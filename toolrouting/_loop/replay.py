@@ -11,16 +11,34 @@ from .._names import NONE_TOOL, tool_name_problem
 from .._parse import Route, parse_route
 from .._provider import ToolOutput
 from .._result_messages import routed_call_id, routed_result_header, split_routed_result
-from .feedback import ANSWER_PROMPT, is_repair_message
+from .answer import is_answer_request
+from .feedback import is_repair_message
 from .run_limits import RunLimits
 from .state import RunState, accepted_action, call_key, tripped_limit
-from .transcript import TranscriptRead
+from .transcript import TranscriptRead, read_transcript
 
-__all__ = ["replayed"]
+__all__ = ["replayed", "resume_point"]
 
 
-def replayed(read: TranscriptRead, limits: RunLimits, path: str) -> tuple[RunState, str | None]:
+def resume_point(
+    path: str | None, limits: RunLimits, *, thought: int | None = None
+) -> tuple[TranscriptRead, RunState, str | None]:
+    """What resuming the transcript at ``path`` starts from: the file as read, the state of the run
+    it records, and its unanswered last reply if any. A damaged file is refused here, at once."""
+    if path is None:
+        raise ValueError("resume() continues the file given as transcript=, and this loop has none")
+    read = read_transcript(path)
+    state, pending = replayed(read, limits, path, thought=thought)
+    state.torn_line = read.torn_line
+    return read, state, pending
+
+
+def replayed(
+    read: TranscriptRead, limits: RunLimits, path: str, *, thought: int | None = None
+) -> tuple[RunState, str | None]:
     """The state of the run ``read`` records, and its unanswered last reply if any.
+
+    ``thought`` is the reasoning slot the run's replies carry (the loop's ``thought=``).
 
     The header says where the caller's messages end. A version 1 transcript has none: there
     the caller's conversation ends with a user message and the loop's own messages follow
@@ -41,23 +59,23 @@ def replayed(read: TranscriptRead, limits: RunLimits, path: str) -> tuple[RunSta
         starts = range(read.caller_messages, read.caller_messages + 1)
     for start in starts:
         if messages[start - 1]["role"] == "user":
-            state = _replayed_from(messages, start, limits)
+            state = _replayed_from(messages, start, limits, thought)
             if state is not None:
                 return state
     raise TranscriptError(path, 0, "it does not hold a routing run (a user message, then the loop's own)")
 
 
 def _replayed_from(
-    messages: tuple[Message, ...], start: int, limits: RunLimits
+    messages: tuple[Message, ...], start: int, limits: RunLimits, thought: int | None
 ) -> tuple[RunState, str | None] | None:
     """The run, when the loop's own messages begin at ``start``; ``None`` when they cannot."""
-    state = RunState(messages=list(messages))
+    state = RunState(messages=list(messages), conversation=start)
     index = start
     while index < len(messages):
         reply = messages[index]
         if reply["role"] != "assistant":
             return None
-        handoff = parse_route(reply["content"], ())
+        handoff = parse_route(reply["content"], (), thought=thought)
         rest = messages[index + 1 :]
         if handoff.ok and _ends_run(rest):
             state.actions.append(accepted_action(state.round, handoff))
@@ -71,7 +89,7 @@ def _replayed_from(
         if following["role"] != "user":
             return None
         content = following["content"]
-        action = None if handoff.ok else _replayed_action(state.round, reply["content"], content)
+        action = None if handoff.ok else _replayed_action(state.round, reply["content"], content, thought)
         if action is not None:
             route, output = action
             state.actions.append(accepted_action(state.round, route))
@@ -90,7 +108,9 @@ def _replayed_from(
     return state, None
 
 
-def _replayed_action(round: int, reply: str, result: str) -> tuple[Route, ToolOutput] | None:
+def _replayed_action(
+    round: int, reply: str, result: str, thought: int | None
+) -> tuple[Route, ToolOutput] | None:
     """The action ``reply`` and its output when ``result`` answers it in ``round``, else ``None``."""
     split = split_routed_result(result)
     if split is None:
@@ -101,7 +121,7 @@ def _replayed_action(round: int, reply: str, result: str) -> tuple[Route, ToolOu
         return None
     if not isinstance(tool, str) or tool == NONE_TOOL or tool_name_problem(tool) is not None:
         return None
-    route = parse_route(reply, (tool,))
+    route = parse_route(reply, (tool,), thought=thought)
     call_id = routed_call_id(round)
     headers = {routed_result_header(tool, call_id, is_error=flag): flag for flag in (False, True)}
     if not route.ok or route.text != reply or split[0] not in headers:
@@ -111,8 +131,8 @@ def _replayed_action(round: int, reply: str, result: str) -> tuple[Route, ToolOu
 
 def _ends_run(rest: Sequence[Message]) -> bool:
     """Whether the messages after a handoff are what the loop writes after one: nothing, or the
-    answer prompt and perhaps the answer."""
+    answer request and perhaps the answer."""
     if not rest:
         return True
-    prompted = rest[0]["role"] == "user" and rest[0]["content"] == ANSWER_PROMPT
+    prompted = rest[0]["role"] == "user" and is_answer_request(rest[0]["content"])
     return prompted and (len(rest) == 1 or (len(rest) == 2 and rest[1]["role"] == "assistant"))

@@ -27,6 +27,8 @@ class Action:
     """``None`` for ``none``, which takes no arguments."""
     text: str
     """The action as the model wrote it, trimmed; also the assistant message's content."""
+    thought: str | None = None
+    """What the model wrote in the route's reasoning slot, when the loop has one (``thought=``)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Generator, Sequence
+import time
+from collections.abc import Generator, Mapping, Sequence
+from typing import Any
 
-from .._backends import Backend, Completion, Message
+from .._backends import Completion, Message
 from .._errors import BackendError, BackendResponseError, RetriesExhaustedError
 from .._limits import DEFAULT_RETRIES, MAX_RETRY_AFTER, RETRY_BACKOFF_BASE, RETRY_BACKOFF_MAX
-from .events import RetryScheduled
+from .effects import Effect, Emit, Request, Wait
+from .events import ReplyReceived, RetryScheduled
 from .run_limits import check_count
 
 __all__ = ["RetryPolicy", "complete"]
@@ -49,26 +52,29 @@ class RetryPolicy:
 
 
 def complete(
-    backend: Backend,
+    backend: Any,
     messages: Sequence[Message],
     policy: RetryPolicy,
     round: int,
-    sleep: Callable[[float], object],
-) -> Generator[RetryScheduled, None, Completion]:
-    """One request, retried under ``policy`` while the error is retryable; yields each retry."""
+) -> Generator[Effect, Any, Completion]:
+    """One request, retried under ``policy`` while the error is retryable; emits each retry and
+    waits out its delay, through the driver, then what the server said of the reply."""
     attempt = 0
     while True:
+        began = time.monotonic()  # a clock read, not I/O: the driver performs the request
         try:
-            completion: Completion = backend.complete(list(messages))
+            completion: Completion = yield Request(backend, list(messages))
         except BackendError as error:
             if not error.retryable:
                 raise
             delay = policy.delay(error, attempt, round)
             attempt += 1
-            yield RetryScheduled(
-                round=round, attempt=attempt, delay=delay, error=f"{type(error).__name__}: {error}"
+            yield Emit(
+                RetryScheduled(
+                    round=round, attempt=attempt, delay=delay, error=f"{type(error).__name__}: {error}"
+                )
             )
-            sleep(delay)
+            yield Wait(delay)
             continue
         if not isinstance(completion.text, str):
             # Committed as it is, it would make a transcript that cannot be read back.
@@ -76,4 +82,21 @@ def complete(
                 f"{type(backend).__name__}.complete() returned text of type "
                 f"{type(completion.text).__name__}; a completion's text is a str"
             )
+        yield Emit(_received(backend, completion, round, time.monotonic() - began))
         return completion
+
+
+def _received(backend: Any, completion: Completion, round: int, seconds: float) -> ReplyReceived:
+    """What the server said of a request, as the event a tracer reads."""
+    model = getattr(backend, "model", None)
+    raw = completion.raw.get("model") if isinstance(completion.raw, Mapping) else None
+    return ReplyReceived(
+        round=round,
+        routed=backend.settings.json_schema is not None,
+        model=model if isinstance(model, str) else None,
+        response_model=raw if isinstance(raw, str) else None,
+        usage=completion.usage,
+        finish_reason=completion.finish_reason,
+        truncated=completion.truncated,
+        seconds=seconds,
+    )

@@ -10,9 +10,8 @@ from .._parse import Route
 from .._provider import RecordedCall
 from .result import Action, LimitName
 from .run_limits import RunLimits
-from .transcript import TranscriptWriter
 
-__all__ = ["RunState", "accepted_action", "call_key", "commit", "tripped_limit"]
+__all__ = ["RunState", "accepted_action", "call_key", "tripped_limit"]
 
 
 @dataclasses.dataclass
@@ -20,7 +19,8 @@ class RunState:
     """The mutable state of one run; everything in it can be derived again from the transcript."""
 
     messages: list[Message]
-    writer: TranscriptWriter | None = None
+    conversation: int = 0
+    """How many of ``messages`` the run started from: the caller's, the instructions merged in."""
     round: int = 1
     repairs: int = 0
     """Refused replies so far in this round."""
@@ -51,18 +51,13 @@ class RunState:
         self.repairs = 0
 
 
-def commit(state: RunState, *messages: Message) -> None:
-    """Append ``messages`` to the run; on disk first, as a message is part of the run only once there."""
-    if state.writer is not None and messages:
-        state.writer.append(*messages)
-    state.messages.extend(messages)
-
-
 def accepted_action(round: int, route: Route) -> Action:
     """The action an accepted route is, in ``round``."""
     if route.tool is None or route.text is None:
         raise AssertionError("only an accepted route becomes an action")  # pragma: no cover
-    return Action(round=round, tool=route.tool, arguments=route.arguments, text=route.text)
+    return Action(
+        round=round, tool=route.tool, arguments=route.arguments, text=route.text, thought=route.thought
+    )
 
 
 def call_key(route: Route) -> str:

@@ -23,6 +23,7 @@ __all__ = [
     "TRANSCRIPT_VERSION",
     "TranscriptRead",
     "TranscriptWriter",
+    "drop_torn_line",
     "encode_header",
     "encode_message",
     "read_transcript",
@@ -169,3 +170,13 @@ def _decode_line(path: str, number: int, line: bytes) -> Message:
     ):
         raise TranscriptError(path, number, 'is not a message {"role": ..., "content": "..."}')
     return Message(role=record["role"], content=record["content"])
+
+
+def drop_torn_line(path: str, read: TranscriptRead) -> None:
+    """Cut the torn last line ``read`` found off ``path``, before anything is appended after it."""
+    if read.torn_line is None:
+        return
+    try:
+        os.truncate(path, read.committed_bytes)
+    except OSError as error:
+        raise TranscriptError(path, 0, f"cannot drop its torn last line ({error})") from error

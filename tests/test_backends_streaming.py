@@ -1,0 +1,467 @@
+"""AsyncOpenAICompatible and the streams of both HTTP backends, against the fault server on loopback.
+
+The fault server (tests/support/fault_server.py with the streamed answers of
+tests/support/stream_faults.py) is a fake: http.server in a thread speaking the wire shapes of
+servers this machine does not run (OpenAI, llama-server, KoboldCpp, Ollama) and the faults no
+real server shows on demand. tests/test_backends_llama_server_async.py drives a real
+llama-cpp-python server. A held or stalled answer waits on an Event the test releases, so only
+those requests get the short timeout, which they pass whatever the load.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from support.fault_server import (
+    ACTION,
+    FaultServer,
+    close_mid_body,
+    endless_body,
+    held,
+    ok,
+    reset,
+    status,
+    trickle,
+)
+from support.stream_faults import (
+    JSON_LINES,
+    chat_chunks,
+    endless_stream,
+    events,
+    ollama_lines,
+    stream_then_close,
+    stream_then_stall,
+    streamed,
+    trickled_stream,
+)
+from test_backends_http import EXPECTED, MESSAGES, STATES, chat_completion, ollama_chat
+
+from toolrouting import (
+    AsyncBackend,
+    AsyncOpenAICompatible,
+    AsyncStreamingBackend,
+    Backend,
+    BackendConnectError,
+    BackendError,
+    BackendHTTPError,
+    BackendResponseError,
+    BackendTimeout,
+    Completion,
+    OpenAICompatible,
+    SchemaIgnoredError,
+    Settings,
+    StreamingBackend,
+    TextDelta,
+    Usage,
+    routed_backend,
+)
+
+pytestmark = pytest.mark.anyio
+
+#: The timeout of every request the server answers: far beyond a loopback answer on a loaded machine.
+TIMEOUT = 30.0
+#: The timeout of a request the server holds: it passes whatever the load, so it can be short.
+SHORT = 0.3
+#: The timeout of a trickled answer, and the gap between its parts: a fortieth of it, so no
+#: read comes near the timeout however loaded the machine, while the whole trickled stream (72
+#: events) takes almost twice the timeout, and the trickled body (some 200 bytes) more still.
+GIVE_UP = 3.0
+GAP = GIVE_UP / 40
+PIECES = ['{"tool": ', '"search", ', '"arguments": ', '{"query": ', '"llama"}}']
+SCHEMA = {"type": "object", "properties": {"tool": {"const": "none"}}, "required": ["tool"]}
+FLAVOURS = ("sync", "async")
+
+
+@pytest.fixture(scope="module")
+def running_server() -> Iterator[FaultServer]:
+    with FaultServer() as fault_server:
+        yield fault_server
+
+
+@pytest.fixture
+def server(running_server: FaultServer) -> Iterator[FaultServer]:
+    """The module's server with an empty script; whatever a test held is released after it."""
+    running_server.script.clear()
+    running_server.paths.clear()
+    running_server.bodies.clear()
+    running_server.release = threading.Event()
+    yield running_server
+    running_server.release.set()
+
+
+async def stream(flavour: str, url: str, **options: Any) -> list[TextDelta | Completion]:
+    """Every item one streamed request yields, through the sync or the async backend."""
+    options.setdefault("timeout", TIMEOUT)
+    if flavour == "sync":
+        with OpenAICompatible(url, **options) as backend:
+            return list(backend.stream(MESSAGES))
+    async with AsyncOpenAICompatible(url, **options) as backend:
+        return [item async for item in backend.stream(MESSAGES)]
+
+
+async def complete(flavour: str, url: str, timeout: float) -> Completion:
+    """One whole request, through the sync or the async backend."""
+    if flavour == "sync":
+        with OpenAICompatible(url, timeout=timeout) as backend:
+            return backend.complete(MESSAGES)
+    async with AsyncOpenAICompatible(url, timeout=timeout) as async_backend:
+        return await async_backend.complete(MESSAGES)
+
+
+def whole(items: list[TextDelta | Completion]) -> Completion:
+    """The stream's last item, once checked to be the completion of the pieces before it."""
+    *pieces, last = items
+    assert all(isinstance(piece, TextDelta) for piece in pieces)
+    assert isinstance(last, Completion)
+    assert "".join(piece.text for piece in pieces if isinstance(piece, TextDelta)) == last.text
+    return last
+
+
+async def assert_usable(url: str) -> None:
+    """The next request after a fault succeeds."""
+    async with AsyncOpenAICompatible(url, timeout=TIMEOUT) as backend:
+        assert (await backend.complete(MESSAGES)).text == ACTION
+
+
+# --- the wire: what each dialect sends and how its answer, whole or streamed, is read ---------------
+
+
+def reply_body(dialect: str) -> bytes:
+    return json.dumps(ollama_chat() if dialect == "ollama" else chat_completion()).encode()
+
+
+@pytest.mark.parametrize(("dialect", "state"), list(EXPECTED))
+async def test_async_complete_sends_exactly_the_dialect_shape(
+    server: FaultServer, dialect: str, state: str
+) -> None:
+    server.script.append(status(200, reply_body(dialect)))
+    model = "smollm2" if dialect == "ollama" else None
+    backend = AsyncOpenAICompatible(server.url, dialect=dialect, model=model, settings=STATES[state])
+    async with backend:
+        completion = await backend.complete(MESSAGES)
+    assert server.bodies[-1] == EXPECTED[(dialect, state)]
+    assert (completion.text, completion.finish_reason) == (
+        chat_completion()["choices"][0]["message"]["content"],
+        "stop",
+    )
+    assert completion.usage == Usage(prompt_tokens=30, completion_tokens=12)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("dialect", ["openai", "llama.cpp", "llama-cpp-python", "koboldcpp", "ollama"])
+async def test_a_stream_asks_each_dialect_to_stream(server: FaultServer, flavour: str, dialect: str) -> None:
+    ollama = dialect == "ollama"
+    server.script.append(
+        streamed(ollama_lines(PIECES), JSON_LINES) if ollama else streamed(events(chat_chunks(PIECES)))
+    )
+    items = await stream(
+        flavour, server.url, dialect=dialect, model="smollm2" if ollama else None, settings=STATES["routed"]
+    )
+    added = {"stream": True} if ollama else {"stream": True, "stream_options": {"include_usage": True}}
+    assert server.bodies[-1] == {**EXPECTED[(dialect, "routed")], **added}
+    assert whole(items).text == "".join(PIECES)
+    assert [item.text for item in items[:-1]] == PIECES
+
+
+#: Each shape a streamed answer comes in, and the usage read from it.
+SHAPES = {
+    # OpenAI with stream_options.include_usage: a last chunk with no choices carries the usage.
+    "openai, usage apart": (
+        streamed(events(chat_chunks(PIECES, used=7))),
+        Usage(prompt_tokens=30, completion_tokens=7),
+    ),
+    # llama-server: the usage rides on the chunk with the finish reason.
+    "llama-server, usage on the finish": (
+        streamed(events(chat_chunks(PIECES, usage="in finish", used=7))),
+        Usage(prompt_tokens=30, completion_tokens=7),
+    ),
+    # llama-cpp-python and KoboldCpp report none: the pieces are counted, the prompt unknown.
+    "no usage, counted": (streamed(events(chat_chunks(PIECES, usage="none"))), Usage(completion_tokens=5)),
+    # CRLF line ends and comment pings between the events (sse-starlette's defaults).
+    "CRLF and pings": (
+        streamed([b": ping\r\n\r\n", *events(chat_chunks(PIECES, usage="none"), newline="\r\n")]),
+        Usage(completion_tokens=5),
+    ),
+    # Every byte its own read: events, lines and UTF-8 characters cut anywhere.
+    "a byte at a time": (
+        streamed([bytes([b]) for b in b"".join(events(chat_chunks(PIECES, used=7)))]),
+        Usage(prompt_tokens=30, completion_tokens=7),
+    ),
+}
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("shape", list(SHAPES))
+async def test_each_streamed_shape_is_read(server: FaultServer, flavour: str, shape: str) -> None:
+    behaviour, usage = SHAPES[shape]
+    server.script.append(behaviour)
+    completion = whole(await stream(flavour, server.url))
+    assert (completion.text, completion.finish_reason, completion.usage) == ("".join(PIECES), "stop", usage)
+    assert not completion.truncated
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+async def test_characters_cut_between_reads_arrive_whole(server: FaultServer, flavour: str) -> None:
+    pieces = ["Grüße ", "aus ", "Köln ✓"]
+    server.script.append(streamed([bytes([b]) for b in b"".join(events(chat_chunks(pieces)))]))
+    assert whole(await stream(flavour, server.url)).text == "Grüße aus Köln ✓"
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+async def test_ollama_streams_json_lines_with_its_counts(server: FaultServer, flavour: str) -> None:
+    server.script.append(streamed(ollama_lines(PIECES, "length", used=9), JSON_LINES))
+    options: dict[str, Any] = {"dialect": "ollama", "model": "smollm2", "settings": Settings(max_tokens=9)}
+    completion = whole(await stream(flavour, server.url, **options))
+    assert (completion.finish_reason, completion.truncated) == ("length", True)
+    assert completion.usage == Usage(prompt_tokens=30, completion_tokens=9)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+async def test_a_stream_cut_at_the_cap_is_truncated(server: FaultServer, flavour: str) -> None:
+    server.script.append(streamed(events(chat_chunks(PIECES[:2], finish="length", usage="none"))))
+    completion = whole(await stream(flavour, server.url, settings=Settings(max_tokens=2)))
+    assert (completion.text, completion.finish_reason, completion.truncated) == (
+        '{"tool": "search", ',
+        "length",
+        True,
+    )
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+async def test_a_server_that_ignores_stream_is_read_whole(server: FaultServer, flavour: str) -> None:
+    server.script.append(ok())
+    items = await stream(flavour, server.url)
+    assert items == [TextDelta(ACTION), whole(items)]
+    assert whole(items).usage == Usage(prompt_tokens=9, completion_tokens=6)
+
+
+# --- faults: the same named errors as a whole answer, and the backend recovers ----------------------
+
+
+def cases() -> dict[str, tuple[Any, type[BackendError], str, dict[str, Any]]]:
+    parts = events(chat_chunks(PIECES))
+    return {
+        "dropped mid-stream": (
+            stream_then_close(parts, 3),
+            BackendConnectError,
+            "closed the connection before a complete response",
+            {},
+        ),
+        "ended unfinished": (
+            streamed(events(chat_chunks(PIECES)[:3], done=False)),
+            BackendConnectError,
+            r"before the reply was finished \(no finish reason and no \[DONE\], 19 characters",
+            {},
+        ),
+        "an event that is not JSON": (
+            streamed([*parts[:2], b'data: {"choices": [\n\n']),
+            BackendResponseError,
+            r'streamed an event that is not JSON: "\{\\"choices\\": \["',
+            {},
+        ),
+        "a chunk that is not a chunk": (
+            streamed(events([{"object": "list", "data": []}])),
+            BackendResponseError,
+            r'streamed something other than a chat completion: a streamed chunk has no "choices" list',
+            {},
+        ),
+        "an error mid-stream": (
+            streamed([*parts[:2], *events([{"error": {"message": "slot unavailable"}}])]),
+            BackendResponseError,
+            r"reported an error in the middle of its stream: .*slot unavailable",
+            {},
+        ),
+        "an error event": (
+            streamed([*parts[:2], b'event: error\ndata: "model unloaded"\n\n']),
+            BackendResponseError,
+            r"reported an error in the middle of its stream: .*model unloaded",
+            {},
+        ),
+        "stalled mid-stream": (
+            stream_then_stall(parts, 2),
+            BackendTimeout,
+            rf"did not answer within the timeout of {SHORT:g} s \(ReadTimeout\)",
+            {"timeout": SHORT},
+        ),
+        "a trickle past the timeout": (
+            trickled_stream(parts * 8, GAP),
+            BackendTimeout,
+            rf"did not finish its answer within the timeout of {GIVE_UP:g} s \(it was still arriving",
+            {"timeout": GIVE_UP},
+        ),
+        "endless": (
+            endless_stream,
+            BackendResponseError,
+            r"answered more than MAX_RESPONSE_BYTES \(16,000,000 bytes\) and was left unread",
+            {},
+        ),
+        "429 with Retry-After": (
+            status(429, b'{"error": "slow down"}', {"Retry-After": "7"}),
+            BackendHTTPError,
+            r"answered HTTP 429 Too Many Requests: .*slow down.*after 7 s \(Retry-After\)",
+            {},
+        ),
+        "prose although a schema was sent": (
+            streamed(events(chat_chunks(["Sure! ", "Let me look."]))),
+            SchemaIgnoredError,
+            r'may have ignored the schema: .* not JSON: "Sure! Let me look\."',
+            {"settings": Settings(json_schema=SCHEMA)},
+        ),
+    }
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("case", list(cases()))
+async def test_a_faulty_stream_is_a_named_error(server: FaultServer, flavour: str, case: str) -> None:
+    behaviour, kind, message, options = cases()[case]
+    server.script.append(behaviour)
+    with pytest.raises(BackendError) as caught:
+        await stream(flavour, server.url, **options)
+    assert type(caught.value) is kind
+    assert re.search(message, str(caught.value)), str(caught.value)
+    server.release.set()
+    await assert_usable(server.url)
+
+
+#: Faults of a whole answer, each with the timeout its request gets.
+WHOLE_FAULTS = {
+    "500": (status(500, b'{"error": "model exploded"}'), TIMEOUT),
+    "503 with a Retry-After date": (
+        status(503, b"busy", {"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}),
+        TIMEOUT,
+    ),
+    "not JSON": (status(200, b"<html>Welcome to nginx!</html>"), TIMEOUT),
+    "not a completion": (status(200, b'{"object": "list", "data": []}'), TIMEOUT),
+    "closed mid-body": (close_mid_body, TIMEOUT),
+    "reset": (reset, TIMEOUT),
+    "held": (held, SHORT),
+    "trickle": (trickle(GAP / 2), GIVE_UP),
+    "endless": (endless_body, TIMEOUT),
+}
+
+
+@pytest.mark.parametrize("fault", list(WHOLE_FAULTS))
+async def test_async_complete_fails_as_the_sync_one_does(server: FaultServer, fault: str) -> None:
+    behaviour, timeout = WHOLE_FAULTS[fault]
+    raised: list[BackendError] = []
+    for flavour in FLAVOURS:
+        server.script.append(behaviour)
+        with pytest.raises(BackendError) as caught:
+            await complete(flavour, server.url, timeout)
+        raised.append(caught.value)
+        server.release.set()
+        server.release = threading.Event()
+    sync_error, async_error = raised
+    assert type(async_error) is type(sync_error)
+    # The same words; only a count of bytes that had arrived may differ.
+    assert re.sub(r"\d+ bytes so far", "", str(async_error)) == re.sub(
+        r"\d+ bytes so far", "", str(sync_error)
+    )
+    assert (async_error.retryable, async_error.retry_after) == (sync_error.retryable, sync_error.retry_after)
+    await assert_usable(server.url)
+
+
+async def test_connection_refused() -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+        async with AsyncOpenAICompatible(f"http://127.0.0.1:{port}", timeout=TIMEOUT) as refused:
+            with pytest.raises(BackendConnectError, match=f"could not connect to http://127.0.0.1:{port}/v1"):
+                await refused.complete(MESSAGES)
+            with pytest.raises(BackendConnectError):
+                await anext(aiter(refused.stream(MESSAGES)))
+
+
+# --- cancellation, concurrency, clones and closing ------------------------------------------------
+
+
+async def test_cancelling_a_request_returns_at_once_and_the_backend_goes_on(server: FaultServer) -> None:
+    server.script.append(held)
+    async with AsyncOpenAICompatible(server.url, timeout=TIMEOUT) as backend:
+        started = time.monotonic()
+        with anyio.move_on_after(0.2) as scope:
+            await backend.complete(MESSAGES)
+        assert scope.cancelled_caught
+        assert time.monotonic() - started < TIMEOUT / 2
+        server.release.set()
+        assert (await backend.complete(MESSAGES)).text == ACTION
+
+
+async def test_leaving_a_stream_early_closes_its_request(server: FaultServer) -> None:
+    server.script.append(stream_then_stall(events(chat_chunks(PIECES)), 3))
+    async with AsyncOpenAICompatible(server.url, timeout=TIMEOUT) as backend:
+        pieces = backend.stream(MESSAGES)
+        assert await anext(pieces) == TextDelta(PIECES[0])
+        await pieces.aclose()  # contextlib.aclosing does this
+        server.release.set()
+        assert (await backend.complete(MESSAGES)).text == ACTION
+
+
+async def test_many_requests_in_flight_on_one_backend(server: FaultServer) -> None:
+    async with AsyncOpenAICompatible(server.url, timeout=TIMEOUT) as backend:
+        results: list[str] = []
+
+        async def ask() -> None:
+            results.append((await backend.complete(MESSAGES)).text)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(8):
+                group.start_soon(ask)
+    assert results == [ACTION] * 8
+
+
+async def test_clones_share_the_pool_and_only_the_original_closes_it(server: FaultServer) -> None:
+    backend = AsyncOpenAICompatible(server.url, dialect="llama-cpp-python", timeout=TIMEOUT)
+    routed = routed_backend(backend, SCHEMA, 16)
+    assert isinstance(routed, AsyncOpenAICompatible)
+    assert (routed.dialect, routed.url, routed.settings.max_tokens) == (backend.dialect, backend.url, 16)
+    assert backend.settings == Settings()
+    async with routed:
+        assert (await routed.complete(MESSAGES)).text == ACTION
+    assert server.bodies[-1]["max_tokens"] == 16
+    assert (await backend.complete(MESSAGES)).text == ACTION
+    await backend.aclose()
+    with pytest.raises(BackendError, match="HTTP client is closed"):
+        await routed.complete(MESSAGES)
+    with pytest.raises(
+        TypeError, match="clone takes api_key, base_url, dialect, model, settings, timeout, not seed"
+    ):
+        backend.clone(seed=1)
+
+
+async def test_a_client_passed_in_is_never_closed(server: FaultServer) -> None:
+    async with httpx.AsyncClient() as client:
+        async with AsyncOpenAICompatible(server.url, http_client=client, timeout=TIMEOUT) as backend:
+            assert (await backend.complete(MESSAGES)).text == ACTION
+        assert not client.is_closed
+
+
+def test_misuse_is_refused_at_construction() -> None:
+    with pytest.raises(ValueError, match="needs model="):
+        AsyncOpenAICompatible("http://127.0.0.1:1", dialect="ollama")
+    with pytest.raises(ValueError, match="unknown dialect 'vllm'"):
+        AsyncOpenAICompatible("http://127.0.0.1:1", dialect="vllm")
+    with pytest.raises(ValueError, match="timeout is a positive number"):
+        AsyncOpenAICompatible("http://127.0.0.1:1", timeout=0)
+
+
+def test_the_protocols_tell_sync_from_async_and_streaming() -> None:
+    sync_backend = OpenAICompatible("http://127.0.0.1:1")
+    async_backend = AsyncOpenAICompatible("http://127.0.0.1:1")
+    assert isinstance(sync_backend, Backend)
+    assert isinstance(sync_backend, StreamingBackend)
+    assert not isinstance(sync_backend, AsyncBackend)
+    assert isinstance(async_backend, AsyncBackend)
+    assert isinstance(async_backend, AsyncStreamingBackend)
+    assert not isinstance(async_backend, Backend)
+    assert repr(async_backend) == "AsyncOpenAICompatible('http://127.0.0.1:1', model=None, dialect='openai')"
+    sync_backend.close()

@@ -1,0 +1,95 @@
+"""The answer request after the handoff: its shape, its bounds, and its bytes on resume.
+
+The scripted backend is a fake by design: it records what the answer request was sent; what
+a model would answer is not the point here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from support.catalogues import NONE, QUESTION, lookup, tool
+from support.drivers import Driver
+
+from toolrouting import ScriptedBackend, ToolOutput
+from toolrouting._limits import ANSWER_CONTEXT_CHARS, ANSWER_RESULT_CHARS
+from toolrouting._loop.answer import ANSWER_LEAD, answer_request
+from toolrouting._loop.feedback import ANSWER_PROMPT
+from toolrouting._loop.transcript import encode_header, encode_message
+
+
+class Shelf:
+    """Answers ``lookup`` with a text of the asked length, or an error for ``missing``."""
+
+    def tools_for_llm(self) -> list[dict[str, Any]]:
+        return [tool("lookup", word={"type": "string"})]
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        word = arguments["word"]
+        if word == "missing":
+            return ToolOutput("no entry for missing", is_error=True)
+        if word.startswith("long"):
+            return ToolOutput(word + ":" + "x" * int(word[4:]))
+        return ToolOutput(f"{word}: a fastening.")
+
+
+def _answered(driver: Driver, *words: str, path: Path | None = None) -> tuple[ScriptedBackend, str]:
+    backend = ScriptedBackend([*(lookup(word) for word in words), NONE, "The answer."])
+    result = driver.loop(backend, Shelf(), answer=True, transcript=path, max_repeats=5).run(QUESTION)
+    assert backend.requests[-1].messages == (result.messages[-2],)
+    return backend, result.messages[-2]["content"]
+
+
+def test_the_request_holds_the_question_and_the_results_that_succeeded(driver: Driver) -> None:
+    _, asked = _answered(driver, "latch", "missing", "latch", "door")
+    assert asked == (
+        f"{ANSWER_LEAD}{QUESTION[-1]['content']}\n\n"
+        "What the tools returned:\nlookup: latch: a fastening.\nlookup: door: a fastening.\n\n"
+        f"{ANSWER_PROMPT}"
+    )
+    assert "{" not in asked  # none of the run's JSON actions
+    assert "Tool result for" not in asked
+
+
+def test_the_request_is_bounded_and_keeps_the_newest_results(driver: Driver) -> None:
+    _, asked = _answered(driver, "long3000", "long2800", "long1900", "latch")
+    frame = len(answer_request([QUESTION[-1]], 1))
+    results = asked.split("What the tools returned:\n", 1)[1]
+    assert len(asked) <= frame + ANSWER_CONTEXT_CHARS + 100
+    assert "(1 earlier result left out, to fit.)" in results
+    assert results.endswith(f"lookup: latch: a fastening.\n\n{ANSWER_PROMPT}")
+    assert all(len(line) <= ANSWER_RESULT_CHARS for line in results.splitlines())
+
+
+def test_no_result_says_so(driver: Driver) -> None:
+    _, asked = _answered(driver, "missing")
+    assert "What the tools returned: nothing (no tool call succeeded)." in asked
+
+
+def test_a_resumed_run_sends_the_request_it_committed_or_builds_the_same_one(
+    tmp_path: Path, driver: Driver
+) -> None:
+    whole = tmp_path / "whole.jsonl"
+    backend, _ = _answered(driver, "latch", path=whole)
+    lines = whole.read_bytes().splitlines(keepends=True)
+    # Killed after the handoff (the request not yet committed), and after the request.
+    for kept in (len(lines) - 2, len(lines) - 1):
+        killed = tmp_path / f"killed{kept}.jsonl"
+        killed.write_bytes(b"".join(lines[:kept]))
+        resumed = ScriptedBackend(["The answer."])
+        result = driver.loop(resumed, Shelf(), answer=True, transcript=killed).resume()
+        assert resumed.requests[0].messages == backend.requests[-1].messages
+        assert result.answer == "The answer."
+        assert killed.read_bytes() == whole.read_bytes()
+
+
+def test_a_transcript_with_the_bare_answer_prompt_still_resumes(tmp_path: Path, driver: Driver) -> None:
+    # Written before the answer request existed: the prompt alone, after the handoff.
+    old = [*QUESTION, {"role": "assistant", "content": NONE}, {"role": "user", "content": ANSWER_PROMPT}]
+    path = tmp_path / "old.jsonl"
+    path.write_bytes(encode_header(2) + b"".join(encode_message(m) for m in old))  # type: ignore[arg-type]
+    backend = ScriptedBackend(["The answer."])
+    result = driver.loop(backend, Shelf(), answer=True, transcript=path).resume()
+    assert backend.requests[0].messages == (old[-1],)
+    assert result.answer == "The answer."

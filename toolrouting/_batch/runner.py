@@ -1,0 +1,397 @@
+"""Many routing runs at once: each question of a batch is its own run, ``concurrency`` in flight.
+
+The batch is an asyncio program: a semaphore bounds the runs in flight, and each run is
+driven by :func:`drive`, the one place that knows how. Today it runs the synchronous
+:class:`RoutingLoop` in a thread of its own (one a run in flight, so a batch of 64 is never
+queued behind a default pool of fewer). The embedded backend then serves one request at a
+time (its lock); an HTTP backend sends them in parallel, which is what a serving engine with
+continuous batching needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import dataclasses
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .._backends import Backend
+from .._errors import ToolRoutingError
+from .._limits import DEFAULT_BATCH_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
+from .._loop import ActionChosen, Event, RepairRequested, RoutingLoop, RunLimits, RunResult
+from .._provider import ToolOutput, ToolProvider
+from .folder import BatchFolder
+from .questions import BatchQuestion, read_questions
+
+__all__ = ["BatchProgress", "RunJob", "Tracing", "arun_batch", "drive", "run_batch"]
+
+#: What makes one run's tracer: given the question, a context manager around its run whose value
+#: takes the run's events (``lambda question: RunTracer(attributes={...})`` is one).
+Tracing = Callable[[BatchQuestion], contextlib.AbstractContextManager[Callable[[Event], object]]]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class BatchProgress:
+    """Where a batch stands: counts over all its questions, rates over this start's runs."""
+
+    total: int
+    done: int
+    """Questions whose run ended (a handoff or a limit), before this start or in it."""
+    failed: int
+    """Questions whose run raised an error; their result holds it."""
+    running: int
+    skipped: int
+    """Questions finished before this start, left as they were."""
+    resumed: int
+    """Runs of this start that went on from a transcript a kill had cut short."""
+    started: int
+    """Runs of this start that began afresh."""
+    decisions: int
+    """Routed replies judged in this start (accepted or sent back for repair)."""
+    seconds: float
+
+    @property
+    def finished(self) -> int:
+        return self.done + self.failed
+
+    @property
+    def runs_per_second(self) -> float:
+        """Runs this start finished, per second."""
+        return (self.finished - self.skipped) / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def decisions_per_second(self) -> float:
+        return self.decisions / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RunJob:
+    """Everything one question's run needs: where it is written, whether it resumes, how it is built."""
+
+    question: BatchQuestion
+    transcript: str
+    resume: bool
+    backend: Backend
+    tools: Callable[[], ToolProvider]
+    loop_options: dict[str, Any]
+    on_event: Callable[[Event], object]
+    trace: Tracing | None = None
+
+    def run_sync(self) -> RunResult:
+        """The run on the synchronous loop, in the calling thread, its tools made and closed here.
+
+        The tools are made in the thread that calls them: a SQLite connection (the demo store)
+        may only be used by the thread that opened it.
+        """
+        provider = self.tools()
+        try:
+            with self.trace(self.question) if self.trace else contextlib.nullcontext() as traced:
+                on_event = self.on_event if traced is None else _both(self.on_event, traced)
+                loop = RoutingLoop(
+                    self.backend, provider, transcript=self.transcript, on_event=on_event, **self.loop_options
+                )
+                return loop.resume() if self.resume else loop.run(list(self.question.messages))
+        finally:
+            close = getattr(provider, "close", None)
+            if callable(close):
+                close()
+
+
+def _both(first: Callable[[Event], object], second: Callable[[Event], object]) -> Callable[[Event], None]:
+    def observe(event: Event) -> None:
+        first(event)
+        second(event)
+
+    return observe
+
+
+async def drive(job: RunJob) -> RunResult:
+    """Drive one run to its end: the synchronous loop in a thread of its own, awaited.
+
+    The one place a batch runs a loop. When an async loop drives the backend itself, this
+    awaits it instead (``await loop.arun(messages)`` or ``await loop.aresume()``). The thread
+    is a daemon: a batch stopped with Ctrl-C exits without waiting for the runs in flight,
+    which is as safe as a kill, since their transcripts resume (docs/batch.md).
+    """
+    running = asyncio.get_running_loop()
+    settled: asyncio.Future[RunResult] = running.create_future()
+    context = contextvars.copy_context()  # as asyncio.to_thread does: a tracer's context goes along
+
+    def work() -> None:
+        try:
+            result = context.run(job.run_sync)
+        except BaseException as error:
+            _settle(running, settled, None, error)
+        else:
+            _settle(running, settled, result, None)
+
+    threading.Thread(target=work, name=f"toolrouting-batch {job.question.id}", daemon=True).start()
+    return await settled
+
+
+def _settle(
+    running: asyncio.AbstractEventLoop,
+    settled: asyncio.Future[RunResult],
+    result: RunResult | None,
+    error: BaseException | None,
+) -> None:
+    """Hand a run's end to the event loop, unless the batch has stopped waiting for it."""
+
+    def hand() -> None:
+        if settled.done():
+            return  # the batch was cancelled while the run went on
+        if error is not None:
+            settled.set_exception(error)
+        else:
+            settled.set_result(result)  # type: ignore[arg-type]
+
+    with contextlib.suppress(RuntimeError):  # the event loop has closed: nobody waits for the run
+        running.call_soon_threadsafe(hand)
+
+
+def run_batch(
+    questions: str | os.PathLike[str] | Iterable[BatchQuestion],
+    out: str | os.PathLike[str],
+    *,
+    backend: Backend,
+    tools: Callable[[], ToolProvider],
+    concurrency: int = DEFAULT_BATCH_CONCURRENCY,
+    system: str | None = None,
+    retry_failed: bool = False,
+    cap: int = DEFAULT_ROUTING_CAP,
+    limits: RunLimits | None = None,
+    retries: int = DEFAULT_RETRIES,
+    answer: bool = False,
+    on_progress: Callable[[BatchProgress], object] | None = None,
+    on_event: Callable[[str, Event], object] | None = None,
+    trace: Tracing | None = None,
+) -> BatchProgress:
+    """Run every question to its end, ``concurrency`` at a time, and return the final counts.
+
+    :func:`arun_batch` in an event loop of its own; see it for the arguments.
+    """
+    return asyncio.run(
+        arun_batch(
+            questions,
+            out,
+            backend=backend,
+            tools=tools,
+            concurrency=concurrency,
+            system=system,
+            retry_failed=retry_failed,
+            cap=cap,
+            limits=limits,
+            retries=retries,
+            answer=answer,
+            on_progress=on_progress,
+            on_event=on_event,
+            trace=trace,
+        )
+    )
+
+
+async def arun_batch(
+    questions: str | os.PathLike[str] | Iterable[BatchQuestion],
+    out: str | os.PathLike[str],
+    *,
+    backend: Backend,
+    tools: Callable[[], ToolProvider],
+    concurrency: int = DEFAULT_BATCH_CONCURRENCY,
+    system: str | None = None,
+    retry_failed: bool = False,
+    cap: int = DEFAULT_ROUTING_CAP,
+    limits: RunLimits | None = None,
+    retries: int = DEFAULT_RETRIES,
+    answer: bool = False,
+    on_progress: Callable[[BatchProgress], object] | None = None,
+    on_event: Callable[[str, Event], object] | None = None,
+    trace: Tracing | None = None,
+) -> BatchProgress:
+    """Run every question of ``questions`` (a JSON Lines file, or :class:`BatchQuestion` values) into ``out``.
+
+    Each question is one run of the routing loop over ``backend``, with a provider from
+    ``tools()`` of its own (called once a run, in the run's thread, and closed after it if it
+    has ``close()``), its transcript ``out/ID.jsonl``, and its result ``out/ID.result.json``
+    once it ends. Questions finished before are skipped; a run a kill cut short is resumed
+    from its transcript; a failed one is run again from the start only with
+    ``retry_failed=True``. ``cap``, ``limits``, ``retries`` and ``answer`` are every run's,
+    as :class:`RoutingLoop` takes them. ``on_progress`` gets the counts each time a run
+    starts or ends; ``on_event`` every run's events with its question's id, from the run's
+    thread. ``trace`` makes each run's tracer (a :class:`RunTracer` a run), entered around it.
+    """
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be an integer of at least 1, not {concurrency!r}")
+    if not callable(tools):
+        raise TypeError(
+            "tools= takes a function that makes one run's tool provider, as lambda: MemoryStore.sample()"
+        )
+    asked = _questions(questions, system)
+    folder = BatchFolder(out)
+    options: dict[str, Any] = {"cap": cap, "limits": limits, "retries": retries, "answer": answer}
+    RoutingLoop(backend, _NO_TOOLS, **options)  # a bad backend or option is refused before any run
+    tally = _Tally(total=len(asked), began=time.monotonic())
+    plans = []
+    for question in asked:
+        stage = folder.stage(question.id)
+        if stage == "done" or (stage == "failed" and not retry_failed):
+            tally.count(stage)
+            tally.skipped += 1
+        else:
+            plans.append((question, stage == "torn"))
+    report = _reporter(tally, on_progress)
+    report()
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(question: BatchQuestion, resume: bool) -> None:
+        try:
+            job = RunJob(
+                question=question,
+                transcript=str(folder.transcript(question.id)),
+                resume=resume,
+                backend=backend,
+                tools=tools,
+                loop_options=options,
+                on_event=tally.observer(question.id, on_event),
+                trace=trace,
+            )
+            tally.running += 1
+            tally.resumed += resume
+            tally.started += not resume
+            report()
+            try:
+                result = await drive(job)
+            except ToolRoutingError as error:
+                record = _failed(question, error, resume)
+            else:
+                record = _done(question, result, resume)
+            await asyncio.to_thread(folder.write_result, question.id, record)
+            tally.count(record["status"])
+            tally.running -= 1
+            report()
+        finally:
+            gate.release()
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for question, resume in plans:
+                await gate.acquire()
+                group.create_task(one(question, resume))
+    except BaseExceptionGroup as errors:
+        # Only an error that is not a run's failure gets here (a bug, a full disk): the runs in
+        # flight were stopped, and their questions resume on the next start.
+        raise errors.exceptions[0] from None
+    return tally.snapshot()
+
+
+class _NoTools:
+    """A provider offering nothing: what the batch checks its loop options against before any run."""
+
+    def tools_for_llm(self) -> list[dict[str, Any]]:
+        return []
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        return ToolOutput(f"no tool {name}", is_error=True)
+
+
+_NO_TOOLS = _NoTools()
+
+
+def _questions(
+    questions: str | os.PathLike[str] | Iterable[BatchQuestion], system: str | None
+) -> list[BatchQuestion]:
+    if isinstance(questions, (str, os.PathLike)):
+        return read_questions(questions, system=system)
+    asked = list(questions)
+    seen: set[str] = set()
+    for question in asked:
+        if not isinstance(question, BatchQuestion):
+            raise TypeError(
+                f"questions are a file's path or BatchQuestion values, not {type(question).__name__}"
+            )
+        if question.id in seen:
+            raise ValueError(f"two questions have the id {question.id!r}; each names its own files")
+        seen.add(question.id)
+    return asked
+
+
+def _done(question: BatchQuestion, result: RunResult, resumed: bool) -> dict[str, Any]:
+    record = result.as_dict()
+    del record["messages"]  # the transcript holds them
+    return {
+        "id": question.id,
+        "status": "done",
+        **record,
+        "error": None,
+        "resumed": resumed,
+        "meta": question.meta,
+    }
+
+
+def _failed(question: BatchQuestion, error: ToolRoutingError, resumed: bool) -> dict[str, Any]:
+    return {
+        "id": question.id,
+        "status": "failed",
+        "error": f"{type(error).__name__}: {error}",
+        "resumed": resumed,
+        "meta": question.meta,
+    }
+
+
+@dataclasses.dataclass
+class _Tally:
+    """The counts a batch keeps as it goes; ``decisions`` is counted from the runs' threads."""
+
+    total: int
+    began: float
+    done: int = 0
+    failed: int = 0
+    running: int = 0
+    skipped: int = 0
+    resumed: int = 0
+    started: int = 0
+    decisions: int = 0
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+
+    def count(self, status: str) -> None:
+        if status == "failed":
+            self.failed += 1
+        else:
+            self.done += 1
+
+    def observer(self, id: str, on_event: Callable[[str, Event], object] | None) -> Callable[[Event], object]:
+        def observe(event: Event) -> None:
+            if isinstance(event, (ActionChosen, RepairRequested)):
+                with self.lock:
+                    self.decisions += 1
+            if on_event is not None:
+                on_event(id, event)
+
+        return observe
+
+    def snapshot(self) -> BatchProgress:
+        with self.lock:
+            decisions = self.decisions
+        return BatchProgress(
+            total=self.total,
+            done=self.done,
+            failed=self.failed,
+            running=self.running,
+            skipped=self.skipped,
+            resumed=self.resumed,
+            started=self.started,
+            decisions=decisions,
+            seconds=time.monotonic() - self.began,
+        )
+
+
+def _reporter(tally: _Tally, on_progress: Callable[[BatchProgress], object] | None) -> Callable[[], None]:
+    def report() -> None:
+        if on_progress is not None:
+            on_progress(tally.snapshot())
+
+    return report

@@ -1,0 +1,193 @@
+"""The async driver: :class:`AsyncRoutingLoop` performs the step machine's effects by awaiting them.
+
+The rounds are the step machine's (``machine``), the same as :class:`RoutingLoop`'s; this
+module awaits the backend and the tools instead of blocking on them. A sync tool provider runs
+in a worker thread, so a slow tool does not stall the other runs on the event loop.
+
+Cancelling the task that runs a loop stops it at the await it is in: an unanswered request is
+abandoned, a tool call's result is dropped, a retry's wait ends. What was committed stays, and
+nothing else is: the transcript then resumes like one whose process was killed there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, Literal
+
+import anyio.to_thread
+
+from .._backends import AsyncBackend, Message
+from .._limits import DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
+from .._provider import AsyncToolProvider, ToolOutput, ToolProvider
+from .effects import CallTool, Commit, Emit, Request, Wait
+from .events import Event, RunFinished
+from .instructions import Instructions
+from .machine import StepMachine, Steps, checked_messages
+from .replay import resume_point
+from .result import RunResult
+from .run_limits import RunLimits
+from .transcript import TranscriptWriter, drop_torn_line
+
+__all__ = ["AsyncRoutingLoop", "SyncTools"]
+
+#: Where :class:`AsyncRoutingLoop` calls a sync provider: in a worker thread, or on the event loop.
+SyncTools = Literal["thread", "inline"]
+
+
+class AsyncRoutingLoop(StepMachine):
+    """:class:`RoutingLoop` for asyncio code: the same rounds, awaited.
+
+    ``await loop.run(messages)`` and ``await loop.resume()`` return the :class:`RunResult`;
+    ``loop.iter_run(messages)`` and ``loop.iter_resume()`` are async iterators of the events.
+    The backend is an :class:`AsyncBackend`; the provider an :class:`AsyncToolProvider`
+    (awaited) or a :class:`ToolProvider` (its ``call`` runs in a worker thread). ``sleep`` is
+    awaited between retries. ``sync_tools="inline"`` calls a sync provider on the event loop
+    instead of in a worker thread: for fast tools, and for a provider bound to the thread that
+    made it (an ``sqlite3`` connection, say). Every other option, the transcript and the events are
+    :class:`RoutingLoop`'s, and so are the bytes a run writes.
+    """
+
+    def __init__(
+        self,
+        backend: AsyncBackend,
+        provider: AsyncToolProvider | ToolProvider,
+        *,
+        cap: int = DEFAULT_ROUTING_CAP,
+        limits: RunLimits | None = None,
+        max_rounds: int | None = None,
+        max_repairs: int | None = None,
+        max_repeats: int | None = None,
+        retries: int = DEFAULT_RETRIES,
+        answer: bool = False,
+        instructions: Instructions = True,
+        thought: int | None = None,
+        on_event: Callable[[Event], object] | None = None,
+        transcript: str | os.PathLike[str] | None = None,
+        sleep: Callable[[float], Awaitable[object]] = anyio.sleep,
+        sync_tools: SyncTools = "thread",
+    ) -> None:
+        super().__init__(
+            backend,
+            provider,
+            cap=cap,
+            limits=limits,
+            max_rounds=max_rounds,
+            max_repairs=max_repairs,
+            max_repeats=max_repeats,
+            retries=retries,
+            answer=answer,
+            instructions=instructions,
+            thought=thought,
+            transcript=transcript,
+        )
+        if not inspect.iscoroutinefunction(getattr(backend, "complete", None)):
+            raise TypeError(
+                f"{type(backend).__name__}.complete() is not a coroutine: AsyncRoutingLoop takes an "
+                "AsyncBackend (drive a sync backend with RoutingLoop)"
+            )
+        if sync_tools not in ("thread", "inline"):
+            raise ValueError(f"sync_tools is 'thread' or 'inline', not {sync_tools!r}")
+        self.on_event = on_event
+        self.sync_tools = sync_tools
+        self._sleep = sleep
+
+    def _check_provider(self, provider: object) -> None:
+        if not isinstance(provider, (AsyncToolProvider, ToolProvider)):
+            raise TypeError(
+                f"{type(provider).__name__} is not a tool provider: it needs tools_for_llm() and "
+                "acall() (async) or call()"
+            )
+
+    async def run(self, messages: Sequence[Message]) -> RunResult:
+        """Run the routing phase on ``messages`` (which end with a user message) to its end."""
+        return await _finish(self.iter_run(messages))
+
+    async def resume(self) -> RunResult:
+        """Continue the run recorded in this loop's transcript file, and finish it."""
+        return await _finish(self.iter_resume())
+
+    def iter_run(self, messages: Sequence[Message]) -> AsyncIterator[Event]:
+        """:meth:`run` as an async iterator of its events; the last is :class:`RunFinished`.
+
+        Leaving it early, close it (``contextlib.aclosing``) so the transcript closes at once.
+        """
+        conversation = checked_messages(messages)
+        return self._driven(lambda: self._fresh(conversation), self.transcript, append=False)
+
+    def iter_resume(self) -> AsyncIterator[Event]:
+        """:meth:`resume` as an async iterator of its events, :class:`Resumed` first.
+
+        The transcript is read (and a damaged one refused) at once; the file is changed only
+        as the events are consumed.
+        """
+        read, state, pending = resume_point(self.transcript, self.limits, thought=self.thought)
+        path = str(self.transcript)
+
+        def steps() -> Steps:
+            drop_torn_line(path, read)
+            return self._resumed(len(read.messages), state, pending)
+
+        return self._driven(steps, path, append=True)
+
+    async def _driven(
+        self, start: Callable[[], Steps], path: str | None, *, append: bool
+    ) -> AsyncIterator[Event]:
+        """Perform the effects of the run ``start`` begins, handing out its events as they come."""
+        machine = start()
+        writer = None if path is None else TranscriptWriter(path, append=append)
+        try:
+            answer: Any = None
+            failure: Exception | None = None
+            while True:
+                try:
+                    effect = machine.send(answer) if failure is None else machine.throw(failure)
+                except StopIteration:
+                    return
+                answer, failure = None, None
+                if isinstance(effect, Emit):
+                    if self.on_event is not None:
+                        self.on_event(effect.event)
+                    yield effect.event
+                elif isinstance(effect, Commit):
+                    # Written here, with no await: a cancellation cannot land inside a commit.
+                    if writer is not None:
+                        writer.append(*effect.messages)
+                elif isinstance(effect, Request):
+                    try:
+                        answer = await effect.backend.complete(effect.messages)
+                    except Exception as error:  # the machine retries it or lets it through
+                        failure = error
+                elif isinstance(effect, CallTool):
+                    try:
+                        answer = await self._call(effect.tool, effect.arguments)
+                    except Exception as error:  # the machine reports it to the model
+                        failure = error
+                elif isinstance(effect, Wait):
+                    await self._sleep(effect.seconds)
+        finally:
+            machine.close()
+            if writer is not None:
+                writer.close()
+
+    async def _call(self, tool: str, arguments: dict[str, Any]) -> ToolOutput:
+        acall = getattr(self.provider, "acall", None)
+        if inspect.iscoroutinefunction(acall):
+            output: ToolOutput = await acall(tool, arguments)
+            return output
+        if self.sync_tools == "inline":
+            inline: ToolOutput = self.provider.call(tool, arguments)
+            return inline
+        # A cancelled run leaves the thread to finish on its own; its result is dropped.
+        output = await anyio.to_thread.run_sync(self.provider.call, tool, arguments, abandon_on_cancel=True)
+        return output
+
+
+async def _finish(events: AsyncIterator[Event]) -> RunResult:
+    async with contextlib.aclosing(events):  # type: ignore[type-var]
+        async for event in events:
+            if isinstance(event, RunFinished):
+                return event.result
+    raise AssertionError("a run's events end with RunFinished")  # pragma: no cover

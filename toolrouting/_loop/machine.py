@@ -1,0 +1,298 @@
+"""The step machine: the loop's logic as a generator of effects, with no I/O of its own.
+
+A run is a generator: it yields an :mod:`effects` value (ask this backend, call this tool,
+commit these messages, wait, emit this event) and is sent the answer back. The two drivers,
+:class:`RoutingLoop` (``run``) and :class:`AsyncRoutingLoop` (``async_run``), perform the
+effects, one by blocking calls and one by awaiting, so repairs, limits, retries, events,
+transcripts and resume are one code path in both. A run stopped between two effects (a
+cancelled task, Ctrl-C) has committed exactly the messages whose :class:`Commit` returned.
+
+A *round* is one action slot: it begins with a routing request and ends when a reply is
+accepted. A refused reply that is repaired stays in its round, so the repaired action keeps
+the round's number, and the call id ``routed_call_id(round)`` stays a pure function of the
+round: the n-th accepted action of a run is always answered under ``route-n``.
+
+Every accepted action other than ``none`` is answered by exactly one result message under
+its call id: the tool's result, a ``Tool error`` when the tool raised, or a ``Tool error``
+notice when the action tripped a limit and was not run.
+"""
+
+from __future__ import annotations
+
+import abc
+import copy
+import os
+from collections.abc import Generator, Mapping, Sequence
+from typing import Any
+
+from .._backends import ROLES, Message, Usage
+from .._errors import RepairsExhaustedError
+from .._limits import DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
+from .._names import NONE_TOOL
+from .._parse import parse_route
+from .._provider import ToolOutput
+from .._result_messages import routed_call_id, routed_result_text
+from .._route_schema import route_schema, route_tool_names
+from .._routed_backend import can_route, routed_backend, routing_cap
+from .answer import answer_request
+from .effects import CallTool, Commit, Effect, Emit
+from .events import (
+    ActionChosen,
+    LimitReached,
+    RepairRequested,
+    Resumed,
+    RoundStarted,
+    RunFinished,
+    ToolReturned,
+)
+from .feedback import (
+    bad_tool_output,
+    limit_notice,
+    repair_message,
+    tool_exception,
+    truncated_problem,
+)
+from .instructions import Instructions, checked_instructions, instructed
+from .result import RoundUsage, RunResult
+from .retries import RetryPolicy, complete
+from .run_limits import RunLimits, check_count
+from .state import RunState, accepted_action, call_key, tripped_limit
+
+__all__ = ["StepMachine", "Steps", "checked_messages"]
+
+#: A run as the machine gives it: effects out, their answers in, nothing returned at the end.
+Steps = Generator[Effect, Any, None]
+
+
+class StepMachine(abc.ABC):
+    """A routing loop's settings and its step machine, which both drivers share.
+
+    Each run reads ``backend``, ``provider``, ``cap``, ``limits``, ``retry`` and ``answer`` as
+    they are when it starts. A driver subclasses it to say which providers it can call and how
+    the effects are performed.
+    """
+
+    def __init__(
+        self,
+        backend: Any,
+        provider: Any,
+        *,
+        cap: int = DEFAULT_ROUTING_CAP,
+        limits: RunLimits | None = None,
+        max_rounds: int | None = None,
+        max_repairs: int | None = None,
+        max_repeats: int | None = None,
+        retries: int = DEFAULT_RETRIES,
+        answer: bool = False,
+        instructions: Instructions = True,
+        thought: int | None = None,
+        transcript: str | os.PathLike[str] | None = None,
+    ) -> None:
+        if not can_route(backend):
+            raise TypeError(
+                f"{type(backend).__name__} cannot route: a backend needs clone() and settings with "
+                "json_schema, json_schema_name, max_tokens and clone() (see toolrouting.Backend)"
+            )
+        self._check_provider(provider)
+        check_count("cap", cap, 1)
+        self.backend = backend
+        self.provider = provider
+        self.cap = cap
+        self.limits = _limits(limits, max_rounds=max_rounds, max_repairs=max_repairs, max_repeats=max_repeats)
+        self.retry = RetryPolicy(retries=retries)
+        self.answer = answer
+        self.instructions = checked_instructions(instructions)
+        route_schema([], thought=thought)  # refuses a bad thought= now, not in the first round
+        self.thought = thought
+        self.transcript = None if transcript is None else os.fspath(transcript)
+
+    @abc.abstractmethod
+    def _check_provider(self, provider: object) -> None:
+        """Refuse a provider this driver cannot call, with a TypeError that says what it needs."""
+
+    @property
+    def max_rounds(self) -> int:
+        return self.limits.max_rounds
+
+    @property
+    def max_repairs(self) -> int:
+        return self.limits.max_repairs
+
+    @property
+    def max_repeats(self) -> int:
+        return self.limits.max_repeats
+
+    @property
+    def retries(self) -> int:
+        return self.retry.retries
+
+    def _fresh(self, conversation: list[Message]) -> Steps:
+        # The instructions are rendered once, from the run-start catalogue, and committed with
+        # the caller's messages: every round and every resume sends these bytes.
+        conversation = instructed(
+            conversation, self.instructions, self.provider.tools_for_llm(), thought=self.thought
+        )
+        state = RunState(messages=[], conversation=len(conversation))
+        # One commit, under the header: a transcript holding only part of the caller's
+        # messages could not be resumed.
+        yield from _commit(state, *conversation)
+        yield from self._steps(state, None)
+
+    def _resumed(self, messages: int, state: RunState, pending: str | None) -> Steps:
+        restore = getattr(self.provider, "restore", None)
+        if callable(restore):  # a RestorableToolProvider, sync or async
+            restore(tuple(state.replayed_calls))
+        yield Emit(Resumed(messages=messages, round=state.round, torn_line=state.torn_line))
+        yield from self._steps(state, pending)
+
+    def _steps(self, state: RunState, pending: str | None) -> Steps:
+        while not state.done:
+            tools = [] if state.limited else self.provider.tools_for_llm()
+            names = route_tool_names(tools)
+            cap = routing_cap(self.backend, self.cap)
+            if pending is None:
+                yield Emit(RoundStarted(round=state.round, choices=(*names, NONE_TOOL)))
+                request = routed_backend(self.backend, route_schema(tools, thought=self.thought), cap)
+                completion = yield from complete(request, state.messages, self.retry, state.round)
+                state.add_usage(completion.usage)
+                text, truncated, committed = completion.text, completion.truncated, False
+            else:
+                # A reply committed before a resume: judged again, as it was never answered.
+                text, truncated, committed, pending = pending, False, True, None
+            yield from self._judge(state, tools, names, text, truncated, cap, committed)
+        if self.answer and state.answer is None:
+            if not state.answer_prompted:
+                asked = answer_request(state.messages, state.conversation)
+                yield from _commit(state, Message(role="user", content=asked))
+                state.answer_prompted = True
+            # The answer request alone: the question and the results, not the run's actions.
+            completion = yield from complete(self.backend, state.messages[-1:], self.retry, state.round)
+            state.answer, state.answer_usage = completion.text, completion.usage
+            yield from _commit(state, Message(role="assistant", content=completion.text))
+        yield Emit(RunFinished(result=_result(state)))
+
+    def _judge(
+        self,
+        state: RunState,
+        tools: list[dict[str, Any]],
+        names: list[str],
+        text: str,
+        truncated: bool,
+        cap: int,
+        committed: bool,
+    ) -> Steps:
+        """Commit a reply and answer it: a repair, a handoff, a limit notice or the tool's result."""
+        route = parse_route(text, names, thought=self.thought)
+        if truncated or not route.ok:
+            problem = truncated_problem(cap) if truncated else str(route.error)
+            refused = [] if committed else [Message(role="assistant", content=text)]
+            if state.repairs >= self.limits.max_repairs:
+                # A reply cut at the cap is not committed: on resume, where nothing would show
+                # it was cut, a complete-looking action could be judged valid and run.
+                yield from _commit(state, *([] if truncated else refused))
+                raise RepairsExhaustedError(state.round, problem, self.limits.max_repairs)
+            state.repairs += 1
+            # The refusal and its repair are one commit: a refused reply left unanswered is judged
+            # again on resume, where a valid action cut at the cap no longer shows it was cut.
+            yield from _commit(state, *refused, Message(role="user", content=repair_message(problem, tools)))
+            yield Emit(RepairRequested(round=state.round, attempt=state.repairs, problem=problem))
+            return
+        action = accepted_action(state.round, route)
+        if not committed:
+            yield from _commit(state, Message(role="assistant", content=action.text))
+        state.actions.append(action)
+        yield Emit(
+            ActionChosen(round=action.round, tool=action.tool, arguments=action.arguments, text=action.text)
+        )
+        if action.tool == NONE_TOOL:
+            state.done = True
+            return
+        call_id = routed_call_id(state.round)
+        limit, runs = tripped_limit(state, route, self.limits)
+        if limit is not None:
+            state.limited = limit
+            notice = limit_notice(limit, self.limits.of(limit), runs)
+            yield from _commit(state, _result_message(action.tool, call_id, notice, True))
+            yield Emit(
+                LimitReached(round=state.round, limit=limit, tool=action.tool, call_id=call_id, notice=notice)
+            )
+        else:
+            state.runs[call_key(route)] = runs + 1
+            content, is_error = yield from _call(action.tool, action.arguments or {})
+            yield from _commit(state, _result_message(action.tool, call_id, content, is_error))
+            yield Emit(
+                ToolReturned(
+                    round=state.round, tool=action.tool, call_id=call_id, content=content, is_error=is_error
+                )
+            )
+        state.next_round()
+
+
+def _commit(state: RunState, *messages: Message) -> Steps:
+    """Append ``messages`` to the run; on disk first, as a message is part of the run only once there."""
+    if messages:
+        yield Commit(messages)
+    state.messages.extend(messages)
+
+
+def _call(tool: str, arguments: dict[str, Any]) -> Generator[Effect, Any, tuple[str, bool]]:
+    """The content of a tool call's result and whether it reports an error."""
+    try:
+        # A copy: the provider may keep or change its arguments without touching the record.
+        output = yield CallTool(tool, copy.deepcopy(arguments))
+    except Exception as error:  # a failing tool is reported to the model, and the run goes on
+        return tool_exception(error), True
+    if not isinstance(output, ToolOutput) or not isinstance(output.content, str):
+        return bad_tool_output(output), True
+    return output.content, output.is_error
+
+
+def _limits(limits: RunLimits | None, **fields: int | None) -> RunLimits:
+    """The run's limits: ``limits``, or a :class:`RunLimits` of the fields given one by one."""
+    given = {name: value for name, value in fields.items() if value is not None}
+    if limits is None:
+        return RunLimits(**given)
+    if not isinstance(limits, RunLimits):
+        raise TypeError(f"limits= takes a RunLimits, not {type(limits).__name__}")
+    if given:
+        raise TypeError(f"give the limits as limits= or as {'= and '.join(given)}=, not both")
+    return limits
+
+
+def _result(state: RunState) -> RunResult:
+    return RunResult(
+        messages=tuple(state.messages),
+        actions=tuple(state.actions),
+        answer=state.answer,
+        usage=tuple(
+            RoundUsage(round=r, requests=n, usage=Usage(prompt_tokens=p, completion_tokens=c))
+            for r, (n, p, c) in sorted(state.usage.items())
+        ),
+        answer_usage=state.answer_usage,
+        reason=state.limited or "handoff",
+        torn_line=state.torn_line,
+    )
+
+
+def _result_message(tool: str, call_id: str, content: str, is_error: bool) -> Message:
+    return Message(role="user", content=routed_result_text(tool, call_id, content, is_error=is_error))
+
+
+def checked_messages(messages: Sequence[Message]) -> list[Message]:
+    """The caller's messages as plain :class:`Message` dicts; bad ones are refused, named by index."""
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+        raise TypeError(f"messages are a sequence of message dicts, not {type(messages).__name__}")
+    checked: list[Message] = []
+    for index, message in enumerate(messages):
+        if (
+            not isinstance(message, Mapping)
+            or message.get("role") not in ROLES
+            or not isinstance(message.get("content"), str)
+        ):
+            raise ValueError(
+                f"message {index} is not {{'role': 'system'|'user'|'assistant', 'content': str}}"
+            )
+        checked.append(Message(role=message["role"], content=message["content"]))
+    if not checked or checked[-1]["role"] != "user":
+        raise ValueError("a routing run answers a user: the messages must end with a user message")
+    return checked
