@@ -35,6 +35,7 @@ _HELD_STDERR_BYTES = 4096
 def compile_grammar(
     llama_cpp: Any, vocab: Any, schema_text: str, choice: GrammarChoice, bounded: bool, spaced: bool
 ) -> Any:
+    """The ``LlamaGrammar`` of a schema's JSON text: ours or llama-cpp-python's, parsed by llama.cpp first."""
     if choice == "ours":
         gbnf = route_grammar(json.loads(schema_text), spaced=spaced, bounded=bounded).gbnf
         check_gbnf(llama_cpp, vocab, gbnf)  # ours never should be refused; the guard holds all the same
