@@ -20,7 +20,8 @@ scripts/build-llama-server.sh caches, llama_cpp.server with ``python -m``; a bac
 server is missing is left out with a line saying why. A reply that shows the server ignored the
 schema (``SchemaIgnoredError``: llama-server 11434 leaves some route schemas unconstrained) is
 counted under "schema ignored" and left out of the other columns. Each catalogue's grammars are compiled
-first (one token each), so the seconds are decoding; benchmarks/grammar_compile.py times the
+first (one token each), and each case's prompt is processed once untimed (the prefix cache then
+serves every mode alike), so the seconds are decoding; benchmarks/grammar_compile.py times the
 compiling.
 """
 
@@ -161,6 +162,9 @@ def measure(
         tools = catalogues[case.catalogue]
         names = route_tool_names(tools)
         messages: list[Message] = [{"role": "system", "content": catalogue_prompt(tools)}, *case.messages]
+        # The prompt once, untimed: every mode then finds it in the prefix cache alike, so the
+        # seconds are the decision's, not the first mode's prompt processing.
+        backend.clone(settings=backend.settings.clone(max_tokens=1)).complete(messages)  # type: ignore[attr-defined]
         for mode, changes in MODES.items():
             clone = backend.clone(settings=backend.settings.clone(**changes))  # type: ignore[attr-defined]
             routed = routed_backend(clone, route_schema(tools), ROUTING_CAP)
