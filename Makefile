@@ -17,7 +17,7 @@ export OMP_WAIT_POLICY := passive
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml scripts/setup.sh
+$(STAMP): pyproject.toml scripts/setup.sh scripts/build-llama-server.sh
 	PYTHON=$(PYTHON) VENV=$(VENV) sh scripts/setup.sh
 	touch $(STAMP)
 

@@ -2,7 +2,8 @@
 
 Run: .venv/bin/python benchmarks/decisions.py  [--limit N] [--styles bare,names,text,json,typescript,thought]
                                               [--model PATH.gguf] [--seed 0] [--threads N] [--thought 80]
-                                              [--forced-tokens]
+                                              [--forced-tokens] [--grammar ours|server]
+                                              [--unbounded] [--spaced]
 
 Each case in benchmarks/cases/*.jsonl is a catalogue, a conversation and the expected first
 action (one of a list of tool names, or ``none``), with optional argument checks (the
@@ -22,7 +23,10 @@ same grammar each time, only the system message differs:
 Sampling is greedy (temperature 0) with a fixed seed, so a run repeats on the same build.
 Prints one Markdown table: valid %, right tool % (tool expected), ``none`` % (none
 expected), balanced accuracy (their mean), arguments passing their checks, prompt tokens
-added per tool against ``bare``, completion tokens and seconds per decision.
+added per tool against ``bare``, completion tokens and seconds per decision, and cap hits
+(replies the routing cap cut). ``--grammar``, ``--unbounded`` and ``--spaced`` set the grammar
+the embedded backend samples under (``Settings(grammar=, bounded=, spaced=)``; default ours,
+bounded, compact).
 """
 
 from __future__ import annotations
@@ -85,6 +89,7 @@ class Tally:
     per_tool: list[float] = field(default_factory=list)
     completion_tokens: list[int] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
+    cap_hits: int = 0
 
 
 def load_cases() -> list[Case]:
@@ -151,6 +156,7 @@ def run(backend: LlamaCpp, cases: Sequence[Case], configs: Sequence[str]) -> dic
             started = time.perf_counter()
             completion = routed.complete(messages)
             tally.seconds.append(time.perf_counter() - started)
+            tally.cap_hits += completion.truncated
             route = parse_route(completion.text, names, thought=thought)
             tally.decisions += 1
             tally.valid += route.ok
@@ -182,8 +188,8 @@ def table(tallies: dict[str, Tally]) -> str:
     rows = [
         "| prompt | valid | right tool (tool expected) | `none` (none expected) | balanced accuracy "
         "| arguments pass (right tool, checked) | prompt tokens, mean | added tokens per tool "
-        "| completion tokens, mean | seconds per decision, median |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| completion tokens, mean | seconds per decision, median | cap hits |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for config, t in tallies.items():
         tool = _percent(t.right_tool, t.tool_cases)
@@ -194,7 +200,8 @@ def table(tallies: dict[str, Tally]) -> str:
             f"| {tool:.1f}% ({t.right_tool}/{t.tool_cases}) "
             f"| {none:.1f}% ({t.right_none}/{t.none_cases}) | {(tool + none) / 2:.1f}% "
             f"| {t.arguments_ok}/{t.checked} | {statistics.mean(t.prompt_tokens):.0f} | {per_tool} "
-            f"| {statistics.mean(t.completion_tokens):.1f} | {statistics.median(t.seconds):.2f} |"
+            f"| {statistics.mean(t.completion_tokens):.1f} | {statistics.median(t.seconds):.2f} "
+            f"| {t.cap_hits} ({_percent(t.cap_hits, t.decisions):.0f}%) |"
         )
     return "\n".join(rows)
 
@@ -212,6 +219,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--forced-tokens", action="store_true", help="decode with LlamaCpp(forced_tokens=True) (llguidance)"
     )
+    parser.add_argument("--grammar", choices=("ours", "server"), default="ours")
+    parser.add_argument("--unbounded", action="store_true", help="our grammar without bounded decisions")
+    parser.add_argument("--spaced", action="store_true", help="our grammar with a space after : and ,")
     args = parser.parse_args(argv)
     THOUGHT_SLOT[0] = args.thought
     configs = [name.strip() for name in args.styles.split(",") if name.strip()]
@@ -222,7 +232,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         configs.remove("bare")
         configs.insert(0, "bare")
     cases = spread(load_cases(), args.limit)
-    settings = Settings(temperature=0.0, seed=args.seed)
+    settings = Settings(
+        temperature=0.0, seed=args.seed, grammar=args.grammar, bounded=not args.unbounded, spaced=args.spaced
+    )
     started = time.perf_counter()
     with LlamaCpp(
         args.model,
@@ -239,6 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{model}, {len(cases)} cases "
         f"({len(cases) - expected_none} expect a tool, {expected_none} expect none), "
         f"greedy, seed {args.seed}, {'forced tokens' if args.forced_tokens else 'grammar sampler'}, "
+        f"grammar {args.grammar}{'' if args.unbounded else ', bounded'}{', spaced' if args.spaced else ''}, "
         f"routing cap {ROUTING_CAP}, {os.cpu_count()} cores, "
         f"{platform.python_version()}, {time.perf_counter() - started:.0f} s in all\n"
     )

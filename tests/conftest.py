@@ -14,6 +14,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, settings
 from support.drivers import DRIVERS, Driver
+from support.llama_server import llama_server_binary, start_llama_server, wait_until_healthy
 from support.model import TEST_THREADS
 from support.processes import stop
 
@@ -94,6 +95,32 @@ def _wait_for_llama_server(process: subprocess.Popen[bytes], url: str, log: Call
     pytest.fail(
         f"python -m llama_cpp.server did not answer within {LLAMA_SERVER_START_LIMIT:g} s:\n{log()[-2000:]}"
     )
+
+
+# --- llama.cpp's own C++ llama-server, as scripts/setup.sh builds and caches it -------------------
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of the cached C++ ``llama-server`` on loopback with the default SmolLM2 model.
+
+    Skipped only when the binary is absent (``sh scripts/build-llama-server.sh`` builds it, and
+    ``make setup`` runs that); a binary that is there but does not start fails the tests.
+    """
+    from toolrouting._backends.embedded import default_model_path
+
+    binary = llama_server_binary()
+    if not binary.is_file():
+        pytest.skip(f"no llama-server at {binary}: build it with sh scripts/build-llama-server.sh")
+    log_path = tmp_path_factory.mktemp("llama_server") / "server.log"
+    process, url = start_llama_server(default_model_path(), TEST_THREADS, log_path)
+    try:
+        problem = wait_until_healthy(process, url, log_path)
+        if problem is not None:
+            pytest.fail(problem)
+        yield url
+    finally:
+        stop(process, grace=15)
 
 
 # --- The loop's two drivers: its behavioural tests run once through each ---------------------

@@ -285,7 +285,8 @@ def test_a_schema_without_types_is_a_grammar_error(backend: LlamaCpp) -> None:
             },
         }
     ]
-    routed = routed_backend(backend, route_schema(tools), 16)
+    server = backend.clone(settings=backend.settings.clone(grammar="server"))  # llama-cpp-python's converter
+    routed = routed_backend(server, route_schema(tools), 16)
     with pytest.raises(GrammarError, match=r'no type it knows .*give it a "type"') as caught:
         routed.complete(conversation(tools, "Search for the latch."))
     assert caught.value.pointer == "/anyOf/0/properties/arguments/properties/query"
@@ -397,6 +398,15 @@ REFUSED_GRAMMARS = {
 
 
 @pytest.mark.model
+@pytest.mark.parametrize("name", [*REFUSED_GRAMMARS, "no type"])
+def test_our_grammar_takes_what_llama_cpp_pythons_conversion_cannot(backend: LlamaCpp, name: str) -> None:
+    schema = REFUSED_GRAMMARS.get(name, {"type": "object", "properties": {"q": {"description": "words"}}})
+    ours = backend.clone(settings=Settings(json_schema=schema, max_tokens=4))  # grammar="ours" by default
+    completion = ours.complete([{"role": "user", "content": "Write it."}])
+    assert completion.usage.completion_tokens <= 4  # sampled under a grammar llama.cpp accepted
+
+
+@pytest.mark.model
 def test_a_grammar_llama_cpp_refuses_is_a_grammar_error_not_a_crash() -> None:
     # A fresh process, so that a crash fails this test instead of killing pytest.
     code = (
@@ -405,7 +415,7 @@ def test_a_grammar_llama_cpp_refuses_is_a_grammar_error_not_a_crash() -> None:
         "from toolrouting._backends.embedded import LlamaCpp\n"
         f"backend = LlamaCpp(n_ctx=512, n_threads={TEST_THREADS})\n"
         "for name, schema in json.loads(sys.argv[1]).items():\n"
-        "    clone = backend.clone(settings=Settings(json_schema=schema, max_tokens=4))\n"
+        "    clone = backend.clone(settings=Settings(json_schema=schema, max_tokens=4, grammar='server'))\n"
         "    try:\n"
         "        clone.complete([{'role': 'user', 'content': 'Write it.'}])\n"
         "        print(name, 'completed')\n"
@@ -431,7 +441,9 @@ def test_a_grammar_llama_cpp_refuses_is_a_grammar_error_not_a_crash() -> None:
 
 @pytest.mark.model
 def test_a_refused_grammar_is_not_cached_and_the_backend_still_works(backend: LlamaCpp) -> None:
-    refused = backend.clone(settings=backend.settings.clone(json_schema={"enum": ['say "hi"']}))
+    refused = backend.clone(
+        settings=backend.settings.clone(json_schema={"enum": ['say "hi"']}, grammar="server")
+    )
     for _ in range(2):
         with pytest.raises(GrammarError, match=r"llama\.cpp refused the grammar"):
             refused.complete([{"role": "user", "content": "hi"}])

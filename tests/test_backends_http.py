@@ -17,11 +17,17 @@ from typing import Any
 import httpx
 import pytest
 
-from toolrouting import Backend, Completion, Settings, can_route, routed_backend
+from toolrouting import Backend, Completion, Settings, can_route, route_grammar, routed_backend
 from toolrouting._backends.base import Message, Usage
 from toolrouting._backends.endpoint import _retry_after, endpoint_url
 from toolrouting._backends.http import OpenAICompatible
-from toolrouting._errors import BackendError, BackendHTTPError, BackendResponseError, SchemaIgnoredError
+from toolrouting._errors import (
+    BackendError,
+    BackendHTTPError,
+    BackendResponseError,
+    GrammarError,
+    SchemaIgnoredError,
+)
 
 MESSAGES: list[Message] = [
     {"role": "system", "content": "Route the request."},
@@ -108,10 +114,17 @@ def reply_for(dialect: str, text: str = ACTION, finish: str = "stop", used: int 
 
 
 ROUTED = Settings(json_schema=SCHEMA, json_schema_name="tool_route", max_tokens=64)
+#: Our grammar as the three grammar-taking dialects send it (its text is tests/test_grammar.py's
+#: subject): in the field ``grammar``, in place of the schema, never beside it.
+OUR_GBNF = route_grammar(SCHEMA, bounded=True).gbnf
 SAMPLED = Settings(temperature=0.0, top_p=0.9, top_k=20, seed=7, stop=("\n\n", "END"))
 
-# The whole body of every dialect, in three states: bare, routed (schema and cap), sampled.
+# The whole body of every dialect, in three states: bare, routed (schema and cap), sampled; the
+# dialects that take a grammar also routed with grammar="server" (the schema as before).
 EXPECTED: dict[tuple[str, str], dict[str, Any]] = {
+    ("llama.cpp", "routed"): {"messages": MESSAGES, "max_tokens": 64, "grammar": OUR_GBNF},
+    ("llama-cpp-python", "routed"): {"messages": MESSAGES, "max_tokens": 64, "grammar": OUR_GBNF},
+    ("koboldcpp", "routed"): {"messages": MESSAGES, "max_tokens": 64, "max_length": 64, "grammar": OUR_GBNF},
     ("openai", "bare"): {"messages": MESSAGES},
     ("openai", "routed"): {
         "messages": MESSAGES,
@@ -130,7 +143,7 @@ EXPECTED: dict[tuple[str, str], dict[str, Any]] = {
         "stop": ["\n\n", "END"],
     },
     ("llama.cpp", "bare"): {"messages": MESSAGES},
-    ("llama.cpp", "routed"): {
+    ("llama.cpp", "server grammar"): {
         "messages": MESSAGES,
         "max_tokens": 64,
         "response_format": {"type": "json_object", "schema": SCHEMA},
@@ -144,7 +157,7 @@ EXPECTED: dict[tuple[str, str], dict[str, Any]] = {
         "stop": ["\n\n", "END"],
     },
     ("llama-cpp-python", "bare"): {"messages": MESSAGES},
-    ("llama-cpp-python", "routed"): {
+    ("llama-cpp-python", "server grammar"): {
         "messages": MESSAGES,
         "max_tokens": 64,
         "response_format": {"type": "json_object", "schema": SCHEMA},
@@ -158,7 +171,7 @@ EXPECTED: dict[tuple[str, str], dict[str, Any]] = {
         "stop": ["\n\n", "END"],
     },
     ("koboldcpp", "bare"): {"messages": MESSAGES},
-    ("koboldcpp", "routed"): {
+    ("koboldcpp", "server grammar"): {
         "messages": MESSAGES,
         "max_tokens": 64,
         "max_length": 64,
@@ -190,7 +203,12 @@ EXPECTED: dict[tuple[str, str], dict[str, Any]] = {
         "options": {"temperature": 0.0, "top_p": 0.9, "top_k": 20, "seed": 7, "stop": ["\n\n", "END"]},
     },
 }
-STATES = {"bare": Settings(), "routed": ROUTED, "sampled": SAMPLED}
+STATES = {
+    "bare": Settings(),
+    "routed": ROUTED,
+    "server grammar": ROUTED.clone(grammar="server"),
+    "sampled": SAMPLED,
+}
 DIALECT_NAMES = ("openai", "llama.cpp", "llama-cpp-python", "koboldcpp", "ollama")
 
 
@@ -231,7 +249,7 @@ def test_schema_in_a_read_only_mapping_still_serialises(
 ) -> None:
     recorder.answer(chat_completion())
     frozen = MappingProxyType({"type": "object", "properties": MappingProxyType({"a": {"type": "string"}})})
-    make("llama.cpp", settings=Settings(json_schema=frozen)).complete(MESSAGES)
+    make("llama.cpp", settings=Settings(json_schema=frozen, grammar="server")).complete(MESSAGES)
     expected = {"type": "object", "properties": {"a": {"type": "string"}}}
     assert recorder.body()["response_format"]["schema"] == expected
 
@@ -418,7 +436,62 @@ def test_koboldcpp_schema_ignored_mentions_its_failed_conversion(
 ) -> None:
     recorder.answer(chat_completion("Here is my answer in prose."))
     with pytest.raises(SchemaIgnoredError, match="JSON to GBNF failed"):
-        make("koboldcpp", settings=ROUTED).complete(MESSAGES)
+        make("koboldcpp", settings=ROUTED.clone(grammar="server")).complete(MESSAGES)
+
+
+@pytest.mark.parametrize("dialect", ["llama.cpp", "llama-cpp-python", "koboldcpp"])
+def test_prose_under_our_grammar_says_the_grammar_was_sent(
+    make: Callable[..., OpenAICompatible], recorder: Recorder, dialect: str
+) -> None:
+    recorder.answer(chat_completion("Here is my answer in prose."))
+    with pytest.raises(SchemaIgnoredError, match=r"sent as grammar \(our GBNF\)"):
+        make(dialect, settings=ROUTED).complete(MESSAGES)
+
+
+@pytest.mark.parametrize(
+    ("dialect", "sent"),
+    [("openai", "response_format"), ("ollama", "format"), ("llama.cpp", "grammar")],
+)
+def test_our_grammar_goes_only_where_a_grammar_is_taken(
+    make: Callable[..., OpenAICompatible], recorder: Recorder, dialect: str, sent: str
+) -> None:
+    recorder.answer(reply_for(dialect))
+    make(dialect, settings=ROUTED.clone(grammar="ours")).complete(MESSAGES)
+    assert {"response_format", "format", "json_schema", "grammar"} & set(recorder.body()) == {sent}
+
+
+def test_bounded_is_a_setting_of_our_grammar(
+    make: Callable[..., OpenAICompatible], recorder: Recorder
+) -> None:
+    recorder.answer(chat_completion())
+    recorder.answer(chat_completion())
+    make("llama.cpp", settings=ROUTED).complete(MESSAGES)
+    make("llama.cpp", settings=ROUTED.clone(bounded=False)).complete(MESSAGES)
+    bounded, unbounded = recorder.body(0)["grammar"], recorder.body(1)["grammar"]
+    assert bounded == route_grammar(SCHEMA, bounded=True).gbnf
+    assert unbounded == route_grammar(SCHEMA).gbnf != bounded
+
+
+def test_a_grammar_the_server_refuses_is_a_grammar_error(
+    make: Callable[..., OpenAICompatible], recorder: Recorder
+) -> None:
+    # llama-server's answer to a grammar its parser refuses (server-context.cpp, launch_slot).
+    refusal = {
+        "error": {"code": 400, "message": "Failed to initialize samplers: ", "type": "invalid_request_error"}
+    }
+    recorder.answer(refusal, status=400)
+    with pytest.raises(GrammarError, match=r"refused the grammar toolrouting compiled.*grammar='server'"):
+        make("llama.cpp", settings=ROUTED).complete(MESSAGES)
+
+
+def test_a_schema_our_grammar_refuses_is_a_grammar_error_before_sending(
+    make: Callable[..., OpenAICompatible], recorder: Recorder
+) -> None:
+    with pytest.raises(GrammarError, match="prefixItems"):
+        make("llama.cpp", settings=Settings(json_schema={"type": "array", "prefixItems": []})).complete(
+            MESSAGES
+        )
+    assert recorder.requests == []
 
 
 @pytest.mark.parametrize(
@@ -514,3 +587,8 @@ def test_completion_is_a_frozen_value(make: Callable[..., OpenAICompatible], rec
     assert isinstance(completion, Completion)
     with pytest.raises(AttributeError):
         completion.text = "other"  # type: ignore[misc]
+
+
+def test_the_grammar_setting_names_its_choices() -> None:
+    with pytest.raises(ValueError, match="grammar is 'ours' or 'server'"):
+        Settings(grammar="llguidance")  # type: ignore[arg-type]

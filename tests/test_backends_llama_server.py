@@ -1,8 +1,9 @@
 """OpenAICompatible against a real `python -m llama_cpp.server` on loopback with the default model.
 
-The server comes from the session fixture ``llama_cpp_server`` in tests/conftest.py. It turns
-the schema into a grammar with the same converter as the embedded backend, so a routed request
-capped by ``guaranteed_cap`` always gets a whole action back, whichever the model writes.
+The server comes from the session fixture ``llama_cpp_server`` in tests/conftest.py. It takes
+our grammar in the request's ``grammar`` field, or turns the schema into one with the same
+converter as the embedded backend (``grammar="server"``); either way a routed request capped by
+``guaranteed_cap`` always gets a whole action back, whichever the model writes.
 """
 
 from __future__ import annotations
@@ -73,9 +74,12 @@ def ask(prompt: str) -> list[Message]:
     return [SYSTEM, {"role": "user", "content": prompt}]
 
 
+@pytest.mark.parametrize("grammar", ["ours", "server"])
 @pytest.mark.parametrize("prompt", PROMPTS)
-def test_routed_replies_are_actions(backend: OpenAICompatible, prompt: str) -> None:
-    routed = routed_backend(backend, route_schema(TOOLS), ROUTE_CAP)
+def test_routed_replies_are_actions(backend: OpenAICompatible, prompt: str, grammar: str) -> None:
+    # "ours" sends our GBNF in the request's grammar field, "server" the schema for the server's converter.
+    mode = backend.clone(settings=backend.settings.clone(grammar=grammar))
+    routed = routed_backend(mode, route_schema(TOOLS), ROUTE_CAP)
     completion = routed.complete(ask(prompt))
     route = parse_route(completion.text, NAMES)
     assert route.ok, (route.error, completion.text)

@@ -89,9 +89,11 @@ def test_preflight_predicts_every_refusal_of_the_other_compilers(compiler: Any) 
 
 
 @pytest.mark.model
-def test_the_embedded_backend_compiles_every_catalogue_without_crashing() -> None:
+@pytest.mark.parametrize(("grammar", "target"), [("server", "llama.cpp"), ("ours", "toolrouting")])
+def test_the_embedded_backend_compiles_every_catalogue_without_crashing(grammar: str, target: str) -> None:
     # A fresh process, so that a crash fails this test instead of killing pytest. Each catalogue's
     # route is compiled and one token sampled under it: a grammar, or a GrammarError, never a signal.
+    # The preflight for the grammar in use (llama-cpp-python's converter, or ours) predicts which.
     code = (
         "import json, sys\n"
         "from toolrouting import GrammarError, Settings, route_schema, tools_from\n"
@@ -99,7 +101,8 @@ def test_the_embedded_backend_compiles_every_catalogue_without_crashing() -> Non
         f"backend = LlamaCpp(n_ctx=512, n_threads={TEST_THREADS})\n"
         "for path in sys.argv[1:]:\n"
         "    schema = route_schema(tools_from(json.load(open(path, encoding='utf-8'))))\n"
-        "    clone = backend.clone(settings=Settings(json_schema=schema, max_tokens=1))\n"
+        f"    settings = Settings(json_schema=schema, max_tokens=1, grammar={grammar!r})\n"
+        "    clone = backend.clone(settings=settings)\n"
         "    try:\n"
         "        clone.complete([{'role': 'user', 'content': 'hi'}])\n"
         "        print('grammar')\n"
@@ -111,5 +114,5 @@ def test_the_embedded_backend_compiles_every_catalogue_without_crashing() -> Non
     assert result.returncode == 0, result.stderr[-2000:]
     outcomes = dict(zip((path.stem for path in CATALOGUES), result.stdout.split(), strict=True))
     for name, outcome in outcomes.items():
-        predicted = _predicted(route_schema(_tools(CORPUS / f"{name}.json")), "llama.cpp")
+        predicted = _predicted(route_schema(_tools(CORPUS / f"{name}.json")), target)
         assert (outcome == "GrammarError") == predicted, name

@@ -383,3 +383,28 @@ def test_random_instances_are_accepted_by_llama_cpp(
     gbnf = route_grammar(schema, spaced=spaced).gbnf
     assert llama.parses(gbnf)
     assert llama.accepts(gbnf, text)
+
+
+def test_equal_schemas_share_one_compiled_grammar() -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "cached_tool",
+                "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+            },
+        }
+    ]
+    schema = route_schema(tools)
+    first = route_grammar(schema, bounded=True)
+    assert route_grammar(copy.deepcopy(schema), bounded=True) is first  # a loop's next round: no compile
+    assert route_grammar(schema) is not first  # the settings are part of the key
+    assert route_grammar(schema, bounded=True, spaced=True).gbnf != first.gbnf
+    reordered = {"anyOf": schema["anyOf"], "type": "object"}  # key order orders properties: another entry
+    assert route_grammar(reordered, bounded=True) is not first
+    assert route_grammar(reordered, bounded=True).gbnf == first.gbnf
+
+
+def test_a_schema_that_is_not_json_is_refused() -> None:
+    with pytest.raises(GrammarError, match="not JSON"):
+        route_grammar({"enum": [float("nan")]})

@@ -513,7 +513,8 @@ CLEAN = {
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_plain_schema_has_only_whole_schema_notes(target: str) -> None:
-    findings = preflight(CLEAN, target)
+    # Bounded decisions name each string and array they bound (our grammar's "bounds" notes).
+    findings = [f for f in preflight(CLEAN, target) if f.effect != "bounds"]
     assert findings
     assert {(f.pointer, f.severity) for f in findings} == {("", "info")}
 
@@ -599,3 +600,25 @@ def test_the_walk_reaches_the_metaschema_places_but_contentschema_and_the_tuple_
         "/items/0",
         "/items/1",
     }
+
+
+def test_our_grammar_reports_its_widenings_and_what_it_bounds() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"when": {"type": "string", "format": "date"}, "ids": {"type": "array"}},
+        "additionalProperties": False,
+    }
+    found = {(f.pointer, f.keyword, f.effect, f.severity) for f in preflight(schema, "toolrouting")}
+    assert found == {
+        ("", "", "fixes property order", "info"),
+        ("/properties/when", "format", "ignores", "warning"),
+        ("/properties/when", "maxLength", "bounds", "info"),
+        ("/properties/ids", "maxItems", "bounds", "info"),
+        ("/properties/ids/items", "", "bounds", "info"),
+    }
+
+
+def test_our_grammar_reports_a_refusal_as_an_error() -> None:
+    findings = preflight({"type": "array", "prefixItems": [{"type": "string"}]}, "toolrouting")
+    assert [(f.pointer, f.effect, f.severity) for f in findings][1:] == [("", "refuses", "error")]
+    assert "grammar='server'" in findings[1].message

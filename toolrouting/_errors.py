@@ -8,7 +8,7 @@ ToolRoutingError
 │   ├── BackendHTTPError               the server answered with an error status
 │   ├── BackendResponseError           the answer is not a usable chat completion
 │   │   └── SchemaIgnoredError         a schema was sent and prose came back
-│   ├── GrammarError (also ValueError) a JSON schema llama.cpp cannot turn into a grammar
+│   ├── GrammarError (also ValueError) a schema that cannot become a grammar, or a grammar a server refused
 │   └── ModelLoadError                 the embedded model or llama-cpp-python is missing or unreadable
 ├── MemoryStoreError                   a memory database or notes folder that cannot be used
 ├── ToolServerError                    an MCP server that cannot be started, reached or listed
@@ -109,7 +109,8 @@ class SchemaIgnoredError(BackendResponseError):
 
 
 class GrammarError(BackendError, ValueError):
-    """A request's JSON schema that llama.cpp's converter cannot turn into a grammar.
+    """A request's JSON schema that cannot become a grammar (llama.cpp's converter or ours), or a
+    grammar the server refused.
 
     ``pointer`` is the JSON pointer of the sub-schema it refused, ``""`` when unknown.
     """

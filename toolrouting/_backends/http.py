@@ -72,9 +72,7 @@ class OpenAICompatible(EndpointBackend, BaseBackend):
             ) as response:
                 if not response.is_success:
                     received = b"".join(intake.take(chunk) for chunk in response.iter_bytes())
-                    raise endpoint.http_error(
-                        endpoint.answered(response, received), schema_sent=settings.json_schema is not None
-                    )
+                    raise endpoint.http_error(endpoint.answered(response, received), settings)
                 reader = StreamReader(
                     endpoint.url,
                     response.headers.get("Content-Type", ""),

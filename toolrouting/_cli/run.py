@@ -129,6 +129,13 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top-p", type=non_negative, metavar="P", help="nucleus sampling of every request")
     parser.add_argument("--seed", type=int, metavar="N", help="sampling seed of every request")
     parser.add_argument(
+        "--grammar",
+        choices=("ours", "server"),
+        default="ours",
+        help="where a grammar is taken (embedded, llama.cpp, llama-cpp-python, koboldcpp): our compact "
+        "grammar of the route, or the schema for the server to convert (default: %(default)s)",
+    )
+    parser.add_argument(
         "--threads",
         type=positive,
         metavar="N",
@@ -262,7 +269,11 @@ def async_model_backend(args: argparse.Namespace) -> AsyncBackend:
 
 def _settings(args: argparse.Namespace) -> Settings:
     return Settings(
-        max_tokens=args.answer_tokens, temperature=args.temperature, top_p=args.top_p, seed=args.seed
+        max_tokens=args.answer_tokens,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        seed=args.seed,
+        grammar=args.grammar,
     )
 
 

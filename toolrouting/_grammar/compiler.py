@@ -9,46 +9,26 @@ widened and noted (``format``, ``pattern``, ``minimum`` ...) or refused with a G
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from .._errors import GrammarError
 from .._json import is_count, plain, pointer_token, shown
-from .._limits import GBNF_MAX_REPETITION, GRAMMAR_MAX_DEPTH, SHOWN_VALUE_CHARS
+from .._limits import (
+    BOUNDED_VALUE_DEPTH,
+    GBNF_MAX_REPETITION,
+    GRAMMAR_CACHE_SIZE,
+    GRAMMAR_MAX_DEPTH,
+    SHOWN_VALUE_CHARS,
+)
+from .grammars import GrammarNote, RouteGrammar
 from .keywords import ASSERTIONS, IGNORED, IMPLIES, REFUSED, TYPES, json_kinds, same_value
 from .rules import Alt, Expr, Grammar, Lit, Ref, Seq
 from .values import Values
 
 __all__ = ["GrammarNote", "RouteGrammar", "route_grammar"]
-
-
-@dataclass(frozen=True)
-class GrammarNote:
-    """Where the grammar differs from the schema: what it accepts more (or less) than JSON Schema does."""
-
-    pointer: str
-    """The JSON pointer of the schema object concerned, ``""`` for the root."""
-    keyword: str
-    """The keyword at fault, ``""`` for the schema object as a whole."""
-    effect: str
-    """``ignores`` (not enforced: wider), ``unbounded`` (a count past llama.cpp's limit: wider),
-    ``lowers`` (a minimum count past the limit: wider), ``treats as anyOf`` (wider),
-    ``forbids extra keys`` (narrower)."""
-    message: str
-
-
-@dataclass(frozen=True)
-class RouteGrammar:
-    """A compiled grammar: the GBNF text (root rule ``root``), its notes, and its longest reply."""
-
-    gbnf: str
-    notes: tuple[GrammarNote, ...]
-    max_bytes: int | None
-    """Bytes of the longest text the grammar allows, ``None`` when unbounded. Every token a
-    grammar lets through writes at least one byte, so a cap of ``max_bytes + 1`` tokens never
-    cuts a reply short."""
 
 
 def route_grammar(
@@ -59,10 +39,24 @@ def route_grammar(
     ``spaced`` puts one space after each ``:`` and ``,``; ``bounded`` gives every string, array
     and free object the schema leaves unbounded the named default bounds
     (``BOUNDED_STRING_CHARS``, ``BOUNDED_ARRAY_ITEMS``, ``BOUNDED_VALUE_DEPTH``), so the longest
-    reply is finite unless the schema recurses. Equal schemas give equal bytes. Raises
-    :class:`GrammarError` (with the JSON pointer) for what it refuses.
+    reply is finite unless the schema recurses. Equal schemas give equal bytes, and the last
+    ``GRAMMAR_CACHE_SIZE`` grammars are kept (keyed on the schema's compact JSON text, key
+    order as given), so a loop's repeated rounds compile once. Raises :class:`GrammarError`
+    (with the JSON pointer) for what it refuses.
     """
-    compiler = _Compiler(plain(schema), spaced=spaced, bounded=bounded)
+    try:
+        try:  # plain dicts and lists, as a route schema is: no copy needed to key the cache
+            text = json.dumps(schema, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        except TypeError:  # a read-only mapping somewhere: copied into dicts first
+            text = json.dumps(plain(schema), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError) as error:
+        raise GrammarError(f"the schema is not JSON ({str(error)[:SHOWN_VALUE_CHARS]})") from None
+    return _compiled(text, spaced, bounded)
+
+
+@functools.lru_cache(maxsize=GRAMMAR_CACHE_SIZE)
+def _compiled(schema_text: str, spaced: bool, bounded: bool) -> RouteGrammar:
+    compiler = _Compiler(json.loads(schema_text), spaced=spaced, bounded=bounded)
     try:
         top = compiler.value(compiler.root, "", "route", 0)
     except RecursionError:
@@ -99,7 +93,7 @@ class _Compiler:
         if depth > GRAMMAR_MAX_DEPTH:
             raise self.fail(at, "", f"the schema nests deeper than {GRAMMAR_MAX_DEPTH} levels")
         if schema is True or schema == {}:
-            return self.values.anything() if types is None else self._each({}, at, hint, depth, types)
+            return self.anything(at) if types is None else self._each({}, at, hint, depth, types)
         if schema is False:
             return None
         if not isinstance(schema, dict):
@@ -130,9 +124,16 @@ class _Compiler:
         if allowed is None:
             implied = {kind for kind, keys in IMPLIES.items() if schema.keys() & keys}
             if not implied:
-                return self.values.anything()
+                return self.anything(at)
             allowed = frozenset(implied | ({"integer"} if "number" in implied else set()))
         return self._each(schema, at, hint, depth, allowed)
+
+    def anything(self, at: str) -> str:
+        if self.bounded:
+            self.note(
+                at, "", "bounds", f"any JSON value, at most {BOUNDED_VALUE_DEPTH} deep (bounded decisions)"
+            )
+        return self.values.anything()
 
     def _each(
         self, schema: dict[str, Any], at: str, hint: str, depth: int, allowed: frozenset[str]
@@ -305,6 +306,7 @@ class _Compiler:
             return low, None
         if high is None and self.bounded:
             high = max(low, self.values.default_bound(high_key))
+            self.note(at, high_key, "bounds", f"unbounded in the schema: at most {high} (bounded decisions)")
         return low, high
 
     def array(self, schema: dict[str, Any], at: str, hint: str, depth: int) -> str | None:

@@ -25,6 +25,7 @@ from .._limits import MAX_CAUSE_QUOTE, SHOWN_VALUE_CHARS
 from .findings import TARGETS, Finding
 from .llama_cpp import LLAMA_CPP
 from .llguidance import LLGUIDANCE
+from .ours import our_findings
 from .outlines import OUTLINES
 from .rules import CompilerRules, NodeFindings, subschemas
 from .xgrammar import XGRAMMAR
@@ -46,7 +47,7 @@ def preflight(schema: Mapping[str, Any], target: str) -> list[Finding]:
     the pointers are the ones the server sees.
     """
     rules = _RULES.get(target)
-    if rules is None:
+    if rules is None and target != "toolrouting":
         named = shown(target, SHOWN_VALUE_CHARS)
         raise ValueError(f"unknown preflight target {named}; the targets are {', '.join(TARGETS)}")
     if not isinstance(schema, Mapping):
@@ -56,6 +57,8 @@ def preflight(schema: Mapping[str, Any], target: str) -> list[Finding]:
         schema = json.loads(json.dumps(plain(schema), allow_nan=False))
     except (TypeError, ValueError, RecursionError) as error:
         raise ValueError(f"the schema is not JSON ({str(error)[:MAX_CAUSE_QUOTE]})") from None
+    if rules is None:
+        return our_findings(schema)
     findings = rules.whole(schema)
     for pointer, node in subschemas(schema):
         found = NodeFindings(pointer, rules.source)

@@ -7,11 +7,12 @@ from typing import Literal
 
 __all__ = ["TARGETS", "Finding", "Severity", "Target", "format_findings"]
 
-Target = Literal["llama.cpp", "llguidance", "xgrammar", "outlines"]
+Target = Literal["llama.cpp", "llguidance", "xgrammar", "outlines", "toolrouting"]
 Severity = Literal["error", "warning", "info"]
 
-#: The compilers :func:`preflight` knows, by the name its ``target`` takes.
-TARGETS: tuple[Target, ...] = ("llama.cpp", "llguidance", "xgrammar", "outlines")
+#: The compilers :func:`preflight` knows, by the name its ``target`` takes; ``toolrouting`` is our
+#: own (:func:`~toolrouting.route_grammar`, as the backends send it by default).
+TARGETS: tuple[Target, ...] = ("llama.cpp", "llguidance", "xgrammar", "outlines", "toolrouting")
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,0 +1,82 @@
+"""The ``llama.cpp`` dialect against the real C++ ``llama-server`` on loopback, default model.
+
+The server comes from the session fixture ``llama_server`` in tests/conftest.py (the binary
+scripts/build-llama-server.sh caches). Our grammar goes in the request's ``grammar`` field and
+the server's own conversion of the schema is the other mode; under either, a routed request
+capped by ``guaranteed_cap`` gets a whole action back, whichever the model writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from support.model import TEST_SEED, TEST_TEMPERATURE, demo_cap
+
+from toolrouting import GrammarError, OpenAICompatible, RoutingLoop, Settings, parse_route
+from toolrouting._backends import dialects
+from toolrouting.demo.store import MemoryStore
+
+pytestmark = pytest.mark.model
+
+QUESTION = "What does the latch on the storage-room door do?"
+MODES = ["ours", "server"]
+
+
+@pytest.fixture
+def backend(llama_server: str) -> Iterator[OpenAICompatible]:
+    settings = Settings(max_tokens=demo_cap(), temperature=TEST_TEMPERATURE, seed=TEST_SEED)
+    with OpenAICompatible(llama_server, dialect="llama.cpp", settings=settings) as http_backend:
+        yield http_backend
+
+
+def outside_strings(text: str) -> str:
+    """The characters of a JSON text that are not inside a string literal."""
+    kept, inside, escaped = [], False, False
+    for char in text:
+        if inside:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                inside = False
+        elif char == '"':
+            inside = True
+        else:
+            kept.append(char)
+    return "".join(kept)
+
+
+@pytest.mark.parametrize("grammar", MODES)
+def test_a_routed_run_of_the_demo_in_either_grammar_mode(backend: OpenAICompatible, grammar: str) -> None:
+    mode = backend.clone(settings=backend.settings.clone(grammar=grammar))
+    with MemoryStore.sample() as store:
+        result = RoutingLoop(mode, store, cap=demo_cap(), max_rounds=4).run(
+            [{"role": "user", "content": QUESTION}]
+        )
+    assert result.actions, result.reason
+    replies = [message["content"] for message in result.messages if message["role"] == "assistant"]
+    assert replies
+    for reply in replies:
+        assert parse_route(reply, ["memory_search", "memory_read"]).ok, reply
+        if grammar == "ours":  # our grammar writes no whitespace between tokens
+            assert not any(char.isspace() for char in outside_strings(reply)), reply
+    for spent in result.usage:  # every reply whole: the cap is above the longest action
+        assert 0 < spent.usage.completion_tokens < demo_cap() * spent.requests
+
+
+def test_a_grammar_the_server_refuses_is_a_named_error(
+    backend: OpenAICompatible, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Fault injection: our compiler writes only grammars llama.cpp parses, so a broken one is
+    # put in its place to see the real server's refusal reach the caller as a GrammarError.
+    class Broken:
+        gbnf = 'root ::= "unclosed'
+
+    monkeypatch.setattr(dialects, "route_grammar", lambda *args, **kwargs: Broken())
+    routed = backend.clone(settings=backend.settings.clone(json_schema={"type": "string"}, max_tokens=8))
+    with pytest.raises(GrammarError, match=r"refused the grammar toolrouting compiled .*HTTP 400"):
+        routed.complete([{"role": "user", "content": "Say hi."}])
+    server = routed.clone(settings=routed.settings.clone(grammar="server"))
+    assert server.complete([{"role": "user", "content": "Say hi."}]).text.startswith('"')
