@@ -138,6 +138,16 @@ def test_the_loop_routes_with_the_slot_and_resumes_with_it(tmp_path: Path, drive
     assert resumed.actions == result.actions
 
 
+def test_a_repair_shows_the_thought_the_route_demands(driver: Driver) -> None:
+    # A reply without the thought is refused; the repair's shapes lead with the slot.
+    backend = ScriptedBackend(['{"tool": "none"}', HANDOFF])
+    result = driver.loop(backend, Desk(), thought=30).run(QUESTION)
+    repair = backend.requests[1].messages[-1]["content"]
+    assert '{"thought": "...", "tool": "lookup", "arguments": {"word": ...}}' in repair
+    assert '{"thought": "...", "tool": "none"} when no tool call is needed' in repair
+    assert [a.tool for a in result.actions] == ["none"]
+
+
 @pytest.mark.model
 def test_a_real_models_reply_with_the_slot_parses() -> None:
     from toolrouting import LlamaCpp as Model

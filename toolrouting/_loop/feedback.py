@@ -33,10 +33,12 @@ _HANDOFF = json.dumps({"tool": NONE_TOOL})
 ANSWER_PROMPT = "Now answer the question in plain words, from the tool results above."
 
 
-def repair_message(problem: str, tools: Sequence[Mapping[str, Any]]) -> str:
-    """The user message that answers a refused reply: what was wrong, then every valid shape."""
-    shapes = [_shape(tool) for tool in tools]
-    shapes.append(f"{_HANDOFF} when no tool call is needed")
+def repair_message(problem: str, tools: Sequence[Mapping[str, Any]], *, thought: bool = False) -> str:
+    """The user message that answers a refused reply: what was wrong, then every valid shape
+    (with the ``"thought"`` the route demands first, when it has one)."""
+    lead = '"thought": "...", ' if thought else ""
+    shapes = ["{" + lead + _shape(tool)[1:] for tool in tools]
+    shapes.append("{" + lead + f"{_HANDOFF[1:]} when no tool call is needed")
     lines = "\n".join(shapes)
     return (
         f"{REPAIR_LEAD}{problem}.\n"

@@ -217,7 +217,13 @@ class StepMachine(abc.ABC):
             state.repairs += 1
             # The refusal and its repair are one commit: a refused reply left unanswered is judged
             # again on resume, where a valid action cut at the cap no longer shows it was cut.
-            yield from _commit(state, *refused, Message(role="user", content=repair_message(problem, tools)))
+            yield from _commit(
+                state,
+                *refused,
+                Message(
+                    role="user", content=repair_message(problem, tools, thought=self.thought is not None)
+                ),
+            )
             yield Emit(RepairRequested(round=state.round, attempt=state.repairs, problem=problem))
             return
         action = accepted_action(state.round, route)
