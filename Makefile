@@ -30,7 +30,7 @@ check: $(STAMP)
 	$(BIN)/mypy toolrouting
 
 # llama.cpp's own server, which only the tests and benchmarks of the llama.cpp dialect start:
-# built once (up to an hour on 2 cores), cached outside the venv, skipped when cached.
+# built once (about 8 minutes on 2 idle cores), cached outside the venv, skipped when cached.
 llama-server: $(STAMP)
 	PYTHON=$(BIN)/python sh scripts/build-llama-server.sh
 

