@@ -10,11 +10,20 @@ from __future__ import annotations
 
 import pickle
 import socket
-import threading
 from collections.abc import Iterator
 
 import pytest
-from support.fault_server import ACTION, FaultServer, close_mid_body, held, ok, reset, status
+from support.fault_server import (
+    ACTION,
+    ANSWERED_TIMEOUT,
+    HELD_TIMEOUT,
+    FaultServer,
+    close_mid_body,
+    held,
+    ok,
+    reset,
+    status,
+)
 
 from toolrouting import Settings
 from toolrouting._backends.base import Message
@@ -31,10 +40,8 @@ from toolrouting._limits import MAX_BODY_QUOTE, MAX_REPLY_QUOTE
 
 MESSAGES: list[Message] = [{"role": "user", "content": "Find the llama docs."}]
 SCHEMA = {"type": "object", "properties": {"tool": {"const": "none"}}, "required": ["tool"]}
-#: The timeout of every request the server answers: far beyond a loopback answer on a loaded machine.
-TIMEOUT = 30.0
-#: The timeout of a request the server holds: it passes whatever the load, so it can be short.
-SHORT = 0.3
+TIMEOUT = ANSWERED_TIMEOUT
+SHORT = HELD_TIMEOUT
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +53,7 @@ def running_server() -> Iterator[FaultServer]:
 @pytest.fixture
 def server(running_server: FaultServer) -> Iterator[FaultServer]:
     """The module's server with an empty script; whatever a test held is released after it."""
-    running_server.script.clear()
-    running_server.paths.clear()
-    running_server.bodies.clear()
-    running_server.release = threading.Event()
+    running_server.clear()
     yield running_server
     running_server.release.set()
 

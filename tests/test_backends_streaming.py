@@ -23,6 +23,8 @@ import httpx
 import pytest
 from support.fault_server import (
     ACTION,
+    ANSWERED_TIMEOUT,
+    HELD_TIMEOUT,
     FaultServer,
     close_mid_body,
     endless_body,
@@ -67,10 +69,8 @@ from toolrouting import (
 
 pytestmark = pytest.mark.anyio
 
-#: The timeout of every request the server answers: far beyond a loopback answer on a loaded machine.
-TIMEOUT = 30.0
-#: The timeout of a request the server holds: it passes whatever the load, so it can be short.
-SHORT = 0.3
+TIMEOUT = ANSWERED_TIMEOUT
+SHORT = HELD_TIMEOUT
 #: The timeout of a trickled answer, and the gap between its parts: a fortieth of it, so no
 #: read comes near the timeout however loaded the machine, while the whole trickled stream (72
 #: events) takes almost twice the timeout, and the trickled body (some 200 bytes) more still.
@@ -90,10 +90,7 @@ def running_server() -> Iterator[FaultServer]:
 @pytest.fixture
 def server(running_server: FaultServer) -> Iterator[FaultServer]:
     """The module's server with an empty script; whatever a test held is released after it."""
-    running_server.script.clear()
-    running_server.paths.clear()
-    running_server.bodies.clear()
-    running_server.release = threading.Event()
+    running_server.clear()
     yield running_server
     running_server.release.set()
 

@@ -20,6 +20,8 @@ from typing import Any
 
 __all__ = [
     "ACTION",
+    "ANSWERED_TIMEOUT",
+    "HELD_TIMEOUT",
     "HOLD_LIMIT",
     "Behaviour",
     "Fault",
@@ -42,6 +44,11 @@ ACTION = '{"tool": "none"}'
 
 #: The longest a held handler waits for its release: a failed test must not hang the suite.
 HOLD_LIMIT = 30.0
+
+#: A client's timeout for a request the server answers: far beyond a loopback answer on a loaded machine.
+ANSWERED_TIMEOUT = 30.0
+#: A client's timeout for a request the server holds: it passes whatever the load, so it can be short.
+HELD_TIMEOUT = 0.3
 
 Behaviour = Callable[["Handler"], None]
 
@@ -136,6 +143,13 @@ class FaultServer(http.server.ThreadingHTTPServer):
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def clear(self) -> None:
+        """Forget the script, the paths and bodies read, and arm a new release, for the next test."""
+        self.script.clear()
+        self.paths.clear()
+        self.bodies.clear()
+        self.release = threading.Event()
 
     @property
     def listening(self) -> bool:
