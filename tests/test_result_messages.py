@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from toolrouting import routed_call_id, routed_result_header, routed_result_text, split_routed_result
+from toolrouting._result_messages import RoutedResult, read_routed_result
 
 
 def test_seed_synopsis() -> None:
@@ -52,6 +53,21 @@ def test_split_gives_header_and_content() -> None:
     )
     error = routed_result_text("memory_read", "route-3", "no such id", is_error=True)
     assert split_routed_result(error) == ("Tool error for memory_read (call route-3):", "no such id")
+
+
+def test_read_gives_the_headers_parts() -> None:
+    error = routed_result_text("memory_read", "route-3", "no such id", is_error=True)
+    assert read_routed_result(error) == RoutedResult(
+        header="Tool error for memory_read (call route-3):",
+        tool="memory_read",
+        call_id="route-3",
+        is_error=True,
+        content="no such id",
+    )
+    result = read_routed_result(routed_result_text("memory_search", "route-12", "Tool error for x"))
+    assert result is not None
+    assert (result.tool, result.call_id, result.is_error) == ("memory_search", "route-12", False)
+    assert read_routed_result("Tool result for memory search (call route-1):\nx") is None
 
 
 def test_split_keeps_empty_and_header_like_content() -> None:

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from ._json import shown
 from ._limits import SHOWN_VALUE_CHARS
 from ._names import tool_name_problem
 
-__all__ = ["routed_call_id", "routed_result_header", "routed_result_text", "split_routed_result"]
+__all__ = [
+    "RoutedResult",
+    "read_routed_result",
+    "routed_call_id",
+    "routed_result_header",
+    "routed_result_text",
+    "split_routed_result",
+]
 
 _HEADER = re.compile(r"Tool (result|error) for (\S+) \(call (route-[1-9][0-9]*)\):\n")
 _CALL_ID = re.compile(r"route-[1-9][0-9]*")
@@ -46,8 +54,19 @@ def routed_result_text(tool: str, call_id: str, content: str, *, is_error: bool 
     return f"{routed_result_header(tool, call_id, is_error=is_error)}\n{content}"
 
 
-def split_routed_result(text: str) -> tuple[str, str] | None:
-    """``(header, content)`` of a result message, or ``None`` for any other text.
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RoutedResult:
+    """A result message read back: its header's parts and its content."""
+
+    header: str
+    tool: str
+    call_id: str
+    is_error: bool
+    content: str
+
+
+def read_routed_result(text: str) -> RoutedResult | None:
+    """A result message's parts, or ``None`` for any other text.
 
     Only what :func:`routed_result_header` writes, then a newline, is recognised; header-like
     lines inside the content stay content.
@@ -57,4 +76,17 @@ def split_routed_result(text: str) -> tuple[str, str] | None:
     match = _HEADER.match(text)
     if match is None or tool_name_problem(match.group(2)) is not None:
         return None
-    return match.group(0)[:-1], text[match.end() :]
+    return RoutedResult(
+        header=match.group(0)[:-1],
+        tool=match.group(2),
+        call_id=match.group(3),
+        is_error=match.group(1) == "error",
+        content=text[match.end() :],
+    )
+
+
+def split_routed_result(text: str) -> tuple[str, str] | None:
+    """``(header, content)`` of a result message, or ``None`` for any other text (see
+    :func:`read_routed_result`)."""
+    result = read_routed_result(text)
+    return None if result is None else (result.header, result.content)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from .._backends import Message
 from .._limits import ANSWER_CONTEXT_CHARS, ANSWER_RESULT_CHARS
 from .._provider import cut_middle
-from .._result_messages import split_routed_result
+from .._result_messages import read_routed_result
 from .feedback import ANSWER_PROMPT
 
 __all__ = ["ANSWER_LEAD", "answer_request", "is_answer_request"]
@@ -73,10 +73,9 @@ def _results(run: Sequence[Message]) -> list[tuple[str, str]]:
     a result identical to an earlier one is shown once."""
     results: list[tuple[str, str]] = []
     for message in run:
-        split = split_routed_result(message["content"]) if message["role"] == "user" else None
-        if split is None or split[0].startswith("Tool error"):
+        result = read_routed_result(message["content"]) if message["role"] == "user" else None
+        if result is None or result.is_error:
             continue
-        tool = split[0].split(" ", 3)[3].rsplit(" (call ", 1)[0]
-        if (tool, split[1]) not in results:
-            results.append((tool, split[1]))
+        if (result.tool, result.content) not in results:
+            results.append((result.tool, result.content))
     return results
