@@ -1,11 +1,12 @@
 """``toolrouting serve``: OpenAI's chat completions in front of any backend, the tool decision routed.
 
-``request`` reads a request body into a checked value; ``conversation`` turns its messages
-into the conversation a routing run would send (an assistant's call as its action, a tool
-message as the result message); ``plan`` says which decision and which answer a request
-asks for; ``chat`` runs them on the backend, whole or streamed, with ``calls`` handing out a
-streamed tool call as it is written; ``responses`` writes OpenAI's shapes, ``errors`` maps
-the error tree onto them; ``app`` is the Starlette application and its uvicorn configuration.
+``request`` reads a request body into a checked value (``choice``: its ``tool_choice``);
+``conversation`` turns its messages into the conversation a routing run would send (an
+assistant's call as its action, a tool message as the result message); ``plan`` says which
+decision and which answer a request asks for; ``chat`` runs them on the backend, whole or
+streamed, with ``calls`` handing out a streamed tool call as it is written; ``responses``
+writes OpenAI's shapes, ``errors`` maps the error tree onto them; ``app`` is the Starlette
+application and its uvicorn configuration.
 """
 
 from .app import Admission, serve_app, server_config

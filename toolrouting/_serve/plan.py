@@ -41,7 +41,7 @@ class Decision:
 def decision_of(request: ChatRequest, conversation: Conversation) -> Decision | None:
     """The decision a request asks for, ``None`` when it asks only for text."""
     choice = request.tool_choice
-    if not request.tools or choice == "none":
+    if not request.tools or choice.mode == "none":
         return None
     names = route_tool_names(request.tools)  # the whole catalogue checked, so an error names its index
     if not ends_with_user(conversation.messages):
@@ -49,8 +49,9 @@ def decision_of(request: ChatRequest, conversation: Conversation) -> Decision | 
             "a tool decision answers a user or tool message, and the messages end with an assistant's",
             "messages",
         )
-    offered = [request.tools[names.index(choice[1])]] if isinstance(choice, tuple) else list(request.tools)
-    handoff = choice == "auto"
+    wanted = set(names if choice.names is None else choice.names)
+    offered = [tool for tool, name in zip(request.tools, names, strict=True) if name in wanted]
+    handoff = choice.mode == "auto"
     return Decision(
         messages=tuple(instructed(conversation.messages, True, request.tools)),
         schema=route_schema(offered, handoff=handoff),

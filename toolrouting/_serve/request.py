@@ -17,11 +17,9 @@ from typing import Any, Literal
 from .._errors import ChatRequestError
 from .._json import is_count, shown
 from .._limits import SERVE_MAX_BODY_BYTES, SHOWN_VALUE_CHARS
+from .choice import ToolChoice, read_tool_choice
 
-__all__ = ["ChatRequest", "InMessage", "ToolCall", "ToolChoice", "decode_body", "read_chat_request"]
-
-#: ``auto``, ``required``, ``none``, or the one tool a request names.
-ToolChoice = Literal["auto", "required", "none"] | tuple[Literal["function"], str]
+__all__ = ["ChatRequest", "InMessage", "ToolCall", "decode_body", "read_chat_request"]
 
 _ROLES = ("system", "developer", "user", "assistant", "tool")
 #: The most stop sequences OpenAI's API takes.
@@ -126,7 +124,7 @@ def read_chat_request(body: object) -> ChatRequest:
         model=model,
         messages=_messages(body.get("messages")),
         tools=tools,
-        tool_choice=_tool_choice(body.get("tool_choice"), tools),
+        tool_choice=read_tool_choice(body.get("tool_choice"), tools),
         max_tokens=max_tokens,
         temperature=_number(body, "temperature", 2.0),
         top_p=_number(body, "top_p", 1.0),
@@ -172,31 +170,6 @@ def _tools(value: object) -> tuple[dict[str, Any], ...]:
     if not isinstance(value, list):
         raise ChatRequestError(f"tools is a list of function declarations, not {_kind(value)}", "tools")
     return tuple(value)
-
-
-def _tool_choice(value: object, tools: tuple[dict[str, Any], ...]) -> ToolChoice:
-    if value is None:
-        return "auto" if tools else "none"
-    if value in ("auto", "required", "none"):
-        if value == "required" and not tools:
-            raise ChatRequestError('tool_choice "required" needs tools to choose from', "tool_choice")
-        return value
-    named = value.get("function") if isinstance(value, Mapping) and value.get("type") == "function" else None
-    name = named.get("name") if isinstance(named, Mapping) else None
-    if not isinstance(name, str):
-        raise ChatRequestError(
-            'tool_choice is "auto", "required", "none" or {"type": "function", "function": {"name": NAME}}',
-            "tool_choice",
-        )
-    functions = [tool.get("function") for tool in tools if isinstance(tool, Mapping)]
-    declared = [function.get("name") for function in functions if isinstance(function, Mapping)]
-    if name not in declared:
-        raise ChatRequestError(
-            f"tool_choice names {_shown(name)}, which tools does not declare",
-            "tool_choice.function.name",
-            code="unknown_tool",
-        )
-    return ("function", name)
 
 
 def _messages(value: object) -> tuple[InMessage, ...]:
