@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hmac
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from typing import TypeVar
 
 import anyio
@@ -18,8 +18,9 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from .._backends import AsyncBackend
 from .._errors import ChatRequestError, ToolRoutingError
@@ -167,13 +168,55 @@ async def _chat_completions(request: Request) -> Response:
     pieces = served.chat.stream(chat_request)
     try:
         # The first piece before the status: a request that fails early is answered with its 4xx/5xx.
-        first = await anext(pieces)
+        first = await _unless_gone(request, lambda: anext(pieces))
     except BaseException:
         release()
         await pieces.aclose()
         raise
-    events = _events(first, pieces, ids, chat_request.include_usage, release, served.secrets)
-    return StreamingResponse(events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+    if first is None:  # the client left before the first piece
+        release()
+        await pieces.aclose()
+        return Response(status_code=499)
+    return _EventStream(_events(first, pieces, ids, chat_request.include_usage, release, served.secrets))
+
+
+class _EventStream(Response):
+    """Server-sent events written by the task that runs the endpoint.
+
+    Starlette's ``StreamingResponse`` reads its iterator in a task of its own; the backends'
+    streams hold locks that belong to the task that began them (the embedded model's turn),
+    and the first piece was taken in the endpoint's. A client that leaves cancels the writing,
+    which closes the backend's stream.
+    """
+
+    def __init__(self, events: AsyncGenerator[bytes]) -> None:
+        # No Content-Length: the events are written as they come, in chunks.
+        self.status_code = 200
+        self.background = None
+        self.raw_headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-cache"),
+        ]
+        self.events = events
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            try:
+                async for event in self.events:
+                    await send({"type": "http.response.body", "body": event, "more_body": True})
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            finally:
+                group.cancel_scope.cancel()
+                with anyio.CancelScope(shield=True):
+                    await self.events.aclose()
 
 
 async def _events(
@@ -183,7 +226,7 @@ async def _events(
     include_usage: bool,
     release: Callable[[], None],
     secrets: Sequence[str],
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes]:
     """The stream's events; a failure after the status went out is one error event that ends it."""
     try:
         piece: Piece | None = first
