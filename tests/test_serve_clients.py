@@ -247,3 +247,53 @@ def test_the_models_streamed_call_rebuilds_the_whole_one(embedded: str) -> None:
     jsonschema.validate(json.loads(rebuilt[0].function.arguments), SCHEMAS[rebuilt[0].function.name])
     # Greedy decoding of one prompt on one machine writes the same arguments whole and streamed.
     assert rebuilt[0].function.arguments == call.function.arguments
+
+
+@pytest.mark.model
+def test_pydantic_ai_runs_a_multi_step_tool_task_on_the_model(embedded: str) -> None:
+    from pydantic_ai import Agent, RunContext
+    from pydantic_ai.messages import ModelResponse, RetryPromptPart, ToolCallPart
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+    from pydantic_ai.settings import ModelSettings
+
+    ran: list[tuple[str, dict[str, Any]]] = []
+
+    def search(query: str) -> str:
+        """Search the notes for a word."""
+        ran.append(("search", {"query": query}))
+        return "M1: the latch on the storage-room door"
+
+    def read(id: str) -> str:
+        """Read one note by its id."""
+        ran.append(("read", {"id": id}))
+        return "The latch keeps the storage-room door shut in a draught."
+
+    def per_step(ctx: RunContext[None]) -> ModelSettings:
+        # A search, then a read, then the answer: three requests whatever the model would prefer,
+        # each under another tool_choice (a named tool twice, then none).
+        choice: Any = {1: ["search"], 2: ["read"]}.get(ctx.run_step, "none")
+        return ModelSettings(tool_choice=choice, max_tokens=32, temperature=0.0)
+
+    async def run() -> Any:
+        # A client of our own, closed at the end: the provider's shared one outlives the test.
+        async with openai.AsyncOpenAI(base_url=embedded, api_key="unused", max_retries=0) as client:
+            provider = OpenAIProvider(openai_client=client)
+            agent = Agent(
+                OpenAIChatModel("smollm2", provider=provider), tools=[search, read], model_settings=per_step
+            )
+            return await agent.run(QUESTION[0]["content"])
+
+    result = anyio.run(run)
+
+    assert [name for name, _ in ran] == ["search", "read"]
+    assert isinstance(result.output, str)
+    responses = [m for m in result.all_messages() if isinstance(m, ModelResponse)]
+    assert len(responses) == 3
+    calls = [part for response in responses for part in response.parts if isinstance(part, ToolCallPart)]
+    assert [call.tool_name for call in calls] == ["search", "read"]
+    assert len({call.tool_call_id for call in calls}) == 2  # unique within the conversation
+    retries = [
+        p for m in result.all_messages() for p in getattr(m, "parts", []) if isinstance(p, RetryPromptPart)
+    ]
+    assert retries == []  # every call's arguments fit the tool's schema
