@@ -84,7 +84,9 @@ def add_serve(subparsers: Subparsers) -> None:
         "to convert (default: %(default)s)",
     )
     parser.add_argument("--threads", type=positive, metavar="N", help="threads of the embedded model")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no start-up or request lines on stderr")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="on stderr only the address served and errors"
+    )
     # What `run`'s backend options read and serve leaves to each request.
     parser.set_defaults(handler=_serve, temperature=0.0, top_p=None, seed=None)
 
@@ -118,8 +120,8 @@ def _serve(args: argparse.Namespace) -> int:
     )
     host, port = listener.getsockname()[:2]
     config = server_config(app, host=host, port=port, log_level="warning" if args.quiet else "info")
-    if not args.quiet:
-        print(f"toolrouting: serving http://{host}:{port}/v1", file=sys.stderr, flush=True)
+    # Said even with --quiet: with --port 0 it is the only place the port is told.
+    print(f"toolrouting: serving http://{host}:{port}/v1", file=sys.stderr, flush=True)
     asyncio.run(_until_stopped(uvicorn.Server(config), listener, backend))
     return DONE
 
