@@ -62,6 +62,7 @@ __all__ = [
     "SERVE_MAX_BODY_BYTES",
     "SERVE_MAX_IN_FLIGHT",
     "SERVE_RETRY_AFTER",
+    "SERVE_ROUTE_CACHE",
     "SHOWN_LIST_CHARS",
     "SHOWN_NAME_CHARS",
     "SHOWN_REF_CHARS",
@@ -347,3 +348,8 @@ SERVE_MAX_IN_FLIGHT = 256
 #: Seconds a busy ``toolrouting serve`` asks a client to wait (``Retry-After``): about one
 #: embedded decision on two cores, so a retrying client finds a free place soon.
 SERVE_RETRY_AFTER = 2
+
+#: Catalogues (with their tool_choice) whose rendered instructions and route ``toolrouting serve``
+#: keeps. A client sends its whole catalogue with every request; building the route and the
+#: instructions again took a third of the server's own time a request. An agent has a few.
+SERVE_ROUTE_CACHE = 64

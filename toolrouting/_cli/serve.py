@@ -137,7 +137,9 @@ def _listener(host: str, port: int) -> socket.socket:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
         family, kind, protocol, _, address = infos[0]
-        listener = socket.socket(family, kind, protocol)
+        # The protocol named: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
+        # without it every keep-alive request waits 40 ms on a delayed ACK.
+        listener = socket.socket(family, kind, protocol or socket.IPPROTO_TCP)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(address)
         listener.listen(socket.SOMAXCONN)

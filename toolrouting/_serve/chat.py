@@ -13,7 +13,7 @@ from typing import Any
 
 from .._backends import AsyncBackend, Completion, TextDelta, Usage
 from .._errors import BackendResponseError
-from .._limits import DEFAULT_ROUTING_CAP, SERVE_ANSWER_TOKENS
+from .._limits import DEFAULT_ROUTING_CAP, SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
 from .._names import NONE_TOOL
 from .._parse import parse_route, quote_reply
 from .._result_messages import routed_call_id
@@ -41,6 +41,8 @@ class ServedChat:
         self.cap = cap
         self.answer_tokens = answer_tokens
         self.spaced = bool(getattr(backend.settings, "spaced", False))
+        # The routed settings of each catalogue and sampling: routed_backend copies the schema.
+        self._routed: dict[tuple[object, ...], Any] = {}
 
     async def reply(self, request: ChatRequest) -> Reply:
         """The whole reply to ``request``."""
@@ -100,8 +102,15 @@ class ServedChat:
         yield Piece(usage=_sum(used, answer.usage if answer is not None else Usage()))
 
     def _decider(self, request: ChatRequest, decision: Decision) -> Any:
-        base = self.backend.clone(settings=decision_settings(self.backend.settings, request))
-        return routed_backend(base, decision.schema, self.cap)
+        key = (decision.key, request.temperature, request.top_p, request.seed)
+        settings = self._routed.pop(key, None)
+        if settings is None:
+            base = self.backend.clone(settings=decision_settings(self.backend.settings, request))
+            settings = routed_backend(base, decision.schema, self.cap).settings
+            if len(self._routed) >= SERVE_ROUTE_CACHE:
+                self._routed.pop(next(iter(self._routed)))
+        self._routed[key] = settings  # the most recent last: the first is the one to drop
+        return self.backend.clone(settings=settings)
 
     def _answerer(self, request: ChatRequest) -> Any:
         settings = answer_settings(self.backend.settings, request, self.answer_tokens)

@@ -14,10 +14,14 @@ chat and its messages go to the backend as they are.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import json
 from typing import Any
 
 from .._backends import Message
+from .._catalogue_prompt import catalogue_prompt
 from .._errors import ChatRequestError
+from .._limits import SERVE_ROUTE_CACHE
 from .._loop import answer_request, instructed
 from .._route_schema import route_schema, route_tool_names
 from .._settings import Settings
@@ -36,6 +40,8 @@ class Decision:
     names: tuple[str, ...]
     handoff: bool
     """Whether ``none`` is offered (``tool_choice: "auto"``)."""
+    key: str
+    """The catalogue and the choice, as one text: two requests with the same key route alike."""
 
 
 def decision_of(request: ChatRequest, conversation: Conversation) -> Decision | None:
@@ -43,20 +49,40 @@ def decision_of(request: ChatRequest, conversation: Conversation) -> Decision | 
     choice = request.tool_choice
     if not request.tools or choice.mode == "none":
         return None
-    names = route_tool_names(request.tools)  # the whole catalogue checked, so an error names its index
+    key = json.dumps([request.tools, choice.mode, choice.names], separators=(",", ":"))
+    route = _route(key)
     if not ends_with_user(conversation.messages):
         raise ChatRequestError(
             "a tool decision answers a user or tool message, and the messages end with an assistant's",
             "messages",
         )
-    wanted = set(names if choice.names is None else choice.names)
-    offered = [tool for tool, name in zip(request.tools, names, strict=True) if name in wanted]
-    handoff = choice.mode == "auto"
     return Decision(
-        messages=tuple(instructed(conversation.messages, True, request.tools)),
-        schema=route_schema(offered, handoff=handoff),
+        messages=tuple(instructed(conversation.messages, route.instructions, request.tools)),
+        schema=route.schema,
+        names=route.names,
+        handoff=choice.mode == "auto",
+        key=key,
+    )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Route:
+    instructions: str
+    schema: dict[str, Any]
+    names: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=SERVE_ROUTE_CACHE)
+def _route(key: str) -> _Route:
+    """The rendered catalogue and the route of a catalogue and a choice; a client sends the same
+    catalogue with every request, so they are built once (a third of a request's time otherwise)."""
+    tools, mode, chosen = json.loads(key)
+    names = route_tool_names(tools)  # the whole catalogue checked, so an error names its index
+    offered = [tool for tool, name in zip(tools, names, strict=True) if chosen is None or name in chosen]
+    return _Route(
+        instructions=catalogue_prompt(tools),
+        schema=route_schema(offered, handoff=mode == "auto"),
         names=tuple(route_tool_names(offered)),
-        handoff=handoff,
     )
 
 
