@@ -305,3 +305,28 @@ async def test_a_full_queue_answers_429_with_retry_after() -> None:
         assert error_of(busy)["code"] == "server_busy"
         release.set()
     assert first[0].status_code == 200
+
+
+def test_a_failure_after_the_first_chunk_ends_the_stream_with_an_error_event(
+    client: TestClient, backend: AsyncScriptedBackend
+) -> None:
+    # The call's head and arguments go out as written; the whole reply is then refused.
+    backend.enqueue('{"tool":"search","arguments":{"query":"latch"},"more":1}')
+    with client.stream(
+        "POST", "/v1/chat/completions", json={"messages": QUESTION, "tools": [SEARCH], "stream": True}
+    ) as response:
+        assert response.status_code == 200
+        events = [line.removeprefix("data: ") for line in response.iter_lines() if line]
+    assert json.loads(events[0])["choices"][0]["delta"]["tool_calls"][0]["function"]["name"] == "search"
+    last = json.loads(events[-1])
+    assert set(last["error"]) == {"message", "type", "param", "code"}
+    assert last["error"]["type"] == "upstream_error"
+    assert "[DONE]" not in events
+
+
+def test_a_plain_stream_whose_backend_fails_is_answered_with_its_status(
+    client: TestClient, backend: AsyncScriptedBackend
+) -> None:
+    backend.enqueue(BackendTimeout("no answer in 300 s"))
+    response = client.post("/v1/chat/completions", json={"messages": QUESTION, "stream": True})
+    assert response.status_code == 504

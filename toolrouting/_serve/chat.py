@@ -89,14 +89,22 @@ class ServedChat:
                 yield Piece(usage=completion.usage)
                 return
             used = completion.usage
-        yield Piece(delta={"role": "assistant", "content": ""})
-        answer = None
+        answer, started = None, False
         async for item in _pieces(self._answerer(request), answer_messages(request, conversation)):
             if isinstance(item, TextDelta):
                 if item.text:
-                    yield Piece(delta={"content": item.text})
+                    # The role rides on the first piece: until a piece comes, a failure can still be
+                    # answered with its status.
+                    yield Piece(
+                        delta={"role": "assistant", "content": item.text}
+                        if not started
+                        else {"content": item.text}
+                    )
+                    started = True
             else:
                 answer = item
+        if not started:
+            yield Piece(delta={"role": "assistant", "content": ""})
         truncated = answer is not None and answer.truncated
         yield Piece(delta={}, finish_reason="length" if truncated else "stop")
         yield Piece(usage=_sum(used, answer.usage if answer is not None else Usage()))
