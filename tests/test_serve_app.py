@@ -330,3 +330,15 @@ def test_a_plain_stream_whose_backend_fails_is_answered_with_its_status(
     backend.enqueue(BackendTimeout("no answer in 300 s"))
     response = client.post("/v1/chat/completions", json={"messages": QUESTION, "stream": True})
     assert response.status_code == 504
+
+
+def test_a_catalogue_nested_too_deeply_to_route_is_a_400(client: TestClient) -> None:
+    parameters: dict[str, Any] = {"type": "object"}
+    for _ in range(250):
+        parameters = {"type": "object", "properties": {"a": parameters}}
+    tool = {"type": "function", "function": {"name": "deep", "parameters": parameters}}
+    response = client.post(
+        "/v1/chat/completions", content=json.dumps({"messages": QUESTION, "tools": [tool]}).encode()
+    )
+    assert response.status_code == 400
+    assert error_of(response)["param"] == "tools"

@@ -12,7 +12,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from .._backends import AsyncBackend, Completion, TextDelta, Usage
-from .._errors import BackendResponseError
+from .._errors import BackendResponseError, ChatRequestError
 from .._limits import DEFAULT_ROUTING_CAP, SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
 from .._names import NONE_TOOL
 from .._parse import parse_route, quote_reply
@@ -47,10 +47,10 @@ class ServedChat:
     async def reply(self, request: ChatRequest) -> Reply:
         """The whole reply to ``request``."""
         conversation = conversation_of(request, spaced=self.spaced)
-        decision = decision_of(request, conversation)
+        decision, decider = self._planned(request, conversation)
         used = Usage()
         if decision is not None:
-            completion = await self._decider(request, decision).complete(list(decision.messages))
+            completion = await decider.complete(list(decision.messages))
             call = self._accepted(decision, completion, conversation)
             if call is not None:
                 return Reply(content=None, call=call, finish_reason="tool_calls", usage=completion.usage)
@@ -67,13 +67,13 @@ class ServedChat:
         """The reply to ``request`` in pieces: a tool call's head, then its arguments as they are
         written; or the answer's text as it comes. Usage is the last piece."""
         conversation = conversation_of(request, spaced=self.spaced)
-        decision = decision_of(request, conversation)
+        decision, decider = self._planned(request, conversation)
         used = Usage()
         if decision is not None:
             call_id = routed_call_id(conversation.calls + 1)
             calls = CallStream(decision.names, call_id, spaced=self.spaced)
             completion = None
-            async for item in _pieces(self._decider(request, decision), list(decision.messages)):
+            async for item in _pieces(decider, list(decision.messages)):
                 if isinstance(item, TextDelta):
                     for delta in calls.feed(item.text):
                         yield Piece(delta=delta)
@@ -108,6 +108,15 @@ class ServedChat:
         truncated = answer is not None and answer.truncated
         yield Piece(delta={}, finish_reason="length" if truncated else "stop")
         yield Piece(usage=_sum(used, answer.usage if answer is not None else Usage()))
+
+    def _planned(self, request: ChatRequest, conversation: Conversation) -> tuple[Decision | None, Any]:
+        """The decision a request asks for and the routed backend that makes it, if any."""
+        try:
+            decision = decision_of(request, conversation)
+            return decision, None if decision is None else self._decider(request, decision)
+        except RecursionError:
+            # A catalogue the checks accept can still nest past what copying its route allows.
+            raise ChatRequestError("the tools' parameters nest too deeply to route", "tools") from None
 
     def _decider(self, request: ChatRequest, decision: Decision) -> Any:
         key = (decision.key, request.temperature, request.top_p, request.seed)

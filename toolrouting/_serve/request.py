@@ -113,8 +113,8 @@ def read_chat_request(body: object) -> ChatRequest:
     if options is not None and not isinstance(options, Mapping):
         raise ChatRequestError(f"stream_options is an object, not {_kind(options)}", "stream_options")
     include_usage = _optional(options or {}, "include_usage", bool, "stream_options.") or False
-    max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
-    field = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
+    field = "max_completion_tokens" if body.get("max_completion_tokens") is not None else "max_tokens"
+    max_tokens = body.get(field)
     if max_tokens is not None and not is_count(max_tokens, 1):
         raise ChatRequestError(f"a token cap is a positive integer, not {_shown(max_tokens)}", field)
     seed = body.get("seed")
