@@ -1,6 +1,6 @@
 """toolrouting serve's own cost against the backend called directly, and a streamed call's first chunk.
 
-    .venv/bin/python benchmarks/serve_overhead.py            # --requests N, --repeat R, --skip-model
+    .venv/bin/python benchmarks/serve_overhead.py            # --requests N, --repeat R, --skip-model, --skip-overhead
 
 1. Overhead. A scripted async backend answers every decision at once with the same action, so
    what is measured is the server alone: reading and checking the request, translating the
@@ -198,9 +198,13 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-model", action="store_true")
+    parser.add_argument("--skip-overhead", action="store_true")
     args = parser.parse_args()
     if args.serve_scripted:
         serve_scripted()
+        return
+    if args.skip_overhead:
+        first_chunk(max(args.repeat, 5))
         return
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve-scripted"], stdout=subprocess.PIPE, text=True

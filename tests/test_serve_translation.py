@@ -286,3 +286,15 @@ def test_a_streamed_call_hands_out_its_head_first_and_its_arguments_as_written()
     )
     assert "".join(d["tool_calls"][0]["function"]["arguments"] for d in deltas) == arguments
     assert len(deltas) > 3  # the arguments came in pieces, not at the end
+
+
+def test_a_streamed_call_is_named_as_soon_as_one_offered_name_alone_fits() -> None:
+    stream = CallStream(["search", "read", "reader"], "route-1", spaced=False)
+    assert stream.feed('{"tool":"re') == []  # read, reader
+    assert stream.feed("ad") == []  # read or reader still
+    [head] = stream.feed('er"')
+    assert head["tool_calls"][0]["function"]["name"] == "reader"
+    other = CallStream(["search", "read"], "route-1", spaced=False)
+    assert other.feed('{"tool":"n') == []  # none is an action too: no call yet
+    [named] = CallStream(["search", "read"], "route-1", spaced=False).feed('{"tool":"s')
+    assert named["tool_calls"][0]["function"]["name"] == "search"
