@@ -1,6 +1,6 @@
 """toolrouting serve's own cost against the backend called directly, and a streamed call's first chunk.
 
-    .venv/bin/python benchmarks/serve_overhead.py            # --requests N, --repeat R, --skip-model, --skip-overhead
+    .venv/bin/python benchmarks/serve_overhead.py   # --requests N, --repeat R, --skip-model, --skip-overhead
 
 1. Overhead. A scripted async backend answers every decision at once with the same action, so
    what is measured is the server alone: reading and checking the request, translating the

@@ -297,3 +297,30 @@ def test_pydantic_ai_runs_a_multi_step_tool_task_on_the_model(embedded: str) -> 
         p for m in result.all_messages() for p in getattr(m, "parts", []) if isinstance(p, RetryPromptPart)
     ]
     assert retries == []  # every call's arguments fit the tool's schema
+
+
+@pytest.mark.model
+def test_a_server_backend_is_served_streamed_and_whole(llama_cpp_server: str) -> None:
+    from toolrouting import AsyncOpenAICompatible, Settings
+
+    backend = AsyncOpenAICompatible(
+        f"{llama_cpp_server}/v1",
+        model="default",
+        dialect="llama-cpp-python",
+        settings=Settings(temperature=0.0),
+    )
+    ask: dict[str, Any] = {"model": "m", "messages": QUESTION, "tools": TOOLS, "tool_choice": "required"}
+    # owned: the backend's connections belong to the server's event loop, which closes them.
+    with (
+        served(serve_app(backend, owned=True)) as url,
+        openai.OpenAI(base_url=url, api_key="unused") as client,
+    ):
+        whole = client.chat.completions.create(**ask)
+        with client.chat.completions.stream(**ask) as stream:
+            final = stream.get_final_completion()
+    call = checked_call(whole, {"search", "read"})
+    rebuilt = final.choices[0].message.tool_calls
+    assert final.choices[0].finish_reason == "tool_calls"
+    assert rebuilt is not None
+    assert rebuilt[0].id == call.id
+    jsonschema.validate(json.loads(rebuilt[0].function.arguments), SCHEMAS[rebuilt[0].function.name])

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._backends import AsyncBackend
 from .._limits import (
     DEFAULT_ROUTING_CAP,
     SERVE_ANSWER_TOKENS,
@@ -29,7 +28,7 @@ from .run import async_model_backend
 from .server import add_server_options, api_key
 
 if TYPE_CHECKING:
-    import uvicorn
+    pass
 
 __all__ = ["KEY_VARIABLE", "add_serve"]
 
@@ -117,20 +116,14 @@ def _serve(args: argparse.Namespace) -> int:
         in_flight=SERVE_MAX_IN_FLIGHT if args.base_url else SERVE_EMBEDDED_QUEUE,
         require_key=require_key,
         secrets=() if upstream is None else (upstream.value,),
+        owned=True,
     )
     host, port = listener.getsockname()[:2]
     config = server_config(app, host=host, port=port, log_level="warning" if args.quiet else "info")
     # Said even with --quiet: with --port 0 it is the only place the port is told.
     print(f"toolrouting: serving http://{host}:{port}/v1", file=sys.stderr, flush=True)
-    asyncio.run(_until_stopped(uvicorn.Server(config), listener, backend))
+    asyncio.run(uvicorn.Server(config).serve(sockets=[listener]))
     return DONE
-
-
-async def _until_stopped(server: uvicorn.Server, listener: socket.socket, backend: AsyncBackend) -> None:
-    try:
-        await server.serve(sockets=[listener])
-    finally:
-        await backend.aclose()
 
 
 def _listener(host: str, port: int) -> socket.socket:

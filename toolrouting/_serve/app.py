@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hmac
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import TypeVar
 
 import anyio
@@ -97,13 +97,26 @@ def serve_app(
     in_flight: int = SERVE_MAX_IN_FLIGHT,
     require_key: str | None = None,
     secrets: Sequence[str] = (),
+    owned: bool = False,
 ) -> Starlette:
-    """The chat completions server over ``backend``; the caller keeps and closes the backend.
+    """The chat completions server over ``backend``.
 
     ``model`` is the name ``/v1/models`` lists; ``require_key`` the bearer key every ``/v1``
     request must carry (none when ``None``); ``secrets`` are never written into an error.
+    ``owned=True`` closes the backend when the server stops, in the event loop that served it
+    (an HTTP backend's connections belong to that loop); otherwise the caller closes it.
     """
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            if owned:
+                await backend.aclose()
+
     app = Starlette(
+        lifespan=lifespan,
         routes=[
             Route("/health", _health, methods=["GET"]),
             Route("/v1/models", _models, methods=["GET"]),
@@ -131,7 +144,7 @@ def server_config(app: Starlette, *, host: str, port: int, log_level: str = "war
         port=port,
         log_level=log_level,
         access_log=False,
-        lifespan="off",
+        lifespan="on",
         timeout_graceful_shutdown=5,
         h11_max_incomplete_event_size=SERVE_MAX_BODY_BYTES,
     )
