@@ -87,3 +87,10 @@ def test_an_address_in_use_is_one_usage_line() -> None:
     assert done.stderr.strip().splitlines() == [
         f"toolrouting serve: error: cannot listen on 127.0.0.1:{port} (Address already in use)"
     ]
+
+
+def test_a_backend_option_that_does_not_fit_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    from toolrouting._cli import main
+
+    assert main(["serve", "--api-key", "sk-test-key", "--port", "0"]) == 2
+    assert "--api-key is for a server named with --base-url" in capsys.readouterr().err

@@ -14,21 +14,12 @@ import os
 import socket
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .._limits import (
-    DEFAULT_ROUTING_CAP,
-    SERVE_ANSWER_TOKENS,
-    SERVE_EMBEDDED_QUEUE,
-    SERVE_MAX_IN_FLIGHT,
-)
+from .._limits import DEFAULT_ROUTING_CAP, SERVE_ANSWER_TOKENS
 from .arguments import Subparsers, UsageError, positive
 from .exits import DONE
 from .run import async_model_backend
 from .server import add_server_options, api_key
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["KEY_VARIABLE", "add_serve"]
 
@@ -106,23 +97,25 @@ def _serve(args: argparse.Namespace) -> int:
         raise UsageError(f"toolrouting serve needs pip install 'toolrouting[serve]' ({error})") from None
     require_key = args.require_key or os.environ.get(KEY_VARIABLE) or None
     listener = _listener(args.host, args.port)
-    backend = async_model_backend(args)  # loads the embedded model before the event loop starts
-    upstream = api_key(args)
-    app = serve_app(
-        backend,
-        model=_model_name(args),
-        cap=args.cap,
-        answer_tokens=args.answer_tokens,
-        in_flight=SERVE_MAX_IN_FLIGHT if args.base_url else SERVE_EMBEDDED_QUEUE,
-        require_key=require_key,
-        secrets=() if upstream is None else (upstream.value,),
-        owned=True,
-    )
-    host, port = listener.getsockname()[:2]
-    config = server_config(app, host=host, port=port, log_level="warning" if args.quiet else "info")
-    # Said even with --quiet: with --port 0 it is the only place the port is told.
-    print(f"toolrouting: serving http://{host}:{port}/v1", file=sys.stderr, flush=True)
-    asyncio.run(uvicorn.Server(config).serve(sockets=[listener]))
+    try:
+        backend = async_model_backend(args)  # loads the embedded model before the event loop starts
+        upstream = api_key(args)
+        app = serve_app(
+            backend,
+            model=_model_name(args),
+            cap=args.cap,
+            answer_tokens=args.answer_tokens,
+            require_key=require_key,
+            secrets=() if upstream is None else (upstream.value,),
+            owned=True,
+        )
+        host, port = listener.getsockname()[:2]
+        config = server_config(app, host=host, port=port, log_level="warning" if args.quiet else "info")
+        # Said even with --quiet: with --port 0 it is the only place the port is told.
+        print(f"toolrouting: serving http://{host}:{port}/v1", file=sys.stderr, flush=True)
+        asyncio.run(uvicorn.Server(config).serve(sockets=[listener]))
+    finally:
+        listener.close()
     return DONE
 
 

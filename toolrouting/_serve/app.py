@@ -22,11 +22,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from .._backends import AsyncBackend
+from .._backends import AsyncBackend, AsyncEmbeddedLlama
 from .._errors import ChatRequestError, ToolRoutingError
 from .._limits import (
     DEFAULT_ROUTING_CAP,
     SERVE_ANSWER_TOKENS,
+    SERVE_EMBEDDED_QUEUE,
     SERVE_MAX_BODY_BYTES,
     SERVE_MAX_IN_FLIGHT,
     SERVE_RETRY_AFTER,
@@ -94,7 +95,7 @@ def serve_app(
     model: str = "toolrouting",
     cap: int = DEFAULT_ROUTING_CAP,
     answer_tokens: int = SERVE_ANSWER_TOKENS,
-    in_flight: int = SERVE_MAX_IN_FLIGHT,
+    in_flight: int | None = None,
     require_key: str | None = None,
     secrets: Sequence[str] = (),
     owned: bool = False,
@@ -103,6 +104,8 @@ def serve_app(
 
     ``model`` is the name ``/v1/models`` lists; ``require_key`` the bearer key every ``/v1``
     request must carry (none when ``None``); ``secrets`` are never written into an error.
+    ``in_flight`` bounds the requests held at once: by default ``SERVE_EMBEDDED_QUEUE`` for the
+    embedded model, which takes them in turn, and ``SERVE_MAX_IN_FLIGHT`` for any other backend.
     ``owned=True`` closes the backend when the server stops, in the event loop that served it
     (an HTTP backend's connections belong to that loop); otherwise the caller closes it.
     """
@@ -128,12 +131,16 @@ def serve_app(
     )
     app.state.served = _Served(
         chat=ServedChat(backend, cap=cap, answer_tokens=answer_tokens),
-        admission=Admission(in_flight),
+        admission=Admission(in_flight or _in_flight(backend)),
         model=model,
         require_key=require_key,
         secrets=tuple(s for s in (*secrets, require_key) if s),
     )
     return app
+
+
+def _in_flight(backend: AsyncBackend) -> int:
+    return SERVE_EMBEDDED_QUEUE if isinstance(backend, AsyncEmbeddedLlama) else SERVE_MAX_IN_FLIGHT
 
 
 def server_config(app: Starlette, *, host: str, port: int, log_level: str = "warning") -> uvicorn.Config:
