@@ -34,7 +34,7 @@ from .._limits import (
 )
 from .chat import ServedChat
 from .errors import error_reply
-from .request import decode_body, read_chat_request
+from .request import body_too_large, decode_body, read_chat_request
 from .responses import Piece, ReplyIds, chunk_body, completion_body, error_body, server_sent_event
 
 __all__ = ["Admission", "serve_app", "server_config"]
@@ -290,13 +290,13 @@ async def _body(request: Request) -> bytes:
     """The body, read only as far as its limit."""
     length = request.headers.get("content-length", "")
     if length.isdigit() and int(length) > SERVE_MAX_BODY_BYTES:
-        decode_body(b" " * (SERVE_MAX_BODY_BYTES + 1))  # raises the 413 the limit states
+        raise body_too_large()
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > SERVE_MAX_BODY_BYTES:
-            decode_body(b" " * size)
+            raise body_too_large()
         chunks.append(chunk)
     return b"".join(chunks)
 

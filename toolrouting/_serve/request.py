@@ -19,7 +19,7 @@ from .._json import is_count, shown
 from .._limits import SERVE_MAX_BODY_BYTES, SHOWN_VALUE_CHARS
 from .choice import ToolChoice, read_tool_choice
 
-__all__ = ["ChatRequest", "InMessage", "ToolCall", "decode_body", "read_chat_request"]
+__all__ = ["ChatRequest", "InMessage", "ToolCall", "body_too_large", "decode_body", "read_chat_request"]
 
 _ROLES = ("system", "developer", "user", "assistant", "tool")
 #: The most stop sequences OpenAI's API takes.
@@ -66,7 +66,7 @@ class ChatRequest:
 def decode_body(raw: bytes) -> Any:
     """The JSON value of a request body; anything else is a :class:`ChatRequestError`."""
     if len(raw) > SERVE_MAX_BODY_BYTES:
-        raise _too_large()
+        raise body_too_large()
     try:
         return json.loads(raw, parse_constant=_refuse_constant)
     except UnicodeDecodeError as error:
@@ -79,7 +79,8 @@ def decode_body(raw: bytes) -> Any:
         raise ChatRequestError(f"the body is not valid JSON: {error}") from None
 
 
-def _too_large() -> ChatRequestError:
+def body_too_large() -> ChatRequestError:
+    """The 413 a body over ``SERVE_MAX_BODY_BYTES`` is answered with."""
     return ChatRequestError(
         f"the body is over the limit of {SERVE_MAX_BODY_BYTES} bytes (SERVE_MAX_BODY_BYTES)",
         status=413,
