@@ -18,6 +18,7 @@ from toolrouting._loop.feedback import repair_message
 from toolrouting._loop.transcript import (
     TRANSCRIPT_VERSION,
     TranscriptWriter,
+    encode_commit,
     encode_header,
     encode_message,
     read_transcript,
@@ -32,10 +33,12 @@ def test_the_first_commit_goes_under_a_header_that_counts_it(tmp_path: Path) -> 
     writer.append({"role": "assistant", "content": NONE})
     writer.close()
     assert path.read_bytes() == (
-        b'{"transcript":"toolrouting","version":2,"caller_messages":2}\n'
-        + b"".join(encode_message(m) for m in QUESTION)
+        b'{"transcript":"toolrouting","version":3,"caller_messages":2}\n'
+        + encode_message(QUESTION[0], commit=2)  # the first line of a commit counts its lines
+        + encode_message(QUESTION[1])
         + b'{"role":"assistant","content":"{\\"tool\\": \\"none\\"}"}\n'
     )
+    assert encode_commit(QUESTION) == encode_message(QUESTION[0], commit=2) + encode_message(QUESTION[1])
     read = read_transcript(path)
     assert (read.version, read.caller_messages) == (TRANSCRIPT_VERSION, 2)
     assert read.messages == (*QUESTION, {"role": "assistant", "content": NONE})
@@ -63,7 +66,7 @@ def test_a_transcript_without_a_header_is_read_as_version_1(driver: Driver, tmp_
 @pytest.mark.parametrize(
     ("header", "problem"),
     [
-        (b'{"transcript":"toolrouting","version":3,"caller_messages":2}', "line 1: was written by a newer"),
+        (b'{"transcript":"toolrouting","version":4,"caller_messages":2}', "line 1: was written by a newer"),
         (b'{"transcript":"toolrouting","version":2,"caller_messages":0}', "line 1: is not a header"),
         (b'{"transcript":"toolrouting","version":2,"caller_messages":true}', "line 1: is not a header"),
         (b'{"transcript":"toolrouting","version":2}', "line 1: is not a header"),
