@@ -188,7 +188,7 @@ class AsyncRoutingLoop(StepMachine):
                     except BaseException as error:  # SystemExit too: the machine reports it to the model
                         if _cancelled(error):  # this run's own task is being cancelled: it ends
                             raise
-                        failure = ToolRaised(error)
+                        failure = error if isinstance(error, ToolRaised) else ToolRaised(error)
                 elif isinstance(effect, Wait):
                     await self._sleep(effect.seconds)
         finally:
@@ -205,8 +205,23 @@ class AsyncRoutingLoop(StepMachine):
             inline: ToolOutput = self.provider.call(tool, arguments)
             return inline
         # A cancelled run leaves the thread to finish on its own; its result is dropped.
-        output = await anyio.to_thread.run_sync(self.provider.call, tool, arguments, abandon_on_cancel=True)
+        output, raised = await anyio.to_thread.run_sync(
+            _caught, self.provider.call, tool, arguments, abandon_on_cancel=True
+        )
+        if raised is not None:
+            raise ToolRaised(raised)
         return output
+
+
+def _caught(
+    call: Callable[[str, dict[str, Any]], ToolOutput], tool: str, arguments: dict[str, Any]
+) -> tuple[Any, BaseException | None]:
+    """``call``'s answer, or what it raised: a worker thread's GeneratorExit or CancelledError,
+    handed to the event loop as a future's exception, would be taken for the task's own."""
+    try:
+        return call(tool, arguments), None
+    except BaseException as error:  # the tool's, whatever it is, is the tool's error result
+        return None, error
 
 
 def _cancelled(error: BaseException) -> bool:
