@@ -11,7 +11,16 @@ its transcript must equal the reference byte for byte. A longer campaign (it pri
     KILLS=500 .venv/bin/python -m pytest tests/test_loop_kill.py -q -s
 
 ``KILL_SEED`` picks another sequence of kill points. Both drivers are killed: the sync
-``RoutingLoop`` and the ``AsyncRoutingLoop``, and both must match the sync reference."""
+``RoutingLoop`` and the ``AsyncRoutingLoop``, and both must match the sync reference.
+
+One write never tore under SIGKILL, so the kills that land inside a commit are made two more
+ways: a driver stopped at each line boundary inside a commit of several lines and SIGKILLed
+there, and a resume from the file cut at every line boundary, the bytes beside each and every
+61st byte (about 5 s a driver). Every byte offset, in the thousands, with (about 4 minutes a
+driver on shared cores):
+
+    KILL_EVERY_BYTE=1 .venv/bin/python -m pytest tests/test_loop_kill.py -k any_byte -q -s
+"""
 
 from __future__ import annotations
 
