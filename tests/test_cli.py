@@ -194,7 +194,7 @@ def test_run_json_answer_and_resume(
     assert transcript.read_bytes() == data
     # The answer streams to stdout as it comes, so it comes before the outcome's line.
     assert out == "It locks by itself.\nended: handoff after 2 rounds, 1 tool call\n"
-    assert err.startswith('resumed at round 2 after 4 messages; dropped a torn last line "{\\"role\\":\\""\n')
+    assert err.startswith('resumed at round 2 after 4 messages; dropped a torn end "{\\"role\\":\\""\n')
 
 
 def test_run_usage_errors(

@@ -14,8 +14,8 @@ its transcript must equal the reference byte for byte. A longer campaign (it pri
 ``RoutingLoop`` and the ``AsyncRoutingLoop``, and both must match the sync reference.
 
 One write never tore under SIGKILL, so the kills that land inside a commit are made two more
-ways: a driver stopped at each line boundary inside a commit of several lines and SIGKILLed
-there, and a resume from the file cut at every line boundary, the bytes beside each and every
+ways: a driver stopped at each line boundary inside a commit of several lines, and mid-way
+through each of its lines, and SIGKILLed there; and a resume from the file cut at every line boundary, the bytes beside each and every
 61st byte (about 5 s a driver). Every byte offset, in the thousands, with (about 4 minutes a
 driver on shared cores):
 
@@ -242,6 +242,17 @@ def _boundaries(data: bytes) -> tuple[list[int], list[int]]:
     return ends, inside
 
 
+def _middles(data: bytes) -> list[int]:
+    """The middle byte of every line of every commit of several lines."""
+    ends = [0, *(i + 1 for i, byte in enumerate(data) if byte == ord("\n"))]
+    middles: list[int] = []
+    for index, line in enumerate(data.splitlines()[1:], 1):
+        count = json.loads(line).get("commit", 1)
+        if count > 1:
+            middles.extend((ends[n] + ends[n + 1]) // 2 for n in range(index, index + count))
+    return middles
+
+
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_a_kill_at_any_byte_resumes_to_the_same_bytes_or_is_refused_by_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: DriverName
@@ -290,14 +301,17 @@ def test_a_kill_at_any_byte_resumes_to_the_same_bytes_or_is_refused_by_name(
 def test_sigkill_at_each_line_boundary_inside_a_commit_resumes_exactly(
     tmp_path: Path, forkserver: multiprocessing.context.ForkServerContext, kind: DriverName
 ) -> None:
-    # A real SIGKILL, landing where one write of several lines would tear at a line: the driver
-    # writes the commit's bytes up to the boundary, fsyncs them, and waits there to be killed.
+    # A real SIGKILL, landing where one write of several lines would tear: at a line boundary
+    # inside the commit, or in the middle of one of its lines. The driver writes the commit's
+    # bytes up to there, fsyncs them, and waits to be killed.
     whole = tmp_path / "whole.jsonl"
     commits = kill_driver.drive("run", str(whole), lambda line: None, kind)
     called = list(kill_driver.CALLED)
     data = whole.read_bytes()
     _, inside = _boundaries(data)
-    for stop in inside:
+    stops = sorted({*inside, *_middles(data)})
+    assert len(stops) == 3 + 6  # three commits of two lines: a boundary and two middles each
+    for stop in stops:
         path = tmp_path / f"killed-{stop}.jsonl"
         driver = Driver(forkserver, "run", path, kind, stop_at=stop)
         driver.wait_for("stopped")

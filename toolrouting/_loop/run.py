@@ -122,8 +122,8 @@ class RoutingLoop(StepMachine):
     def iter_resume(self) -> Iterator[Event]:
         """:meth:`resume` as an iterator of its events, :class:`Resumed` first.
 
-        The transcript is read (and a damaged one refused) at once; the file is changed only
-        as the events are consumed.
+        The transcript is locked and read (a damaged one, or one another writer holds, refused)
+        at once; the file is changed only as the events are consumed, and unlocked when they end.
         """
         steps, writer = self._resume_start()
         return self._driven(steps, lambda: writer)
