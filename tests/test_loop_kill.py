@@ -15,9 +15,9 @@ its transcript must equal the reference byte for byte. A longer campaign (it pri
 
 One write never tore under SIGKILL, so the kills that land inside a commit are made two more
 ways: a driver stopped at each line boundary inside a commit of several lines, and mid-way
-through each of its lines, and SIGKILLed there; and a resume from the file cut at every line boundary, the bytes beside each and every
-61st byte (about 5 s a driver). Every byte offset, in the thousands, with (about 4 minutes a
-driver on shared cores):
+through each of its lines, and SIGKILLed there; and a resume from the file cut at every line
+boundary, the bytes beside each and every 61st byte (about 5 s a driver). Every byte offset,
+in the thousands, with (about 4 minutes a driver on shared cores):
 
     KILL_EVERY_BYTE=1 .venv/bin/python -m pytest tests/test_loop_kill.py -k any_byte -q -s
 """
