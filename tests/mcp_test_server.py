@@ -140,11 +140,11 @@ def changing(server: Any) -> None:
         return f"{name} is retired"
 
     @server.tool()
-    async def hire(ctx: Context) -> str:
-        """Put a new tool, welcome, on the list."""
-        server.add_tool(welcome)
+    async def hire(ctx: Context, name: str = "welcome") -> str:
+        """Put a new tool on the list: welcome, under this name."""
+        server.add_tool(welcome, name=name)
         await changed(ctx)
-        return "welcome is hired"
+        return f"{name} is hired"
 
 
 #: Tasks that outlive the call that made them (a change made later).

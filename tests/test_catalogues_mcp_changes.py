@@ -20,6 +20,7 @@ import pytest
 from support.mcp_servers import http_test_server, stdio_test_server
 
 from toolrouting import (
+    CatalogueError,
     Event,
     MCPTools,
     RepairRequested,
@@ -90,6 +91,18 @@ def test_a_change_made_out_of_band_is_followed_from_the_notification(transport: 
         assert tools.call("shout", {"word": "door"}).content.startswith(
             "the MCP server toolrouting-tests no longer offers shout"
         )
+
+
+def test_a_new_tool_the_route_refuses_is_a_catalogue_error_as_at_the_start() -> None:
+    with MCPTools(stdio_test_server("--changing")) as tools:
+        assert tools.call("hire", {"name": "none"}) == ToolOutput("none is hired")  # the handoff's name
+        with pytest.raises(
+            CatalogueError, match=r"the tool 'none' of the MCP server toolrouting-tests: .*deny"
+        ):
+            tools.tools_for_llm()
+    with MCPTools(stdio_test_server("--changing"), deny=["none"]) as tools:
+        assert tools.call("hire", {"name": "none"}) == ToolOutput("none is hired")
+        assert "none" not in _names(tools)  # left out, as deny leaves it out at the start
 
 
 def test_a_routing_loop_offers_each_round_the_servers_list_and_resumes_exactly(tmp_path: Path) -> None:
