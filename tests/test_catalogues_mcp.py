@@ -354,4 +354,4 @@ def test_import_toolrouting_does_not_import_the_sdk_and_a_missing_sdk_names_the_
         "    print(error)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "pip install 'toolrouting[mcp]'" in done.stdout
+    assert "the MCP SDK is not installed: pip install 'toolrouting[mcp]'" in done.stdout

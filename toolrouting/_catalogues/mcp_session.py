@@ -48,9 +48,6 @@ _TOOLS_CHANGED = "notifications/tools/list_changed"
 #: Times a lost ``subscriptions/listen`` stream is opened again before changes go unfollowed.
 _RELISTENS = 3
 
-#: What a missing SDK says: the extra that brings it.
-_INSTALL = "the MCP SDK is not installed: pip install 'toolrouting[mcp]'"
-
 
 class MCPSession:
     """An open session with one MCP server, for async callers.

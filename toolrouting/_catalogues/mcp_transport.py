@@ -17,7 +17,7 @@ from .mcp_servers import MCPHTTPServer, MCPServerSpec, MCPStdioServer
 __all__ = ["HTTPClient", "refusal", "refused_statuses", "sdk_client"]
 
 #: What a missing SDK says: the extra that brings it.
-_INSTALL = "pip install 'toolrouting[mcp]'"
+_INSTALL = "the MCP SDK is not installed: pip install 'toolrouting[mcp]'"
 
 #: HTTP statuses that refuse a request's credentials, as a refusal names them.
 _REFUSED = {401: "401 Unauthorized", 403: "403 Forbidden"}
