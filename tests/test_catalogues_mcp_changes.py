@@ -4,9 +4,9 @@
 its list, now or some seconds later (out of band: no call of ours is under way then), ``hire``
 puts a new one on, and each says so. A 2026-07-28 server says it on the ``subscriptions/listen``
 stream the client keeps open; ``--legacy`` serves only the handshake era, where the notification
-travels on its own. The runs here are real ``RoutingLoop`` runs over the real server with a
-``ScriptedBackend`` choosing the actions: what is under test is the catalogue each round
-offers and what a call to a withdrawn tool answers, not a model's choices.
+travels on its own. The runs here are real ``RoutingLoop`` and ``AsyncRoutingLoop`` runs over
+the real server with a ``ScriptedBackend`` choosing the actions: what is under test is the
+catalogue each round offers and what a call to a withdrawn tool answers, not a model's choices.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from support.drivers import Driver
 from support.mcp_servers import http_test_server, stdio_test_server
 
 from toolrouting import (
@@ -25,7 +26,6 @@ from toolrouting import (
     MCPTools,
     RepairRequested,
     RoundStarted,
-    RoutingLoop,
     ScriptedBackend,
     ScriptedRequest,
     ToolOutput,
@@ -105,7 +105,10 @@ def test_a_new_tool_the_route_refuses_is_a_catalogue_error_as_at_the_start() -> 
         assert "none" not in _names(tools)  # left out, as deny leaves it out at the start
 
 
-def test_a_routing_loop_offers_each_round_the_servers_list_and_resumes_exactly(tmp_path: Path) -> None:
+def test_a_routing_loop_offers_each_round_the_servers_list_and_resumes_exactly(
+    driver: Driver, tmp_path: Path
+) -> None:
+    # Through both drivers: the sync loop calls MCPTools.call, the async one awaits MCPTools.acall.
     rounds: dict[int, tuple[str, ...]] = {}
     repairs: list[int] = []
 
@@ -135,7 +138,7 @@ def test_a_routing_loop_offers_each_round_the_servers_list_and_resumes_exactly(t
             ]
         )
         whole = tmp_path / "whole.jsonl"
-        result = RoutingLoop(backend, tools, transcript=whole, on_event=seen).run(
+        result = driver.loop(backend, tools, transcript=whole, on_event=seen).run(
             [{"role": "user", "content": "Tidy the tools, then greet Ann."}]
         )
 
@@ -164,6 +167,6 @@ def test_a_routing_loop_offers_each_round_the_servers_list_and_resumes_exactly(t
         resumed.write_text("".join(lines[:cut]), encoding="utf-8")
         again = ScriptedBackend(['{"tool": "welcome", "arguments": {"name": "Ann"}}', '{"tool": "none"}'])
         with MCPTools(url) as fresh:
-            RoutingLoop(again, fresh, transcript=resumed).resume()
+            driver.loop(again, fresh, transcript=resumed).resume()
         assert resumed.read_bytes() == whole.read_bytes()
         assert read_transcript(resumed).messages == result.messages
