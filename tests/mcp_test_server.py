@@ -108,6 +108,9 @@ BUS = InMemorySubscriptionBus()
 #: Whether ``revoke`` has run: the token is refused from then on (403).
 REVOKED: list[bool] = []
 
+#: Tasks that outlive the call that made them (a change made later); held so none is collected.
+TASKS: set[asyncio.Task[None]] = set()
+
 
 def changing(server: Any) -> None:
     """Tools that change the server's tool list, and tell its clients so."""
@@ -147,11 +150,9 @@ def changing(server: Any) -> None:
         return f"{name} is hired"
 
 
-#: Tasks that outlive the call that made them (a change made later).
-TASKS: set[asyncio.Task[None]] = set()
-
-
 def revocable(server: Any) -> None:
+    """A tool that makes the server refuse the token it was started with (``--token``)."""
+
     @server.tool()
     def revoke() -> str:
         """Refuse the token from now on, as a key that expires mid-run."""
