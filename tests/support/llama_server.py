@@ -218,6 +218,7 @@ def start_llama_cpp_server(
     threads: int,
     log_path: Path,
     *,
+    n_ctx: int = 2048,
     limit: float = LLAMA_SERVER_START_LIMIT,
     ports: Iterable[int] | None = None,
 ) -> tuple[subprocess.Popen[bytes], str]:
@@ -229,7 +230,7 @@ def start_llama_cpp_server(
         return [
             sys.executable, "-m", "llama_cpp.server", "--model", str(model),
             "--host", "127.0.0.1", "--port", str(port),
-            "--n_ctx", "2048", "--n_threads", str(threads), "--n_threads_batch", str(threads),
+            "--n_ctx", str(n_ctx), "--n_threads", str(threads), "--n_threads_batch", str(threads),
         ]  # fmt: skip
 
     return start_on_free_port(
