@@ -14,6 +14,11 @@ and times, as the median of a few runs, llama.cpp's converter (llama-cpp-python'
 model's vocabulary) and llguidance (building an ``LLMatcher`` over the same vocabulary,
 then its first token mask, where it builds its lexer lazily).
 
+Every GBNF passes the embedded backend's own check (``check_gbnf``: its nesting depth, then
+llama.cpp's parser with its reason kept) once before it is timed, so a grammar llama.cpp would
+refuse, or overflow its stack on, is a ``GrammarError`` here as in the backend, never a crash
+of the benchmark; the timed parse is then the bare one every request pays.
+
     OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/compile.py [--sizes 10,50,200,1000] [--runs 5]
 """
 
@@ -33,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from toolrouting import route_schema  # noqa: E402
 from toolrouting._backends.embedded import default_model_path  # noqa: E402
+from toolrouting._backends.grammar_check import check_gbnf, llama_grammar_source  # noqa: E402
 from toolrouting._catalogues.adapters import tools_from  # noqa: E402
 
 
@@ -102,7 +108,12 @@ class Compilers:
         self.tokenizer = llguidance.llamacpp.lltokenizer_from_vocab(self.vocab)
 
     def gbnf(self, text: str) -> str:
-        return str(self.llama_cpp.LlamaGrammar.from_json_schema(text, verbose=False)._grammar)
+        return llama_grammar_source(self.llama_cpp.LlamaGrammar.from_json_schema(text, verbose=False))[0]
+
+    def check(self, gbnf: str) -> str:
+        """``gbnf`` once the embedded backend's check has passed it; a ``GrammarError`` if not."""
+        check_gbnf(self.llama_cpp, self.vocab, gbnf)
+        return gbnf
 
     def parse_gbnf(self, gbnf: str) -> None:
         sampler = self.llama_cpp.llama_sampler_init_grammar(self.vocab, gbnf.encode(), b"root")
@@ -137,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         tools = corpus_tools(size)
         for label, schema in (("route", route_schema(tools)), ("vllm-required", vllm_required_schema(tools))):
             text = json.dumps(schema, separators=(",", ":"))
-            gbnf = compilers.gbnf(text)
+            gbnf = compilers.check(compilers.gbnf(text))
             runs = max(1, args.runs if size < 1000 else args.runs // 2)
             row = [
                 str(size),

@@ -31,7 +31,6 @@ import argparse
 import contextlib
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,8 +45,8 @@ from decisions import ROOT, load_cases, spread
 sys.path.insert(0, str(ROOT / "tests"))
 
 from support.llama_server import (
-    free_port,
     llama_server_binary,
+    start_llama_cpp_server,
     start_llama_server,
     wait_until_healthy,
 )
@@ -101,25 +100,10 @@ class Tokenizer:
 
 @contextmanager
 def llama_cpp_python_server(threads: int, log: Path) -> Iterator[str]:
-    port = free_port()
-    command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
-        "--n_threads", str(threads), "--n_threads_batch", str(threads),
-    ]  # fmt: skip
-    with open(log, "wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    # Retried on another port when the probed one is taken before the server binds it.
+    process, url = start_llama_cpp_server(default_model_path(), threads, log, n_ctx=4096)
     try:
-        import httpx
-
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and process.poll() is None:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}"
+        yield url
     finally:
         process.terminate()
         process.wait(timeout=15)

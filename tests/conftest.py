@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
-import httpx
 import pytest
 from hypothesis import HealthCheck, settings
 from support.drivers import DRIVERS, Driver
-from support.llama_server import llama_server_binary, start_llama_server, wait_until_healthy
+from support.llama_server import (
+    ServerStartError,
+    llama_server_binary,
+    start_llama_cpp_server,
+    start_llama_server,
+)
 from support.model import TEST_THREADS
 from support.processes import stop
 
@@ -59,42 +59,15 @@ def llama_cpp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         model = default_model_path()
     except ModelLoadError as error:
         pytest.skip(str(error))
-    with socket.socket() as probe:  # a free port; the server binds it a moment later
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    url = f"http://127.0.0.1:{port}"
     log_path = tmp_path_factory.mktemp("llama_cpp_server") / "server.log"
-    command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(model),
-        "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", "2048", "--n_threads", str(TEST_THREADS), "--n_threads_batch", str(TEST_THREADS),
-    ]  # fmt: skip
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "OMP_WAIT_POLICY": "passive"}
-        )
     try:
-        _wait_for_llama_server(process, url, log_path.read_text)
+        process, url = start_llama_cpp_server(model, TEST_THREADS, log_path, limit=LLAMA_SERVER_START_LIMIT)
+    except ServerStartError as error:
+        pytest.fail(str(error))
+    try:
         yield url
     finally:
         stop(process, grace=15)
-
-
-def _wait_for_llama_server(process: subprocess.Popen[bytes], url: str, log: Callable[[], str]) -> None:
-    """Poll /v1/models until the model is loaded, the process dies, or the start limit passes."""
-    deadline = time.monotonic() + LLAMA_SERVER_START_LIMIT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"python -m llama_cpp.server exited with {process.returncode}:\n{log()[-2000:]}")
-        try:
-            if httpx.get(f"{url}/v1/models", timeout=2.0).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass  # not listening yet
-        time.sleep(0.2)
-    pytest.fail(
-        f"python -m llama_cpp.server did not answer within {LLAMA_SERVER_START_LIMIT:g} s:\n{log()[-2000:]}"
-    )
 
 
 # --- llama.cpp's own C++ llama-server, as scripts/setup.sh builds and caches it -------------------
@@ -113,11 +86,11 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if not binary.is_file():
         pytest.skip(f"no llama-server at {binary}: build it with sh scripts/build-llama-server.sh")
     log_path = tmp_path_factory.mktemp("llama_server") / "server.log"
-    process, url = start_llama_server(default_model_path(), TEST_THREADS, log_path)
     try:
-        problem = wait_until_healthy(process, url, log_path)
-        if problem is not None:
-            pytest.fail(problem)
+        process, url = start_llama_server(default_model_path(), TEST_THREADS, log_path)
+    except ServerStartError as error:
+        pytest.fail(str(error))
+    try:
         yield url
     finally:
         stop(process, grace=15)

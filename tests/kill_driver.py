@@ -29,15 +29,15 @@ from support.drivers import DRIVERS, DriverName
 
 from toolrouting._backends.base import Completion, Message, Usage
 from toolrouting._backends.scripted import ScriptedBackend, ScriptedRequest
-from toolrouting._loop import async_run as _async_loop
-from toolrouting._loop import run as _loop
+from toolrouting._errors import TranscriptError
+from toolrouting._loop import machine as _machine
 from toolrouting._loop.events import Event, Resumed
 from toolrouting._loop.feedback import REPAIR_LEAD
-from toolrouting._loop.transcript import TranscriptWriter
+from toolrouting._loop.transcript import TranscriptWriter, encode_commit, encode_header
 from toolrouting._provider import ToolOutput
 from toolrouting._result_messages import split_routed_result
 
-__all__ = ["QUESTION", "Counter", "backend", "child", "drive", "loop", "model"]
+__all__ = ["CALLED", "QUESTION", "Counter", "backend", "child", "drive", "loop", "model"]
 
 QUESTION: list[Message] = [
     {"role": "system", "content": "Answer from the notes."},
@@ -48,6 +48,11 @@ TOOL_SECONDS = 0.015
 MODEL_SECONDS = 0.004
 
 _WORDS = ("latch", "door", "hinge", "spring", "key")
+
+#: Every tool call this process made, in order, as ``tool json-arguments``: what a resume runs.
+CALLED: list[str] = []
+#: How long a driver told to stop at a byte waits there for the killer's SIGKILL.
+STOPPED_SECONDS = 60.0
 
 
 def _lookup(word: str) -> str:
@@ -87,6 +92,7 @@ class Counter:
         ]
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        CALLED.append(f"{name} {json.dumps(arguments, sort_keys=True)}")
         time.sleep(TOOL_SECONDS)
         if name == "explode":
             raise RuntimeError("the tool blew up")
@@ -113,7 +119,23 @@ class _Reporting(TranscriptWriter):
     commits: list[int] = []  # noqa: RUF012 (one run a process)
     """The file's size after each commit."""
 
+    stop_at: int | None = None
+    """A byte of the file to stop at, inside the commit that would write it: the bytes before it
+    are written and fsync'd, ``stopped`` is reported, and the driver waits to be killed there."""
+
     def append(self, *messages: Message) -> None:
+        stop = _Reporting.stop_at
+        size = os.path.getsize(self.path)
+        data = (b"" if self._headed else encode_header(len(messages), self.version)) + encode_commit(
+            messages, self.version
+        )
+        if stop is not None and size <= stop < size + len(data):
+            with open(self.path, "ab") as file:
+                file.write(data[: stop - size])
+                file.flush()
+                os.fsync(file.fileno())
+            _Reporting.report("stopped")
+            time.sleep(STOPPED_SECONDS)  # the killer's SIGKILL lands here, at that very byte
         super().append(*messages)
         _Reporting.commits.append(os.path.getsize(self.path))
         for _ in messages:
@@ -129,27 +151,33 @@ def _on_event(event: Event) -> None:
 
 
 def drive(
-    mode: str, transcript: str, report: Callable[[str], object], kind: DriverName = "sync"
+    mode: str,
+    transcript: str,
+    report: Callable[[str], object],
+    kind: DriverName = "sync",
+    stop_at: int | None = None,
 ) -> list[int]:
     """Run (``mode`` ``run``) or resume the driver's run through the ``kind`` loop; returns the
-    file size after each commit."""
+    file size after each commit. ``stop_at`` stops it at that byte of the file, to be killed."""
     _Reporting.report, _Reporting.committed, _Reporting.commits = report, 0, []
-    _loop.TranscriptWriter = _Reporting  # type: ignore[attr-defined]
-    _async_loop.TranscriptWriter = _Reporting  # type: ignore[attr-defined]
+    _Reporting.stop_at = stop_at
+    CALLED.clear()
+    _machine.TranscriptWriter = _Reporting  # type: ignore[misc]
     try:
         run = loop(transcript, kind, on_event=_on_event)
         result = run.run(QUESTION) if mode == "run" else run.resume()
     finally:
-        _loop.TranscriptWriter = TranscriptWriter  # type: ignore[attr-defined]
-        _async_loop.TranscriptWriter = TranscriptWriter  # type: ignore[attr-defined]
+        _machine.TranscriptWriter = TranscriptWriter  # type: ignore[misc]
     report(f"finished {result.reason}")
     return _Reporting.commits
 
 
-def child(mode: str, transcript: str, connection: Connection, kind: DriverName = "sync") -> None:
+def child(
+    mode: str, transcript: str, connection: Connection, kind: DriverName = "sync", stop_at: int | None = None
+) -> None:
     """:func:`drive` in a process forked by tests/test_loop_kill.py, reporting on ``connection``."""
     try:
-        drive(mode, transcript, connection.send, kind)
+        drive(mode, transcript, connection.send, kind, stop_at)
     except BaseException:
         connection.send(f"error {traceback.format_exc()}")
         raise
@@ -157,7 +185,13 @@ def child(mode: str, transcript: str, connection: Connection, kind: DriverName =
 
 def main(argv: list[str]) -> int:
     mode, transcript, *kind = argv
-    drive(mode, transcript, lambda line: print(line, flush=True), "async" if kind == ["async"] else "sync")
+    try:
+        drive(
+            mode, transcript, lambda line: print(line, flush=True), "async" if kind == ["async"] else "sync"
+        )
+    except TranscriptError as error:  # a second writer, above all: refused, and said so
+        print(f"{type(error).__name__}: {error}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -4,12 +4,18 @@ Its tools are the failures a real server can show a client: a tool error, a slow
 process that exits mid-call, a result too large to show, an image, a result that is only
 structured content, and a name (``get_current_time``) that clashes with mcp-server-time's.
 ``--page-size N`` splits ``tools/list`` into pages of N; ``--token T`` refuses requests
-without ``Authorization: Bearer T``. ``--stdio`` serves over stdio instead of HTTP;
+without ``Authorization: Bearer T`` (401 with none, 403 with another), and ``--revocable``
+adds a tool that revokes T from then on. ``--stdio`` serves over stdio instead of HTTP;
 ``--bounded`` serves only the tools whose every string has a ``maxLength``, for the model
-tests (a routed reply then has a longest form, and a cap can stay above it).
+tests (a routed reply then has a longest form, and a cap can stay above it). ``--changing``
+adds tools that change the list under a run (``retire``, ``hire``) and say so with
+``notifications/tools/list_changed``; ``--legacy`` (with ``--stdio``) serves only the
+handshake-era protocol, where that notification travels on its own rather than on a
+``subscriptions/listen`` stream; ``--static`` declares a list that never changes.
 
     python tests/mcp_test_server.py --port 8123 --page-size 2 --token secret
     python tests/mcp_test_server.py --stdio --bounded
+    python tests/mcp_test_server.py --stdio --changing --legacy
 """
 
 from __future__ import annotations
@@ -21,8 +27,9 @@ import dataclasses
 import os
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.subscriptions import InMemorySubscriptionBus, ToolsListChanged
 from mcp_types import CallToolResult, ImageContent, TextContent
 from pydantic import Field
 
@@ -95,6 +102,86 @@ def faulty(server: Any) -> None:
         return f"noon in {timezone}"
 
 
+#: Where the changing tools publish a change for ``subscriptions/listen`` streams (2026-07-28).
+BUS = InMemorySubscriptionBus()
+
+#: Whether ``revoke`` has run: the token is refused from then on (403).
+REVOKED: list[bool] = []
+
+#: Tasks that outlive the call that made them (a change made later); held so none is collected.
+TASKS: set[asyncio.Task[None]] = set()
+
+
+def changing(server: Any) -> None:
+    """Tools that change the server's tool list, and tell its clients so."""
+
+    async def changed(ctx: Context) -> None:
+        # Both eras: a 2026-07-28 client hears it on its listen stream (the bus), a
+        # handshake-era one as a bare notification (the SDK drops that copy on a modern one).
+        await BUS.publish(ToolsListChanged())
+        await ctx.session.send_tool_list_changed()
+
+    async def later(seconds: float, ctx: Context, change: Any) -> None:
+        await asyncio.sleep(seconds)
+        change()
+        await changed(ctx)
+
+    def welcome(name: str) -> str:
+        """Greet someone by name."""
+        return f"welcome, {name}"
+
+    @server.tool()
+    async def retire(name: str, ctx: Context, after: float = 0) -> str:
+        """Take a tool off the list, now or after some seconds."""
+        if after > 0:  # out of band: the list changes when no call of this client is under way
+            TASKS.add(
+                asyncio.get_running_loop().create_task(later(after, ctx, lambda: server.remove_tool(name)))
+            )
+            return f"{name} retires in {after:g} s"
+        server.remove_tool(name)
+        await changed(ctx)
+        return f"{name} is retired"
+
+    @server.tool()
+    async def hire(ctx: Context, name: str = "welcome") -> str:
+        """Put a new tool on the list: welcome, under this name."""
+        server.add_tool(welcome, name=name)
+        await changed(ctx)
+        return f"{name} is hired"
+
+
+def revocable(server: Any) -> None:
+    """A tool that makes the server refuse the token it was started with (``--token``)."""
+
+    @server.tool()
+    def revoke() -> str:
+        """Refuse the token from now on, as a key that expires mid-run."""
+        REVOKED.append(True)
+        return "the token is revoked"
+
+
+def _serve_handshake_era_stdio(server: Any) -> None:
+    """Serve over stdio in the handshake era only, as a server written before 2026-07-28 does.
+
+    ``MCPServer.run("stdio")`` serves both eras, and the client's probe then opens the new one;
+    this drives the SDK's handshake-only loop instead (``serve_loop``, what its HTTP manager
+    runs), declaring ``tools.listChanged`` as such a server must for its notifications.
+    """
+    import anyio
+    from mcp.server.lowlevel.server import NotificationOptions
+    from mcp.server.runner import serve_loop
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server  # the SDK's own run_stdio_async reaches it the same way
+    options = lowlevel.create_initialization_options(NotificationOptions(tools_changed=True))
+
+    async def serve() -> None:
+        async with stdio_server() as (read, write), lowlevel.lifespan(lowlevel) as state:
+            await serve_loop(lowlevel, read, write, lifespan_state=state, init_options=options)
+
+    anyio.run(serve)
+
+
 def _paginated(page_size: int) -> Any:
     """A middleware that splits tools/list into pages, the cursor being the next page's offset."""
 
@@ -121,10 +208,13 @@ def _paginated(page_size: int) -> Any:
 def _with_token(app: Any, token: str) -> Any:
     async def guarded(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            headers = dict(scope.get("headers") or [])
-            if headers.get(b"authorization") != f"Bearer {token}".encode():
-                await send({"type": "http.response.start", "status": 401, "headers": []})
-                await send({"type": "http.response.body", "body": b"no token"})
+            given = dict(scope.get("headers") or []).get(b"authorization")
+            if given != f"Bearer {token}".encode() or REVOKED:
+                status = 401 if given is None else 403  # no credentials, or refused ones
+                await send({"type": "http.response.start", "status": status, "headers": []})
+                await send(
+                    {"type": "http.response.body", "body": b"no token" if given is None else b"refused"}
+                )
                 return
         await app(scope, receive, send)
 
@@ -138,13 +228,26 @@ def main() -> None:
     parser.add_argument("--bounded", action="store_true")
     parser.add_argument("--page-size", type=int)
     parser.add_argument("--token")
+    parser.add_argument("--revocable", action="store_true")
+    parser.add_argument("--changing", action="store_true")
+    parser.add_argument("--legacy", action="store_true")
+    parser.add_argument("--static", action="store_true")
     args = parser.parse_args()
 
     middleware = [_paginated(args.page_size)] if args.page_size else []
-    server = MCPServer("toolrouting-tests", log_level="WARNING", middleware=middleware)
+    # --static: no subscriptions/listen, so the server declares a list that never changes.
+    bus = False if args.static else BUS
+    server = MCPServer("toolrouting-tests", log_level="WARNING", middleware=middleware, subscriptions=bus)
     bounded(server)
     if not args.bounded:
         faulty(server)
+    if args.changing:
+        changing(server)
+    if args.revocable:
+        revocable(server)
+    if args.stdio and args.legacy:
+        _serve_handshake_era_stdio(server)
+        return
     if args.stdio:
         server.run("stdio")
         return

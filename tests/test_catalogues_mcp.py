@@ -132,12 +132,46 @@ def test_streamable_http_with_headers_and_pages(http_url: str, http_tools: MCPTo
     assert asyncio.run(first_page()) == (3, "3")  # the server does paginate
 
 
-def test_a_server_that_refuses_us_is_a_named_error(http_url: str) -> None:
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [({}, "HTTP 401 Unauthorized"), ({"Authorization": "Bearer wrong"}, "HTTP 403 Forbidden")],
+    ids=["no key", "a wrong key"],
+)
+def test_a_server_that_refuses_our_credentials_says_so(
+    http_url: str, headers: dict[str, str], status: str
+) -> None:
+    # The SDK reports a 401 or 403 only as "Server returned an error response"; the status comes
+    # from our HTTP client's record of the response.
     with pytest.raises(ToolServerError) as refused:
-        MCPTools(MCPHTTPServer(http_url, headers={"Authorization": "Bearer wrong"}, name="guarded"))
+        MCPTools(MCPHTTPServer(http_url, headers=headers, name="guarded"))
     assert refused.value.server == "guarded"
-    # The SDK does not pass the status on, only that the server answered with an error.
-    assert str(refused.value).endswith("error response; check the URL and the headers it needs")
+    assert str(refused.value) == (
+        f"MCP server guarded: the server refused the credentials ({status}); check the key or token in "
+        "the headers given for it"
+    )
+
+
+def test_a_wrong_path_is_not_read_as_refused_credentials(http_url: str) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    with pytest.raises(ToolServerError) as refused:
+        MCPTools(MCPHTTPServer(http_url.replace("/mcp", "/nothing"), headers=headers))
+    assert "credentials" not in str(refused.value)
+    assert str(refused.value).endswith("; check the URL and the headers it needs")
+
+
+def test_credentials_refused_mid_run_are_an_error_result_that_says_so() -> None:
+    with (
+        http_test_server("--token", TOKEN, "--revocable") as url,
+        MCPTools(MCPHTTPServer(url, headers={"Authorization": f"Bearer {TOKEN}"}, name="keyed")) as tools,
+    ):
+        assert tools.call("echo", {"text": "before"}).content == "before"
+        assert tools.call("revoke", {}).content == "the token is revoked"  # as a key that expires
+        refused = tools.call("echo", {"text": "after"})
+    assert refused == ToolOutput(
+        "the MCP server keyed: the server refused the credentials (HTTP 403 Forbidden); check the key or "
+        "token in the headers given for it; echo was not called",
+        is_error=True,
+    )
 
 
 def test_tool_errors_timeouts_and_results_become_tool_outputs(http_tools: MCPTools) -> None:
@@ -320,4 +354,4 @@ def test_import_toolrouting_does_not_import_the_sdk_and_a_missing_sdk_names_the_
         "    print(error)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "pip install 'toolrouting[mcp]'" in done.stdout
+    assert "the MCP SDK is not installed: pip install 'toolrouting[mcp]'" in done.stdout

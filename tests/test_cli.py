@@ -194,7 +194,7 @@ def test_run_json_answer_and_resume(
     assert transcript.read_bytes() == data
     # The answer streams to stdout as it comes, so it comes before the outcome's line.
     assert out == "It locks by itself.\nended: handoff after 2 rounds, 1 tool call\n"
-    assert err.startswith('resumed at round 2 after 4 messages; dropped a torn last line "{\\"role\\":\\""\n')
+    assert err.startswith('resumed at round 2 after 4 messages; dropped a torn end "{\\"role\\":\\""\n')
 
 
 def test_run_usage_errors(
@@ -237,8 +237,9 @@ def test_run_library_errors_are_one_line(
     err = capsys.readouterr().err
     assert err.startswith("TranscriptError: transcript ")
     assert "cannot be written (No such file or directory)" in err
-    assert main(["run", "--resume", "--transcript", str(tmp_path / "absent.jsonl")]) == 1
-    assert "TranscriptError: " in capsys.readouterr().err
+    # A missing file is a usage error, as docs/cli.md tables it.
+    assert main(["run", "--resume", "--transcript", str(tmp_path / "absent.jsonl")]) == 2
+    assert "absent.jsonl: no such transcript file to continue" in capsys.readouterr().err
     scripted.enqueue("prose", "more prose " * 50)
     assert main(["run", QUESTION]) == 1
     last = capsys.readouterr().err.splitlines()[-1]

@@ -11,7 +11,16 @@ its transcript must equal the reference byte for byte. A longer campaign (it pri
     KILLS=500 .venv/bin/python -m pytest tests/test_loop_kill.py -q -s
 
 ``KILL_SEED`` picks another sequence of kill points. Both drivers are killed: the sync
-``RoutingLoop`` and the ``AsyncRoutingLoop``, and both must match the sync reference."""
+``RoutingLoop`` and the ``AsyncRoutingLoop``, and both must match the sync reference.
+
+One write never tore under SIGKILL, so the kills that land inside a commit are made two more
+ways: a driver stopped at each line boundary inside a commit of several lines, and mid-way
+through each of its lines, and SIGKILLed there; and a resume from the file cut at every line
+boundary, the bytes beside each and every 61st byte (about 5 s a driver). Every byte offset,
+in the thousands, with (about 4 minutes a driver on shared cores):
+
+    KILL_EVERY_BYTE=1 .venv/bin/python -m pytest tests/test_loop_kill.py -k any_byte -q -s
+"""
 
 from __future__ import annotations
 
@@ -75,10 +84,17 @@ class Driver:
     """One driver process and the lines it has reported."""
 
     def __init__(
-        self, context: multiprocessing.context.ForkServerContext, mode: str, path: Path, kind: DriverName
+        self,
+        context: multiprocessing.context.ForkServerContext,
+        mode: str,
+        path: Path,
+        kind: DriverName,
+        stop_at: int | None = None,
     ) -> None:
         self._reports, sending = context.Pipe(duplex=False)
-        self.process = context.Process(target=kill_driver.child, args=(mode, str(path), sending, kind))
+        self.process = context.Process(
+            target=kill_driver.child, args=(mode, str(path), sending, kind, stop_at)
+        )
         self.process.start()
         sending.close()  # the child holds the only sending end: its exit ends the reports
         self.lines: list[str] = []
@@ -92,6 +108,14 @@ class Driver:
                 self.lines.append(self._reports.recv())
             except EOFError:
                 return
+
+    def wait_for(self, report: str) -> None:
+        """Wait until the driver reports ``report``."""
+        while report not in self.lines:
+            count = len(self.lines)
+            self.read(1)
+            if len(self.lines) == count:
+                pytest.fail(f"the driver ended without reporting {report!r}: {self.lines}")
 
     def finish(self, tally: Tally) -> int | None:
         self.process.join(PROCESS_LIMIT)
@@ -127,7 +151,7 @@ def _check_killed(path: Path, reference: tuple[object, ...], tally: Tally) -> in
     *lines, torn = data.split(b"\n")
     for number, line in enumerate(lines[1:], start=2):  # after the header
         record = json.loads(line)
-        assert list(record) == ["role", "content"], f"line {number}"
+        assert list(record) in (["role", "content"], ["role", "content", "commit"]), f"line {number}"
     tally.torn_seen += bool(torn)
     messages = read_transcript(path).messages if data else ()
     assert messages == reference[: len(messages)], "the killed run committed something else"
@@ -153,7 +177,7 @@ def test_sigkill_at_random_points_then_resume_writes_the_same_bytes(
     tmp_path: Path, forkserver: multiprocessing.context.ForkServerContext, kind: DriverName
 ) -> None:
     reference = _reference(tmp_path)
-    messages = tuple(json.loads(line) for line in reference.splitlines()[1:])  # after the header
+    messages = read_transcript(tmp_path / "reference.jsonl").messages
     rng = random.Random(SEED)
     tally = Tally()
     while tally.kills < KILLS:
@@ -201,3 +225,140 @@ def test_part_of_the_callers_messages_is_not_a_run(tmp_path: Path) -> None:
     path.write_bytes(encode_message(QUESTION[0]))
     with pytest.raises(TranscriptError, match="does not hold a routing run"):
         kill_driver.loop(str(path)).resume()
+
+
+#: ``KILL_EVERY_BYTE=1`` resumes from every byte offset of the transcript (thousands); without
+#: it, from every line boundary, the bytes on either side of each, and every STRIDE-th byte.
+EVERY_BYTE = os.environ.get("KILL_EVERY_BYTE") == "1"
+STRIDE = 61
+
+
+def _boundaries(data: bytes) -> tuple[list[int], list[int]]:
+    """Every line end of a transcript, and those that fall inside a commit of several lines."""
+    ends = [i + 1 for i, byte in enumerate(data) if byte == ord("\n")]
+    inside: list[int] = []
+    for index, line in enumerate(data.splitlines()[1:], 1):  # after the header
+        inside.extend(ends[index : index + json.loads(line).get("commit", 1) - 1])
+    return ends, inside
+
+
+def _middles(data: bytes) -> list[int]:
+    """The middle byte of every line of every commit of several lines."""
+    ends = [0, *(i + 1 for i, byte in enumerate(data) if byte == ord("\n"))]
+    middles: list[int] = []
+    for index, line in enumerate(data.splitlines()[1:], 1):
+        count = json.loads(line).get("commit", 1)
+        if count > 1:
+            middles.extend((ends[n] + ends[n + 1]) // 2 for n in range(index, index + count))
+    return middles
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_kill_at_any_byte_resumes_to_the_same_bytes_or_is_refused_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: DriverName
+) -> None:
+    # What a kill at byte N leaves is the file's first N bytes, whatever was being written: a
+    # torn line, or a commit of several lines cut at one of its line boundaries. Each resumes to
+    # the run left alone, running none but the calls that run made, in its order; only a file
+    # holding none of the run's own messages yet (header and caller's messages cut) is refused.
+    monkeypatch.setattr(kill_driver, "TOOL_SECONDS", 0.0)
+    monkeypatch.setattr(kill_driver, "MODEL_SECONDS", 0.0)
+    whole = tmp_path / "whole.jsonl"
+    commits = kill_driver.drive("run", str(whole), lambda line: None, kind)
+    called = list(kill_driver.CALLED)
+    data = whole.read_bytes()
+    ends, inside = _boundaries(data)
+    assert len(inside) >= 3  # the caller's two messages, and two refusals with their repairs
+    if EVERY_BYTE:
+        offsets = list(range(len(data)))
+    else:
+        near = {end + step for end in ends for step in (-1, 0, 1)}
+        offsets = sorted(cut for cut in {0, *near, *range(0, len(data), STRIDE)} if cut < len(data))
+    path = tmp_path / "killed.jsonl"
+    resumed = refused = 0
+    started = time.monotonic()
+    for cut in offsets:
+        path.write_bytes(data[:cut])
+        if cut < commits[0]:  # the caller's messages not all on disk: there is no run to resume
+            with pytest.raises(TranscriptError, match="does not hold a routing run"):
+                kill_driver.drive("resume", str(path), lambda line: None, kind)
+            refused += 1
+            continue
+        kill_driver.drive("resume", str(path), lambda line: None, kind)
+        assert path.read_bytes() == data, f"resumed from byte {cut}"
+        ran = kill_driver.CALLED
+        assert ran == called[len(called) - len(ran) :], f"byte {cut}: ran {ran}, not the run's calls"
+        resumed += 1
+    seconds = time.monotonic() - started
+    print(
+        f"\n{kind}: {len(offsets)} kill points of {len(data)} bytes ({len(inside)} line boundaries "
+        f"inside commits): {resumed} resumed byte for byte, {refused} refused, {seconds:.1f} s"
+    )
+    assert resumed + refused == len(offsets)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_sigkill_at_each_line_boundary_inside_a_commit_resumes_exactly(
+    tmp_path: Path, forkserver: multiprocessing.context.ForkServerContext, kind: DriverName
+) -> None:
+    # A real SIGKILL, landing where one write of several lines would tear: at a line boundary
+    # inside the commit, or in the middle of one of its lines. The driver writes the commit's
+    # bytes up to there, fsyncs them, and waits to be killed.
+    whole = tmp_path / "whole.jsonl"
+    commits = kill_driver.drive("run", str(whole), lambda line: None, kind)
+    called = list(kill_driver.CALLED)
+    data = whole.read_bytes()
+    _, inside = _boundaries(data)
+    stops = sorted({*inside, *_middles(data)})
+    assert len(stops) == 3 + 6  # three commits of two lines: a boundary and two middles each
+    for stop in stops:
+        path = tmp_path / f"killed-{stop}.jsonl"
+        driver = Driver(forkserver, "run", path, kind, stop_at=stop)
+        driver.wait_for("stopped")
+        driver.process.kill()
+        assert driver.finish(Tally()) == -signal.SIGKILL
+        assert path.read_bytes() == data[:stop]
+        if stop < commits[0]:  # the caller's messages cut: nothing of the run to resume
+            with pytest.raises(TranscriptError, match="does not hold a routing run"):
+                kill_driver.drive("resume", str(path), lambda line: None, kind)
+            continue
+        events: list[str] = []
+        kill_driver.drive("resume", str(path), events.append, kind)
+        assert path.read_bytes() == data, f"killed at byte {stop}"
+        assert any(line.startswith("torn ") for line in events), "the cut commit was not dropped"
+        ran = kill_driver.CALLED
+        assert ran == called[len(called) - len(ran) :], f"byte {stop}: ran {ran}"
+
+
+def test_a_second_writer_is_refused_and_the_file_is_left_intact(
+    tmp_path: Path, forkserver: multiprocessing.context.ForkServerContext
+) -> None:
+    whole = tmp_path / "whole.jsonl"
+    commits = kill_driver.drive("run", str(whole), lambda line: None)
+    path = tmp_path / "shared.jsonl"
+    # The first writer holds the transcript, stopped inside its third commit.
+    first = Driver(forkserver, "run", path, "sync", stop_at=commits[2] + 5)
+    try:
+        first.wait_for("stopped")
+        before = path.read_bytes()
+        for mode in ("run", "resume"):
+            second = subprocess.run(
+                [sys.executable, str(DRIVER), mode, str(path)],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert second.returncode == 1, second.stderr
+            assert second.stderr == (
+                f"TranscriptError: transcript {path}: is being written by process {first.process.pid}; "
+                "one run or resume writes a transcript at a time\n"
+            )
+            assert second.stdout == ""
+            assert path.read_bytes() == before
+    finally:
+        first.process.kill()
+        first.finish(Tally())
+    # Once the first is gone its lock is too, and the run resumes to the undisturbed bytes.
+    kill_driver.drive("resume", str(path), lambda line: None)
+    assert path.read_bytes() == whole.read_bytes()

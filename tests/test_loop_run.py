@@ -380,11 +380,19 @@ def test_the_transcript_on_disk_equals_the_messages(driver: Driver, tmp_path: Pa
 
     header, *lines = path.read_bytes().splitlines(keepends=True)
     assert header == encode_header(len(QUESTION))
-    assert lines == [encode_message(m) for m in result.messages]
-    assert json.loads(header) == {"transcript": "toolrouting", "version": 2, "caller_messages": len(QUESTION)}
+    # One line a message; the first line of a commit of several also counts them.
+    assert [_without_count(line) for line in lines] == [encode_message(m) for m in result.messages]
+    assert json.loads(header) == {"transcript": "toolrouting", "version": 3, "caller_messages": len(QUESTION)}
     assert read_transcript(path).messages == result.messages
+    counts = [json.loads(line).get("commit") for line in lines]
+    assert counts == [len(QUESTION), None, 2, *[None] * (len(lines) - 3)]  # the caller's; "??" and its repair
     for line in lines:
-        assert list(json.loads(line)) == ["role", "content"]
+        assert list(json.loads(line)) in (["role", "content"], ["role", "content", "commit"])
+
+
+def _without_count(line: bytes) -> bytes:
+    record = json.loads(line)
+    return encode_message({"role": record["role"], "content": record["content"]})
 
 
 def test_messages_must_end_with_a_user_message(driver: Driver) -> None:
@@ -461,6 +469,10 @@ def test_resume_from_any_point_writes_the_same_bytes(driver: Driver, tmp_path: P
     assert reference.reason == "handoff"
     ends = [i + 1 for i, byte in enumerate(data) if byte == ord("\n")]
     first_loop_line = ends[len(QUESTION)]  # after the header and the caller's messages
+    # The line ends inside a commit of several lines: a cut there leaves a commit cut short.
+    inside = set()
+    for index, line in enumerate(data.splitlines()[1:], 1):
+        inside.update(ends[index : index + json.loads(line).get("commit", 1) - 1])
     # Every committed prefix, and every prefix with a torn line after it.
     cuts = sorted({*ends[len(QUESTION) :], *(end + 7 for end in ends[len(QUESTION) : -1])})
     for cut in cuts:
@@ -475,7 +487,7 @@ def test_resume_from_any_point_writes_the_same_bytes(driver: Driver, tmp_path: P
         assert result.actions == reference.actions
         resumed = events[0]
         assert isinstance(resumed, Resumed)
-        torn = cut not in ends
+        torn = cut not in ends or cut in inside
         assert (resumed.torn_line is not None) == torn
         assert result.torn_line == resumed.torn_line
         if cut == first_loop_line:

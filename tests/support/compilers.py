@@ -19,6 +19,7 @@ import pytest
 
 from toolrouting import GrammarError
 from toolrouting._backends.embedded import check_gbnf
+from toolrouting._backends.grammar_check import llama_grammar_source
 
 
 def _key(schema: dict[str, Any]) -> str:
@@ -85,7 +86,7 @@ class LlamaCpp:
         self._gbnf = functools.lru_cache(maxsize=64)(self._convert)
 
     def _convert(self, key: str) -> str:
-        return str(self._lib.LlamaGrammar.from_json_schema(key, verbose=False)._grammar)
+        return llama_grammar_source(self._lib.LlamaGrammar.from_json_schema(key, verbose=False))[0]
 
     def gbnf(self, schema: dict[str, Any]) -> str:
         return self._gbnf(_key(schema))

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 import shlex
-import socket
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from support.llama_server import ServerStartError, start_on_free_port
 from support.processes import stop
 
 __all__ = [
@@ -63,32 +61,31 @@ def stdio_test_server(*options: str) -> str:
     return shlex.join([sys.executable, str(TEST_SERVER), "--stdio", *options])
 
 
+def _listening(url: str) -> bool:
+    httpx.get(f"{url}/mcp", timeout=2.0)  # any answer: a request without a session is refused
+    return True
+
+
 @contextmanager
 def http_test_server(*options: str) -> Iterator[str]:
-    """Our test server over streamable HTTP on a free loopback port: its MCP URL, until the block ends."""
+    """Our test server over streamable HTTP on a free loopback port: its MCP URL, until the block ends.
+
+    A port taken between the probe and the server's bind is retried on another
+    (support/llama_server.py's ``start_on_free_port``).
+    """
     needs("mcp", "uvicorn")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in finally) a file, not a pipe: a pipe nobody reads can fill and stall the server
-    process = subprocess.Popen(
-        [sys.executable, str(TEST_SERVER), "--port", str(port), *options], stdout=log, stderr=log
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + START_LIMIT
-        while True:
-            if process.poll() is not None:
-                log.seek(0)
-                pytest.fail(f"the test server exited with {process.returncode}: {log.read()[-2000:]!r}")
-            try:
-                httpx.get(url, timeout=2.0)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the test server did not listen within {START_LIMIT:g} s")
-                time.sleep(0.1)
-        yield url
-    finally:
-        stop(process, grace=10)
-        log.close()
+    with tempfile.TemporaryDirectory() as work:
+        try:
+            process, url = start_on_free_port(
+                lambda port: [sys.executable, str(TEST_SERVER), "--port", str(port), *options],
+                Path(work) / "server.log",
+                _listening,
+                what="the test MCP server",
+                limit=START_LIMIT,
+            )
+        except ServerStartError as error:
+            pytest.fail(str(error))
+        try:
+            yield f"{url}/mcp"
+        finally:
+            stop(process, grace=10)

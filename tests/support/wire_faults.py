@@ -42,7 +42,7 @@ from toolrouting._errors import (
 )
 from toolrouting._limits import DEFAULT_ROUTING_CAP, MAX_RETRY_AFTER, RETRY_BACKOFF_BASE
 from toolrouting._loop.events import Event, RetryScheduled
-from toolrouting._loop.transcript import encode_header, encode_message, read_transcript
+from toolrouting._loop.transcript import encode_header, read_transcript
 from toolrouting._provider import ToolOutput
 
 __all__ = [
@@ -324,8 +324,11 @@ def _transcript_problems(
     read = read_transcript(path)
     data = path.read_bytes()
     problems = []
-    lines = encode_header(len(QUESTION)) + b"".join(encode_message(m) for m in read.messages)
-    if read.torn_line is not None or data != lines:
+    if (
+        read.torn_line is not None
+        or read.committed_bytes != len(data)
+        or not data.startswith(encode_header(len(QUESTION)))
+    ):
         problems.append("the transcript is not exactly its committed lines")
     if committed is not None and read.messages != tuple(committed):
         problems.append("the transcript differs from RunResult.messages")

@@ -23,6 +23,7 @@ from .base import (
     TextDelta,
     Usage,
     is_truncated,
+    wire_text,
 )
 from .dialects import DIALECTS, DialectName
 from .embedded import EmbeddedLlama, LlamaCpp, default_model_path
@@ -55,4 +56,5 @@ __all__ = [
     "default_model_path",
     "is_truncated",
     "list_models",
+    "wire_text",
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Literal, Protocol, Self, TypedDict, runtime_checkable
 
@@ -29,6 +30,7 @@ __all__ = [
     "TextDelta",
     "Usage",
     "is_truncated",
+    "wire_text",
 ]
 
 
@@ -64,9 +66,19 @@ class Completion:
     """The server's reason (``stop``, ``length``, ...), ``None`` where it gave none."""
     usage: Usage = dataclasses.field(default_factory=Usage)
     truncated: bool = False
-    """True when generation stopped at the completion cap: the text may be cut mid-action."""
+    """True when generation stopped at the completion cap: the text may be cut mid-action.
+
+    The one truncation rule: a completion is cut when ``truncated`` is set or ``finish_reason``
+    is ``"length"``, so one made with only the finish reason reads ``truncated=True``, and an
+    inconsistent one (cut by one field, whole by the other) counts as cut."""
     raw: Mapping[str, Any] | None = None
     """The server's decoded response body, for what this object does not carry."""
+
+    def __post_init__(self) -> None:
+        # Every reader (both loops, the answer request, a stream's last item, a tracer) reads
+        # this one field, so the rule is applied once, where a completion is made.
+        if self.finish_reason == "length" and self.truncated is False:
+            object.__setattr__(self, "truncated", True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,6 +93,18 @@ def is_truncated(finish_reason: str | None, completion_tokens: int, cap: int | N
     if finish_reason == "length":
         return True
     return cap is not None and completion_tokens >= cap
+
+
+#: A lone surrogate: a str may hold one (a tool's output, a server's ``"\\ud800"``), UTF-8 cannot.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def wire_text(text: str) -> str:
+    """``text`` as it is sent to a model: each lone surrogate replaced by U+FFFD, so it is valid UTF-8.
+
+    The one rule for what a backend is sent; the transcript keeps the text as it was.
+    """
+    return _SURROGATE.sub("\ufffd", text)
 
 
 @runtime_checkable

@@ -31,7 +31,7 @@ from .._errors import (
 from .._json import quoted
 from .._limits import MAX_BODY_QUOTE, MAX_REPLY_QUOTE, MAX_RESPONSE_BYTES, SHOWN_VALUE_CHARS
 from .._settings import Settings
-from .base import Completion, Message, is_truncated
+from .base import Completion, Message, is_truncated, wire_text
 from .dialects import DIALECTS, Dialect, WireReply, WireShapeError, get_dialect
 
 __all__ = ["TRANSPORT_ERRORS", "Endpoint", "EndpointBackend", "Intake", "check_size", "endpoint_url"]
@@ -91,7 +91,8 @@ class Endpoint:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        return content.encode("utf-8"), headers
+        # A lone surrogate in a message cannot be UTF-8: sent as U+FFFD, by the one wire rule.
+        return wire_text(content).encode("utf-8"), headers
 
     def closed_error(self) -> BackendError:
         return BackendError(

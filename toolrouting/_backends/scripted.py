@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 
 import anyio.lowlevel
 
-from .._errors import BackendError
+from .._errors import BackendError, BackendResponseError
 from .._settings import Settings
 from .base import AsyncBaseBackend, BaseBackend, Completion, Message, TextDelta, Usage, is_truncated
 
@@ -70,6 +70,11 @@ class _Script:
         """A string counts one token per whitespace-separated word, cut at the cap as a server would."""
         if isinstance(reply, Completion):
             return reply
+        if not isinstance(reply, str):  # a callable reply that returned something else
+            raise BackendResponseError(
+                f"the scripted reply to request {len(self.requests)} is {type(reply).__name__}; "
+                "a reply is a str or a Completion"
+            )
         cap = self._settings.max_tokens
         text, words, finish = reply, reply.split(), "stop"
         if cap is not None and len(words) > cap:

@@ -8,6 +8,8 @@
 ``MCPTools`` starts (or reaches) every server at once, lists their tools page by page and
 offers them as one catalogue. A tool keeps its own name unless two servers offer the same
 one, or ``namespace=True`` asks: then it is ``SERVER__TOOL`` (``origin()`` maps it back).
+A server whose list changes says so (``notifications/tools/list_changed``); its list is read
+again then, and after each call to it, so the loop's next round offers the new list.
 The sessions live on one background event loop (``mcp_bridge``); each is an ``MCPSession``
 (``mcp_session``), which async code may use directly. ``acall`` awaits a call from asyncio
 code (an :class:`AsyncRoutingLoop`) without blocking the caller's loop.
@@ -19,17 +21,19 @@ import asyncio
 import copy
 import dataclasses
 import fnmatch
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 from .._catalogue import shown_name
-from .._errors import CatalogueError
+from .._errors import CatalogueError, ToolServerError
 from .._limits import (
     DEFAULT_MCP_CALL_TIMEOUT,
     MAX_TOOL_RESULT_CHARS,
     MCP_CLOSE_TIMEOUT,
     MCP_CONNECT_TIMEOUT,
+    SHOWN_LIST_CHARS,
 )
 from .._provider import ToolOutput, unknown_tool
 from .adapters import tools_from_mcp
@@ -68,6 +72,13 @@ class MCPTools:
     a call past ``call_timeout`` and a server that has exited all come back as error results; a
     server that has exited offers no tools from then on. A server that cannot be started,
     reached or listed is a ``ToolServerError`` here, when the provider is made.
+
+    A server that declares ``tools.listChanged`` is listed again when it says its list changed
+    and after each call to it: ``tools_for_llm()`` then offers the new list, a tool keeps the
+    name it was first offered under, and a call to a tool the server no longer lists is an
+    error result that says so. A new list with a tool the route refuses is a ``CatalogueError``
+    from the next ``tools_for_llm()``, as at the start; a ``tools/list`` that fails leaves the
+    last list on offer until a later reading succeeds.
     """
 
     def __init__(
@@ -85,6 +96,7 @@ class MCPTools:
             raise ValueError("MCPTools needs at least one server: a command line, a URL or a server spec")
         specs = [mcp_server(server) for server in servers]
         self.call_timeout = call_timeout
+        self._connect_timeout = connect_timeout
         self._allow = None if allow is None else tuple(allow)
         self._deny = tuple(deny)
         self._sessions = [
@@ -98,10 +110,21 @@ class MCPTools:
             for spec in specs
         ]
         self._bridge = LoopThread()
+        self._namespace = namespace
         self._offered: dict[str, _Offered] = {}
+        # Names offered once and no longer, each with its server: a call to one says why it fails.
+        self._withdrawn: dict[str, str] = {}
+        self._listed: list[list[dict[str, Any]]] = [[] for _ in self._sessions]
+        # How many changes each server has announced, and how many its list as read reflects.
+        self._announced = [0] * len(self._sessions)
+        self._reflected = [0] * len(self._sessions)
+        self._reading: dict[int, asyncio.Task[None]] = {}
+        self._problem: CatalogueError | None = None
+        for index, session in enumerate(self._sessions):
+            session.on_tools_changed = functools.partial(self._announce, index)
         try:
-            listed = self._bridge.run(self._open_all(), connect_timeout * 2 + _BRIDGE_GRACE)
-            self._offered = self._catalogue(listed, namespace)
+            self._listed = self._bridge.run(self._open_all(), connect_timeout * 2 + _BRIDGE_GRACE)
+            self._offered = self._catalogue(self._listed, namespace, {})
         except BaseException:
             self.close()
             raise
@@ -117,7 +140,10 @@ class MCPTools:
                 raise result
         return [result for result in results if not isinstance(result, BaseException)]
 
-    def _catalogue(self, listed: Sequence[list[dict[str, Any]]], namespace: bool) -> dict[str, _Offered]:
+    def _catalogue(
+        self, listed: Sequence[list[dict[str, Any]]], namespace: bool, before: Mapping[str, _Offered]
+    ) -> dict[str, _Offered]:
+        """The offered tools of ``listed``; a tool offered ``before`` keeps its name there."""
         names = _server_names(self._sessions)
         kept = [
             (session, server, tool)
@@ -128,10 +154,15 @@ class MCPTools:
         counts: dict[str, int] = {}
         for _, _, tool in kept:
             counts[str(tool.get("name"))] = counts.get(str(tool.get("name")), 0) + 1
+        # A name the model has seen stays the tool's, even when a newcomer shares its own name.
+        given = {(o.session, o.tool): name for name, o in before.items()}
+        taken = {given[key] for key in ((s, str(t.get("name"))) for s, _, t in kept) if key in given}
         offered: dict[str, _Offered] = {}
         for session, server, tool in kept:
             own = str(tool.get("name"))
-            name = f"{server}{MCP_NAME_SEPARATOR}{own}" if namespace or counts[own] > 1 else own
+            name = given.get((session, own)) or (
+                f"{server}{MCP_NAME_SEPARATOR}{own}" if namespace or counts[own] > 1 or own in taken else own
+            )
             try:
                 (declaration,) = tools_from_mcp([{**tool, "name": name}])
             except CatalogueError as error:
@@ -164,7 +195,12 @@ class MCPTools:
         return offered.server, offered.tool
 
     def tools_for_llm(self) -> list[dict[str, Any]]:
-        """The catalogue in tools-for-llm shape, without the tools of a server that has exited."""
+        """The catalogue in tools-for-llm shape, without the tools of a server that has exited.
+
+        The servers' latest lists: a list that changed to one the route refuses is raised here.
+        """
+        if self._problem is not None:
+            raise self._problem
         return [_copied(o.declaration) for o in self._offered.values() if o.session.alive]
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
@@ -173,9 +209,7 @@ class MCPTools:
         if offered is None or self._bridge.closed:
             return self._not_called(name)
         try:
-            return self._bridge.run(
-                offered.session.call_tool(offered.tool, arguments), self.call_timeout + _BRIDGE_GRACE
-            )
+            return self._bridge.run(self._calling(offered, arguments), self._call_limit)
         except TimeoutError:
             return self._timed_out(name)
 
@@ -189,13 +223,66 @@ class MCPTools:
         if offered is None or self._bridge.closed:
             return self._not_called(name)
         try:
-            return await self._bridge.arun(
-                offered.session.call_tool(offered.tool, arguments), self.call_timeout + _BRIDGE_GRACE
-            )
+            return await self._bridge.arun(self._calling(offered, arguments), self._call_limit)
         except TimeoutError:
             return self._timed_out(name)
 
+    @property
+    def _call_limit(self) -> float:
+        # The call, then perhaps a reading of its server's list (each page within connect_timeout).
+        return self.call_timeout + self._connect_timeout + _BRIDGE_GRACE
+
+    async def _calling(self, offered: _Offered, arguments: dict[str, Any]) -> ToolOutput:
+        """The call's output, once the list of a server that may change it reflects the call.
+
+        A change a call makes reaches us on another stream than its result (a listen stream,
+        another HTTP response), in no order we can rely on, so the list is read again here:
+        the next round offers what the server lists after the call.
+        """
+        output = await offered.session.call_tool(offered.tool, arguments)
+        if offered.session.tools_may_change and offered.session.alive:
+            index = self._sessions.index(offered.session)
+            self._announce(index)
+            await asyncio.shield(self._reading[index])
+        return output
+
+    def _announce(self, index: int) -> None:
+        """Server ``index`` says its tool list changed: read it again (on the bridge's loop)."""
+        self._announced[index] += 1
+        reading = self._reading.get(index)
+        if reading is None or reading.done():
+            self._reading[index] = asyncio.ensure_future(self._read_again(index))
+
+    async def _read_again(self, index: int) -> None:
+        """Read server ``index``'s list until it reflects every change announced, and offer it."""
+        session = self._sessions[index]
+        while self._reflected[index] < self._announced[index] and session.alive:
+            announced = self._announced[index]
+            try:
+                listed = await session.list_tools()
+            except ToolServerError:
+                # The last list read stays on offer, and the next change or call reads again: a
+                # call to a tool it no longer has is the server's error result, which says why
+                # (a server that has gone takes its tools with it, as ever).
+                return
+            self._listed[index], self._reflected[index] = listed, announced
+            try:
+                offered = self._catalogue(self._listed, self._namespace, self._offered)
+            except CatalogueError as error:
+                self._problem = error
+                return
+            withdrawn = {**self._withdrawn, **{n: o.server for n, o in self._offered.items()}}
+            self._withdrawn = {n: server for n, server in withdrawn.items() if n not in offered}
+            self._offered = offered
+
     def _not_called(self, name: str) -> ToolOutput:
+        if name in self._withdrawn and name not in self._offered:
+            return ToolOutput(
+                f"the MCP server {self._withdrawn[name]} no longer offers {name}: its tool list changed "
+                f"during the run, and {name} was not called; the tools now are: "
+                f"{', '.join(self._offered)[:SHOWN_LIST_CHARS]}",
+                is_error=True,
+            )
         if name not in self._offered:
             return unknown_tool(name, self._offered)
         return ToolOutput(f"the MCP tools are closed; {name} was not called", is_error=True)

@@ -1,7 +1,7 @@
 """One MCP server's session, async: start or reach it, list its tools page by page, call one.
 
-This is the only module that touches the ``mcp`` SDK, and it imports it when a session opens,
-so ``import toolrouting`` never does. An async caller (the async loop to come) awaits a
+This module and ``mcp_transport`` are the only ones that touch the ``mcp`` SDK, which they
+import when a session opens, so ``import toolrouting`` never does. An async caller awaits a
 session on its own event loop; ``MCPTools`` drives the same sessions from sync code through one
 background loop (``mcp_bridge``).
 
@@ -9,14 +9,18 @@ The SDK's client is an async context manager whose task groups must be left by t
 entered them, so each session has one task that holds it open (``_hold``) until ``aclose``;
 calls run in other tasks and never wait on a server that has gone: each races the call
 against the session's end and its own deadline.
+
+A server that declares ``tools.listChanged`` is followed: a handshake-era server sends
+``notifications/tools/list_changed`` on its own, a 2026-07-28 one only on a
+``subscriptions/listen`` stream, which the holder keeps open (``_listen``). Either way the SDK
+hands the notification to ``_heard``, which tells ``on_tools_changed``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO, cast
 
 from .._errors import ToolServerError
@@ -30,15 +34,19 @@ from .._limits import (
 )
 from .._provider import ToolOutput, exception_text, shortened
 from .mcp_results import tool_output
-from .mcp_servers import MCPHTTPServer, MCPServerSpec, MCPStdioServer
+from .mcp_servers import MCPHTTPServer, MCPServerSpec
+from .mcp_transport import refusal, refused_statuses, sdk_client
 
 __all__ = ["MCPSession"]
 
 #: The JSON-RPC error code the SDK answers a request with when its connection closed under it.
 _CONNECTION_CLOSED = -32000
 
-#: What a missing SDK says: the extra that brings it.
-_INSTALL = "the MCP SDK is not installed: pip install 'toolrouting[mcp]'"
+#: The notification a server sends when its tool list changed.
+_TOOLS_CHANGED = "notifications/tools/list_changed"
+
+#: Times a lost ``subscriptions/listen`` stream is opened again before changes go unfollowed.
+_RELISTENS = 3
 
 
 class MCPSession:
@@ -65,6 +73,7 @@ class MCPSession:
         self.connect_timeout = connect_timeout
         self.max_result_chars = max_result_chars
         self._errlog = errlog
+        self._transport: Any = None
         self._client: Any = None
         self._closing: asyncio.Event | None = None
         self._holder: asyncio.Task[None] | None = None
@@ -72,6 +81,10 @@ class MCPSession:
         self._gone = False
         self.server_name: str | None = None
         """The name the server gave itself, once open (``None`` if it gave none)."""
+        self.tools_may_change = False
+        """Whether the server declares that its tool list may change (``tools.listChanged``), once open."""
+        self.on_tools_changed: Callable[[], None] | None = None
+        """Called on the session's event loop each time the server says its tool list changed."""
 
     @property
     def label(self) -> str:
@@ -99,7 +112,7 @@ class MCPSession:
         """Start or reach the server and agree a protocol; :class:`ToolServerError` if it cannot be done."""
         if self._holder is not None:
             raise RuntimeError("an MCPSession opens once")
-        client = _client(self.server, _error_log(self._errlog))
+        client = self._transport = sdk_client(self.server, self._errlog, self._heard)
         self._closing = asyncio.Event()
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._holder = asyncio.create_task(self._hold(client, ready), name=f"mcp {self.label}")
@@ -118,9 +131,11 @@ class MCPSession:
             hint = (
                 "; check the URL and the headers it needs" if isinstance(self.server, MCPHTTPServer) else ""
             )
-            raise ToolServerError(self.label, _why(error) + hint) from error
+            raise ToolServerError(self.label, self._refusal(0) or _why(error) + hint) from error
         info = getattr(self._client, "server_info", None)
         self.server_name = getattr(info, "name", None) or None
+        tools = getattr(getattr(self._client, "server_capabilities", None), "tools", None)
+        self.tools_may_change = bool(getattr(tools, "list_changed", False))
 
     async def _hold(self, client: Any, ready: asyncio.Future[None]) -> None:
         assert self._closing is not None
@@ -128,7 +143,12 @@ class MCPSession:
             async with client:
                 self._client = client
                 ready.set_result(None)
-                await self._closing.wait()
+                listener = asyncio.create_task(self._listen(client), name=f"mcp {self.label} listen")
+                try:
+                    await self._closing.wait()
+                finally:  # the stream ends before the client does: it lives in the client's task group
+                    listener.cancel()
+                    await asyncio.wait({listener}, timeout=MCP_CLOSE_TIMEOUT)
         except BaseException as error:  # the server went, or never came: either is the session's end
             self._ended = error
             if not ready.done() and not isinstance(error, asyncio.CancelledError):
@@ -137,6 +157,41 @@ class MCPSession:
                 raise
         finally:
             self._client = None
+
+    async def _listen(self, client: Any) -> None:
+        """Keep a ``subscriptions/listen`` stream for tool-list changes open, on a server that has one.
+
+        Its events reach ``_heard`` through the SDK's message handler, which sees every
+        notification; the stream only has to be open and drained. A handshake-era server has no
+        such stream and needs none. A stream lost while the session lives is opened again, and
+        the list read again (the stream does not replay what it missed).
+        """
+        from mcp.client.subscriptions import ListenNotSupportedError
+
+        tools = getattr(client.server_capabilities, "tools", None)
+        if not getattr(tools, "list_changed", False):
+            return
+        for _ in range(_RELISTENS):
+            try:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    async for _event in subscription:
+                        pass
+                return  # the server closed it on purpose
+            except ListenNotSupportedError:
+                return
+            except Exception:  # the stream lost, or refused: it costs the following, never the session
+                if not self.alive:
+                    return
+                self._heard_change()
+
+    async def _heard(self, message: Any) -> None:
+        """The SDK's message handler: notifications, and transport errors it reports on the side."""
+        if getattr(message, "method", None) == _TOOLS_CHANGED:
+            self._heard_change()
+
+    def _heard_change(self) -> None:
+        if self.on_tools_changed is not None:
+            self.on_tools_changed()
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """Every tool the server lists, as on the wire (``name``, ``description``, ``inputSchema``, ...)."""
@@ -173,6 +228,7 @@ class MCPSession:
         if not self.alive:
             return ToolOutput(f"the MCP server {self.label} is not running{self._ending()}", is_error=True)
         limit = self.call_timeout if timeout is None else timeout
+        refusals = self._refusals()
         try:
             result = await self._racing(self._client.call_tool(name, dict(arguments)), limit)
         except TimeoutError:
@@ -190,6 +246,10 @@ class MCPSession:
                     shortened(f"the MCP server {self.label} closed the connection mid-call: {_why(error)}"),
                     is_error=True,
                 )
+            refused = self._refusal(refusals)
+            if refused is not None:
+                said = f"the MCP server {self.label}: {refused}; {name} was not called"
+                return ToolOutput(shortened(said), is_error=True)
             return ToolOutput(shortened(f"the MCP server refused the call: {_why(error)}"), is_error=True)
         dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         return tool_output(cast(dict[str, Any], dumped), self.max_result_chars)
@@ -211,6 +271,15 @@ class MCPSession:
         if pending:
             holder.cancel()
             await asyncio.wait({holder}, timeout=MCP_CLOSE_TIMEOUT)
+
+    def _refusals(self) -> int:
+        """How many responses so far refused our credentials (HTTP 401 or 403)."""
+        return len(refused_statuses(self._transport))
+
+    def _refusal(self, before: int) -> str | None:
+        """What to say when a response after the first ``before`` refused our credentials, else ``None``."""
+        refused = refused_statuses(self._transport)
+        return refusal(refused[-1]) if len(refused) > before else None
 
     def _open_client(self) -> Any:
         if not self.alive:
@@ -247,69 +316,6 @@ class MCPSession:
 
     def _ending(self) -> str:
         return f" ({_why(self._ended)})" if self._ended is not None else ""
-
-
-def _client(server: MCPServerSpec, errlog: TextIO) -> Any:
-    """The SDK's client for ``server``, not yet entered."""
-    try:
-        from mcp import Client, StdioServerParameters
-        from mcp.client.stdio import stdio_client
-        from mcp.client.streamable_http import streamable_http_client
-    except ImportError as error:
-        raise ToolServerError(server.label, f"{_INSTALL} ({error})") from None
-    if isinstance(server, MCPStdioServer):
-        parameters = StdioServerParameters(
-            command=server.command,
-            args=list(server.args),
-            env=None if server.env is None else dict(server.env),
-            cwd=server.cwd,
-        )
-        return Client(stdio_client(parameters, errlog=errlog), cache=None)
-    assert isinstance(server, MCPHTTPServer)
-    import httpx2  # the SDK's own HTTP client; headers are set on it
-
-    http = httpx2.AsyncClient(headers=dict(server.headers or {}), timeout=httpx2.Timeout(30.0, read=300.0))
-    return _HTTPClient(Client(streamable_http_client(server.url, http_client=http), cache=None), http)
-
-
-class _HTTPClient:
-    """The SDK's client over HTTP, closing the connection pool it was given when it closes."""
-
-    def __init__(self, client: Any, http: Any) -> None:
-        self._client = client
-        self._http = http
-
-    async def __aenter__(self) -> Any:
-        try:
-            return await self._client.__aenter__()
-        except BaseException:
-            await self._http.aclose()
-            raise
-
-    async def __aexit__(self, *exc: Any) -> None:
-        try:
-            await self._client.__aexit__(*exc)
-        finally:
-            await self._http.aclose()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
-
-
-def _error_log(errlog: TextIO | None) -> TextIO:
-    """Where a stdio server's stderr goes: ``errlog``, else ours, else the process's own.
-
-    The subprocess needs a file descriptor; a stream put in stderr's place (a test's capture, an
-    IDE's console) may have none, and then the process's own stderr takes the server's logs.
-    """
-    for stream in (errlog or sys.stderr, sys.__stderr__):
-        try:
-            if stream is not None:
-                stream.fileno()
-                return stream
-        except (AttributeError, OSError, ValueError):
-            continue
-    raise ToolServerError("stderr", "no stream with a file descriptor takes the server's log: pass errlog=")
 
 
 def _wire(tool: Any) -> dict[str, Any]:

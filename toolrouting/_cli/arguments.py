@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["Subparsers", "UsageError", "non_negative", "positive", "stdin_text"]
+__all__ = [
+    "Subparsers",
+    "UsageError",
+    "non_negative",
+    "non_utf8_argument",
+    "positive",
+    "stdin_text",
+    "text_streams",
+]
 
 Subparsers = Any  # argparse's _SubParsersAction is private
 
@@ -39,6 +48,8 @@ def non_negative(text: str) -> float:
 
 def stdin_text(*, errors: str) -> str:
     """All of stdin, decoded as UTF-8 with ``errors`` (``strict`` or ``surrogateescape``)."""
+    if sys.stdin is None:  # started with stdin closed (`toolrouting run - <&-`)
+        raise UsageError("stdin is closed: give the text as an argument, or open stdin")
     raw = getattr(sys.stdin, "buffer", None)
     if raw is None:  # a text stream put in its place (a test's StringIO)
         return sys.stdin.read()
@@ -46,3 +57,23 @@ def stdin_text(*, errors: str) -> str:
         return bytes(raw.read()).decode("utf-8", errors)
     except UnicodeDecodeError as error:
         raise UsageError(f"stdin is not UTF-8 text ({error.reason} at byte {error.start})") from None
+
+
+def non_utf8_argument(argv: Sequence[str]) -> str | None:
+    """What is wrong with the first argument that was not UTF-8 (Python keeps its bytes as lone
+    surrogates, which no server and no transcript reader takes), ``None`` when all are."""
+    for number, argument in enumerate(argv, 1):
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError as error:
+            return f"argument {number} is not UTF-8 text (a bad byte at character {error.start})"
+    return None
+
+
+def text_streams() -> None:
+    """Let stdout and stderr write any text: a character their encoding lacks, or a lone surrogate
+    a server or a tool sent, is written as an escape instead of crashing the command."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            reconfigure(errors="backslashreplace")

@@ -1,8 +1,9 @@
 """``main(argv)``: a command line in, an exit status out (see ``exits``).
 
-Library errors become one line ``ErrorType: message`` on stderr and exit status 1, usage
-errors exit 2, Ctrl-C exits 130 (saying how an interrupted run or batch goes on). Every error
-line passes ``redact``, so no API key is shown.
+Library errors, and any other a provider, a tool or a file raises, become one line
+``ErrorType: message`` on stderr and exit status 1; usage errors (a non-UTF-8 argument too)
+exit 2, Ctrl-C exits 130 (saying how an interrupted run or batch goes on). Every error line
+passes ``redact``, so no API key is shown; stdout and stderr write any text.
 A reader that stops reading (``toolrouting schema FILE | head``) ends the command quietly,
 with the status a shell gives a command ended by SIGPIPE, as ``cat`` and ``grep`` end.
 """
@@ -16,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from .._errors import ToolRoutingError
-from .arguments import UsageError
+from .arguments import UsageError, non_utf8_argument, text_streams
 from .exits import FAILED, INTERRUPTED, PIPE_CLOSED, USAGE
 from .parser import build_parser
 from .server import redact
@@ -26,6 +27,12 @@ __all__ = ["main"]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line on ``argv`` (``sys.argv[1:]`` when ``None``) and return the exit status."""
+    text_streams()
+    argv = sys.argv[1:] if argv is None else argv
+    bad = non_utf8_argument(argv)
+    if bad is not None:
+        print(f"toolrouting: error: {bad}", file=sys.stderr)
+        return USAGE
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -51,6 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(redact(f"toolrouting: interrupted{_how_to_go_on(args)}", args), file=sys.stderr)
         return INTERRUPTED
+    except BaseException as error:  # a provider's, a tool's, a file's (SystemExit too): one line
+        message = " ".join(str(error).split())
+        print(redact(f"{type(error).__name__}: {message}", args), file=sys.stderr)
+        return FAILED
 
 
 def _how_to_go_on(args: argparse.Namespace) -> str:

@@ -16,9 +16,12 @@ PIPE_CLOSED = 141
 EXIT_STATUSES: dict[int, str] = {
     DONE: "done: the run ended, the schema or the model list was printed, `parse` accepted the reply, "
     "`preflight` found nothing the compiler refuses",
-    FAILED: "a run or backend error, shown as one line `ErrorType: message` on stderr; `parse` refused "
-    "the reply; `preflight` found what the compiler refuses; `batch` ended with a question that failed",
-    USAGE: "usage: an unknown command or option, a bad value, a missing file or question",
+    FAILED: "a run, backend, tool provider or file error, shown as one line `ErrorType: message` on stderr; "
+    "`parse` refused the reply; `preflight` found what the compiler refuses; `batch` ended with a question "
+    "that failed",
+    USAGE: "usage: an unknown command or option, a bad value, a missing file (`--model`, `--db`, "
+    "`--system-file`, the transcript `--resume` continues) or question, an argument or stdin that is not "
+    "UTF-8, stdin closed where the question is read from it",
     INTERRUPTED: "interrupted (Ctrl-C); a run with `--transcript` can go on with `--resume`",
     PIPE_CLOSED: "the reader of stdout stopped reading (`toolrouting schema FILE` piped into `head`); "
     "nothing is shown, as for a command SIGPIPE ends",

@@ -69,7 +69,7 @@ class AnswerPrinter:
 
 def _line(event: Event) -> str | None:
     if isinstance(event, Resumed):
-        torn = f"; dropped a torn last line {json.dumps(event.torn_line)}" if event.torn_line else ""
+        torn = f"; dropped a torn end {json.dumps(event.torn_line)}" if event.torn_line else ""
         return f"resumed at round {event.round} after {event.messages} messages{torn}"
     if isinstance(event, RoundStarted):
         return f"round {event.round}: {' | '.join(event.choices)}"

@@ -192,6 +192,8 @@ def _check_resume(args: argparse.Namespace) -> None:
         raise UsageError("--resume takes no QUESTION: the transcript holds the conversation")
     if args.system is not None or args.system_file is not None:
         raise UsageError("--resume takes no --system or --system-file: the transcript holds the prompt")
+    if not os.path.isfile(args.transcript):
+        raise UsageError(f"--resume --transcript {args.transcript}: no such transcript file to continue")
 
 
 def _messages(args: argparse.Namespace) -> list[Message]:
@@ -301,6 +303,10 @@ def _embedded_backend(args: argparse.Namespace) -> EmbeddedLlama:
         raise UsageError("--api-key is for a server named with --base-url; the embedded model needs none")
     from .._backends import EmbeddedLlama, default_model_path
 
+    if args.model is not None and not os.path.isfile(args.model):
+        raise UsageError(
+            f"--model {args.model}: no such GGUF file (with --base-url it names a server's model)"
+        )
     model = args.model or str(default_model_path())
     if not args.quiet:
         print(f"toolrouting: loading {model}", file=sys.stderr)

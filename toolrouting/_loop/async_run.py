@@ -11,6 +11,7 @@ nothing else is: the transcript then resumes like one whose process was killed t
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import os
@@ -22,14 +23,13 @@ import anyio.to_thread
 from .._backends import AsyncBackend, Completion, Message
 from .._limits import DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
 from .._provider import AsyncToolProvider, ToolOutput, ToolProvider
-from .effects import CallTool, Commit, Emit, Request, Wait, unfinished_stream
+from .effects import CallTool, Commit, Emit, Request, ToolRaised, Wait, backend_failure, unfinished_stream
 from .events import Event, RunFinished
 from .instructions import Instructions
 from .machine import StepMachine, Steps, checked_messages
-from .replay import resume_point
 from .result import RunResult
 from .run_limits import RunLimits
-from .transcript import TranscriptWriter, drop_torn_line
+from .transcript import TranscriptWriter
 
 __all__ = ["AsyncRoutingLoop", "SyncTools"]
 
@@ -119,32 +119,31 @@ class AsyncRoutingLoop(StepMachine):
         Leaving it early, close it (``contextlib.aclosing``) so the transcript closes at once.
         """
         conversation = checked_messages(messages)
-        return self._driven(lambda: self._fresh(conversation), self.transcript, append=False)
+        return self._driven(lambda: self._fresh(conversation), self._writer())
 
     def iter_resume(self) -> AsyncIterator[Event]:
         """:meth:`resume` as an async iterator of its events, :class:`Resumed` first.
 
-        The transcript is read (and a damaged one refused) at once; the file is changed only
-        as the events are consumed.
+        The transcript is locked and read (a damaged one, or one another writer holds, refused)
+        at once; the file is changed only as the events are consumed, and unlocked when they end.
         """
-        read, state, pending = resume_point(self.transcript, self.limits, thought=self.thought)
-        path = str(self.transcript)
-
-        def steps() -> Steps:
-            drop_torn_line(path, read)
-            return self._resumed(len(read.messages), state, pending)
-
-        return self._driven(steps, path, append=True)
+        steps, writer = self._resume_start()
+        return self._driven(steps, lambda: writer)
 
     async def _driven(
-        self, start: Callable[[], Steps], path: str | None, *, append: bool
+        self, start: Callable[[], Steps], opened: Callable[[], TranscriptWriter] | None
     ) -> AsyncIterator[Event]:
         """Perform the effects of the run ``start`` begins, handing out its events as they come."""
-        machine = start()
-        writer = None if path is None else TranscriptWriter(path, append=append)
+        writer = None if opened is None else opened()
+        try:
+            machine = start()
+        except BaseException:
+            if writer is not None:
+                writer.close()
+            raise
         try:
             answer: Any = None
-            failure: Exception | None = None
+            failure: BaseException | None = None
             while True:
                 try:
                     effect = machine.send(answer) if failure is None else machine.throw(failure)
@@ -175,17 +174,21 @@ class AsyncRoutingLoop(StepMachine):
                         if answer is None:
                             failure = unfinished_stream(effect.backend)
                     except Exception as error:  # the machine retries it or lets it through
-                        failure = error
+                        failure = backend_failure(effect.backend, error)
                 elif isinstance(effect, Request):
                     try:
                         answer = await effect.backend.complete(effect.messages)
                     except Exception as error:  # the machine retries it or lets it through
-                        failure = error
+                        failure = backend_failure(effect.backend, error)
                 elif isinstance(effect, CallTool):
                     try:
                         answer = await self._call(effect.tool, effect.arguments)
-                    except Exception as error:  # the machine reports it to the model
-                        failure = error
+                    except KeyboardInterrupt:  # the user's, not the tool's: the run ends
+                        raise
+                    except BaseException as error:  # SystemExit too: the machine reports it to the model
+                        if _cancelled(error):  # this run's own task is being cancelled: it ends
+                            raise
+                        failure = error if isinstance(error, ToolRaised) else ToolRaised(error)
                 elif isinstance(effect, Wait):
                     await self._sleep(effect.seconds)
         finally:
@@ -202,8 +205,39 @@ class AsyncRoutingLoop(StepMachine):
             inline: ToolOutput = self.provider.call(tool, arguments)
             return inline
         # A cancelled run leaves the thread to finish on its own; its result is dropped.
-        output = await anyio.to_thread.run_sync(self.provider.call, tool, arguments, abandon_on_cancel=True)
+        output, raised = await anyio.to_thread.run_sync(
+            _caught, self.provider.call, tool, arguments, abandon_on_cancel=True
+        )
+        if raised is not None:
+            raise ToolRaised(raised)
         return output
+
+
+def _caught(
+    call: Callable[[str, dict[str, Any]], ToolOutput], tool: str, arguments: dict[str, Any]
+) -> tuple[Any, BaseException | None]:
+    """``call``'s answer, or what it raised: a worker thread's GeneratorExit or CancelledError,
+    handed to the event loop as a future's exception, would be taken for the task's own."""
+    try:
+        return call(tool, arguments), None
+    except BaseException as error:  # the tool's, whatever it is, is the tool's error result
+        return None, error
+
+
+def _cancelled(error: BaseException) -> bool:
+    """Whether ``error`` is the cancellation of the task running the loop, not one a tool raised.
+
+    A task being cancelled counts its pending cancellations (``Task.cancelling()``); a tool's
+    own ``CancelledError`` (a future it awaited was cancelled) leaves that count at 0. Off
+    asyncio (trio under anyio), every cancellation is taken as the run's.
+    """
+    if not isinstance(error, anyio.get_cancelled_exc_class()):
+        return False
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        return True
+    return task is None or task.cancelling() > 0
 
 
 async def _finish(events: AsyncIterator[Event]) -> RunResult:

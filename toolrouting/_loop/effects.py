@@ -18,7 +18,17 @@ from .._backends import Message
 from .._errors import BackendResponseError
 from .events import Event
 
-__all__ = ["CallTool", "Commit", "Effect", "Emit", "Request", "Wait", "unfinished_stream"]
+__all__ = [
+    "CallTool",
+    "Commit",
+    "Effect",
+    "Emit",
+    "Request",
+    "ToolRaised",
+    "Wait",
+    "backend_failure",
+    "unfinished_stream",
+]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -69,4 +79,33 @@ def unfinished_stream(backend: object) -> BackendResponseError:
     return BackendResponseError(
         f"{type(backend).__name__}.stream() ended without its Completion; a stream's last item "
         "is the whole reply"
+    )
+
+
+class ToolRaised(Exception):
+    """What a driver throws into the machine when a tool raised: ``error``, whatever it was.
+
+    A tool's ``SystemExit``, ``GeneratorExit`` or ``CancelledError`` is the tool's failure, not
+    the run's end, and thrown bare it would be read as the machine's own close or cancellation.
+    """
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def backend_failure(backend: object, error: Exception) -> Exception:
+    """What a driver throws into the machine for ``error`` raised by a request to ``backend``.
+
+    A ``StopIteration`` thrown into a generator would surface as PEP 479's ``RuntimeError``
+    (a coroutine turns it into one already): it is a backend that broke its protocol.
+    """
+    stopped = isinstance(error, StopIteration | StopAsyncIteration) or (
+        isinstance(error, RuntimeError) and isinstance(error.__cause__, StopIteration | StopAsyncIteration)
+    )
+    if not stopped:
+        return error
+    return BackendResponseError(
+        f"{type(backend).__name__} raised StopIteration during a request; a backend returns a "
+        "Completion or raises a BackendError"
     )

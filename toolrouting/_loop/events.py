@@ -45,7 +45,8 @@ class Resumed:
     messages: int
     round: int
     torn_line: str | None
-    """The start of a torn last line that was dropped, ``None`` when the file ended cleanly."""
+    """The start of the torn end that was dropped (a torn last line, or a commit of several lines
+    cut short), ``None`` when the file ended with a whole commit."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 from .._limits import REPAIR_SHAPE_ARGUMENTS
 from .._names import NONE_TOOL
-from .._provider import exception_text
+from .._provider import ToolOutput, exception_text
 from .result import LimitName
 
 __all__ = [
@@ -75,7 +75,12 @@ def tool_exception(error: BaseException) -> str:
 
 
 def bad_tool_output(value: object) -> str:
-    """The content of the error result for a tool that returned something other than a ToolOutput."""
+    """The content of the error result for a tool that returned something other than a ToolOutput
+    of text, or one whose ``is_error`` is not a bool."""
+    if isinstance(value, ToolOutput) and not isinstance(value.content, str):
+        return f"the tool returned a ToolOutput whose content is {type(value.content).__name__}, not str"
+    if isinstance(value, ToolOutput):
+        return f"the tool returned a ToolOutput whose is_error is {type(value.is_error).__name__}, not bool"
     return f"the tool returned {type(value).__name__}, not a ToolOutput"
 
 

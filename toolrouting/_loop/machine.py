@@ -23,7 +23,7 @@ import abc
 import copy
 import functools
 import os
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
 from .._backends import ROLES, Message, Usage
@@ -36,7 +36,7 @@ from .._result_messages import routed_call_id, routed_result_text
 from .._route_schema import route_schema, route_tool_names
 from .._routed_backend import can_route, routed_backend, routing_cap
 from .answer import answer_request
-from .effects import CallTool, Commit, Effect, Emit
+from .effects import CallTool, Commit, Effect, Emit, ToolRaised
 from .events import (
     ActionChosen,
     AnswerDelta,
@@ -56,10 +56,12 @@ from .feedback import (
     truncated_problem,
 )
 from .instructions import Instructions, checked_instructions, instructed
+from .replay import resume_point
 from .result import RoundUsage, RunResult
 from .retries import RetryPolicy, complete
 from .run_limits import RunLimits, check_count
 from .state import RunState, accepted_action, call_key, tripped_limit
+from .transcript import TranscriptWriter, drop_torn_line
 
 __all__ = ["StepMachine", "Steps", "checked_messages"]
 
@@ -149,6 +151,34 @@ class StepMachine(abc.ABC):
         # messages could not be resumed.
         yield from _commit(state, *conversation)
         yield from self._steps(state, None)
+
+    def _writer(self) -> Callable[[], TranscriptWriter] | None:
+        """What opens (and locks) a fresh run's transcript, when it starts; ``None`` without one."""
+        path = self.transcript
+        return None if path is None else functools.partial(TranscriptWriter, path)
+
+    def _resume_start(self) -> tuple[Callable[[], Steps], TranscriptWriter]:
+        """Lock the transcript, read it (a damaged one is refused here), and what resumes it.
+
+        The lock comes before the read: a file read while another writer still appends to it
+        would be resumed from a state that is already gone.
+        """
+        if self.transcript is None:
+            raise ValueError("resume() continues the file given as transcript=, and this loop has none")
+        writer = TranscriptWriter(self.transcript, append=True)
+        try:
+            read, state, pending = resume_point(self.transcript, self.limits, thought=self.thought)
+        except BaseException:
+            writer.close()
+            raise
+        writer.version = read.version  # a resumed file goes on in its own format
+
+        def steps() -> Steps:
+            # The torn end goes before anything is appended, or the next line would join it.
+            drop_torn_line(writer, read)
+            return self._resumed(len(read.messages), state, pending)
+
+        return steps, writer
 
     def _resumed(self, messages: int, state: RunState, pending: str | None) -> Steps:
         restore = getattr(self.provider, "restore", None)
@@ -277,11 +307,14 @@ def _call(tool: str, arguments: dict[str, Any]) -> Generator[Effect, Any, tuple[
     try:
         # A copy: the provider may keep or change its arguments without touching the record.
         output = yield CallTool(tool, copy.deepcopy(arguments))
-    except Exception as error:  # a failing tool is reported to the model, and the run goes on
-        return tool_exception(error), True
+    except ToolRaised as raised:  # a failing tool is reported to the model, and the run goes on
+        return tool_exception(raised.error), True
     if not isinstance(output, ToolOutput) or not isinstance(output.content, str):
         return bad_tool_output(output), True
-    return output.content, output.is_error
+    if not isinstance(output.is_error, bool):
+        return bad_tool_output(output), True
+    # A str subclass's own __str__ would show one text in the event and commit another.
+    return str.__str__(output.content), output.is_error
 
 
 def _limits(limits: RunLimits | None, **fields: int | None) -> RunLimits:

@@ -55,7 +55,8 @@ class RunResult:
     answer_usage: Usage | None
     reason: EndReason
     torn_line: str | None = None
-    """On a resumed run: the start of a torn last transcript line that was dropped, if any."""
+    """On a resumed run: the start of what a kill left uncommitted at the transcript's end (a torn
+    last line, or a commit of several lines cut short) and resume dropped, if anything."""
 
     @property
     def rounds(self) -> int:

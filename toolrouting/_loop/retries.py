@@ -7,14 +7,14 @@ import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
-from .._backends import Completion, Message
+from .._backends import Completion, Message, Usage, wire_text
 from .._errors import BackendError, BackendResponseError, RetriesExhaustedError
 from .._limits import DEFAULT_RETRIES, MAX_RETRY_AFTER, RETRY_BACKOFF_BASE, RETRY_BACKOFF_MAX
 from .effects import Effect, Emit, Request, Wait
 from .events import Event, ReplyReceived, RetryScheduled
 from .run_limits import check_count
 
-__all__ = ["RetryPolicy", "complete"]
+__all__ = ["RetryPolicy", "checked_completion", "complete"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -65,7 +65,9 @@ def complete(
     while True:
         began = time.monotonic()  # a clock read, not I/O: the driver performs the request
         try:
-            completion: Completion = yield Request(backend, list(messages), piece)
+            # Sent by the one wire rule (lone surrogates as U+FFFD); committed as they are.
+            sent = [Message(role=m["role"], content=wire_text(m["content"])) for m in messages]
+            completion = checked_completion(backend, (yield Request(backend, sent, piece)))
         except BackendError as error:
             if not error.retryable:
                 raise
@@ -78,14 +80,41 @@ def complete(
             )
             yield Wait(delay)
             continue
-        if not isinstance(completion.text, str):
-            # Committed as it is, it would make a transcript that cannot be read back.
-            raise BackendResponseError(
-                f"{type(backend).__name__}.complete() returned text of type "
-                f"{type(completion.text).__name__}; a completion's text is a str"
-            )
         yield Emit(_received(backend, completion, round, time.monotonic() - began))
         return completion
+
+
+def checked_completion(backend: Any, completion: object) -> Completion:
+    """``completion`` as the loop reads it, or a :class:`BackendResponseError` that says what is wrong.
+
+    A backend that lies (no usage, a count that is not a whole number of 0 or more, text that is
+    not a str) would otherwise fail deep in the loop, or be summed into the run's usage, or be
+    committed as a transcript that cannot be read back.
+    """
+    said = f"{type(backend).__name__}.complete() returned"
+    if not isinstance(completion, Completion):
+        raise BackendResponseError(f"{said} {type(completion).__name__}, not a Completion")
+    problem = None
+    if not isinstance(completion.text, str):
+        problem = f"text of type {type(completion.text).__name__}; a completion's text is a str"
+    elif not isinstance(completion.usage, Usage):
+        problem = f"usage of type {type(completion.usage).__name__}; a completion's usage is a Usage"
+    elif completion.finish_reason is not None and not isinstance(completion.finish_reason, str):
+        problem = f"a finish_reason of type {type(completion.finish_reason).__name__}; it is a str or None"
+    elif not isinstance(completion.truncated, bool):
+        problem = f"truncated={completion.truncated!r}; it is a bool"
+    else:
+        for field in ("prompt_tokens", "completion_tokens"):
+            count = getattr(completion.usage, field)
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                problem = f"usage.{field}={count!r}; a token count is a whole number of 0 or more"
+                break
+    if problem is not None:
+        raise BackendResponseError(f"{said} {problem}")
+    if type(completion.text) is not str:
+        # A str subclass with a __str__ of its own would show one text and commit another.
+        completion = dataclasses.replace(completion, text=str.__str__(completion.text))
+    return completion
 
 
 def _received(backend: Any, completion: Completion, round: int, seconds: float) -> ReplyReceived:

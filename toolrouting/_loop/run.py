@@ -16,14 +16,13 @@ from typing import Any
 from .._backends import Backend, Completion, Message
 from .._limits import DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
 from .._provider import ToolProvider
-from .effects import CallTool, Commit, Emit, Request, Wait, unfinished_stream
+from .effects import CallTool, Commit, Emit, Request, ToolRaised, Wait, backend_failure, unfinished_stream
 from .events import Event, RunFinished
 from .instructions import Instructions
 from .machine import StepMachine, Steps, checked_messages
-from .replay import resume_point
 from .result import RunResult
 from .run_limits import RunLimits
-from .transcript import TranscriptWriter, drop_torn_line
+from .transcript import TranscriptWriter
 
 __all__ = ["RoutingLoop"]
 
@@ -118,31 +117,31 @@ class RoutingLoop(StepMachine):
     def iter_run(self, messages: Sequence[Message]) -> Iterator[Event]:
         """:meth:`run` as an iterator of its events; the last is :class:`RunFinished`."""
         conversation = checked_messages(messages)
-        return self._driven(lambda: self._fresh(conversation), self.transcript, append=False)
+        return self._driven(lambda: self._fresh(conversation), self._writer())
 
     def iter_resume(self) -> Iterator[Event]:
         """:meth:`resume` as an iterator of its events, :class:`Resumed` first.
 
-        The transcript is read (and a damaged one refused) at once; the file is changed only
-        as the events are consumed.
+        The transcript is locked and read (a damaged one, or one another writer holds, refused)
+        at once; the file is changed only as the events are consumed, and unlocked when they end.
         """
-        read, state, pending = resume_point(self.transcript, self.limits, thought=self.thought)
-        path = str(self.transcript)
+        steps, writer = self._resume_start()
+        return self._driven(steps, lambda: writer)
 
-        def steps() -> Steps:
-            # The torn line goes before anything is appended, or the next line would join it.
-            drop_torn_line(path, read)
-            return self._resumed(len(read.messages), state, pending)
-
-        return self._driven(steps, path, append=True)
-
-    def _driven(self, start: Callable[[], Steps], path: str | None, *, append: bool) -> Iterator[Event]:
+    def _driven(
+        self, start: Callable[[], Steps], opened: Callable[[], TranscriptWriter] | None
+    ) -> Iterator[Event]:
         """Perform the effects of the run ``start`` begins, handing out its events as they come."""
-        machine = start()
-        writer = None if path is None else TranscriptWriter(path, append=append)
+        writer = None if opened is None else opened()
+        try:
+            machine = start()
+        except BaseException:
+            if writer is not None:
+                writer.close()
+            raise
         try:
             answer: Any = None
-            failure: Exception | None = None
+            failure: BaseException | None = None
             while True:
                 try:
                     effect = machine.send(answer) if failure is None else machine.throw(failure)
@@ -163,12 +162,14 @@ class RoutingLoop(StepMachine):
                         else:
                             answer = effect.backend.complete(effect.messages)
                     except Exception as error:  # the machine retries it or lets it through
-                        failure = error
+                        failure = backend_failure(effect.backend, error)
                 elif isinstance(effect, CallTool):
                     try:
                         answer = self.provider.call(effect.tool, effect.arguments)
-                    except Exception as error:  # the machine reports it to the model
-                        failure = error
+                    except KeyboardInterrupt:  # the user's, not the tool's: the run ends
+                        raise
+                    except BaseException as error:  # SystemExit too: the machine reports it to the model
+                        failure = ToolRaised(error)
                 elif isinstance(effect, Wait):
                     self._sleep(effect.seconds)
         finally:
