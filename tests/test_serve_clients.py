@@ -228,7 +228,9 @@ def test_the_model_under_auto_calls_a_tool_or_answers_and_none_answers(embedded:
 
 
 @pytest.mark.model
-def test_the_models_streamed_call_rebuilds_the_whole_one(embedded: str) -> None:
+def test_the_models_streamed_call_is_rebuilt_as_one_valid_call(embedded: str) -> None:
+    # That the stream rebuilds exactly the whole reply is tested on the scripted backend, which
+    # can answer the same twice; a model's two samplings need not agree, so this asserts the contract.
     ask: dict[str, Any] = {
         "model": "smollm2",
         "messages": QUESTION,
@@ -236,17 +238,14 @@ def test_the_models_streamed_call_rebuilds_the_whole_one(embedded: str) -> None:
         "tool_choice": "required",
     }
     with openai.OpenAI(base_url=embedded, api_key="unused", max_retries=0) as client:
-        whole = client.chat.completions.create(**ask, temperature=0)
-        with client.chat.completions.stream(**ask, temperature=0) as stream:
+        whole = client.chat.completions.create(**ask)
+        with client.chat.completions.stream(**ask, stream_options={"include_usage": True}) as stream:
             final = stream.get_final_completion()
     call = checked_call(whole, {"search", "read"})
-    rebuilt = final.choices[0].message.tool_calls
-    assert final.choices[0].finish_reason == "tool_calls"
-    assert rebuilt is not None
-    assert (rebuilt[0].id, rebuilt[0].function.name) == (call.id, call.function.name)
-    jsonschema.validate(json.loads(rebuilt[0].function.arguments), SCHEMAS[rebuilt[0].function.name])
-    # Greedy decoding of one prompt on one machine writes the same arguments whole and streamed.
-    assert rebuilt[0].function.arguments == call.function.arguments
+    rebuilt = checked_call(final, {"search", "read"})
+    assert rebuilt.id == call.id == "route-1"
+    assert final.usage is not None
+    assert final.usage.completion_tokens > 0
 
 
 @pytest.mark.model
