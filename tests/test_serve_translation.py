@@ -298,3 +298,62 @@ def test_a_streamed_call_is_named_as_soon_as_one_offered_name_alone_fits() -> No
     assert other.feed('{"tool":"n') == []  # none is an action too: no call yet
     [named] = CallStream(["search", "read"], "route-1", spaced=False).feed('{"tool":"s')
     assert named["tool_calls"][0]["function"]["name"] == "search"
+
+
+def test_several_calls_in_one_message_become_the_rounds_a_run_makes() -> None:
+    # Another server's history: two calls in one assistant message, answered in the other order.
+    search_action = '{"tool":"search","arguments":{"query":"latch"}}'
+    read_action = '{"tool":"read","arguments":{"ids":["M1"]}}'
+    backend = ScriptedBackend([search_action, read_action, '{"tool":"none"}'])
+    question = [{"role": "user", "content": "What does the latch do?"}]
+    RoutingLoop(backend, FunctionTools(search, read)).run(question)
+    sent_by_loop = backend.requests[2].messages
+
+    def call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+        return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+    request = read_chat_request(
+        {
+            "messages": [
+                *question,
+                {
+                    "role": "assistant",
+                    "content": "Let me look.",
+                    "tool_calls": [
+                        call("x1", "search", '{"query":"latch"}'),
+                        call("x2", "read", '{"ids":["M1"]}'),
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "x2", "content": read(["M1"])},
+                {"role": "tool", "tool_call_id": "x1", "content": search("latch")},
+            ],
+            "tools": TOOLS,
+        }
+    )
+    conversation = conversation_of(request, spaced=False)
+    decision = decision_of(request, conversation)
+    assert decision is not None
+    assert decision.messages == sent_by_loop
+    assert conversation.calls == 2
+
+
+def test_an_open_call_still_stands_for_its_action_before_the_next_message() -> None:
+    calls = [
+        {"id": "a", "type": "function", "function": {"name": "search", "arguments": '{"query":"x"}'}},
+        {"id": "b", "type": "function", "function": {"name": "read", "arguments": "{}"}},
+    ]
+    messages = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        {"role": "tool", "tool_call_id": "a", "content": "one"},
+        {"role": "user", "content": "and then?"},
+    ]
+    conversation = conversation_of(read_chat_request({"messages": messages}), spaced=False)
+    assert [(m["role"], m["content"]) for m in conversation.messages] == [
+        ("user", "q"),
+        ("assistant", '{"tool":"search","arguments":{"query":"x"}}'),
+        ("user", "Tool result for search (call route-1):\none"),
+        ("assistant", '{"tool":"read","arguments":{}}'),
+        ("user", "and then?"),
+    ]
+    assert conversation.question == 5

@@ -12,16 +12,17 @@ under the call id the loop would have given that call: the n-th call of the conv
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from .._backends import Message
 from .._errors import ChatRequestError
 from .._names import tool_name_problem
 from .._result_messages import routed_call_id, routed_result_text
-from .request import ChatRequest, InMessage
+from .request import ChatRequest, InMessage, ToolCall
 
 __all__ = [
     "Conversation",
@@ -74,58 +75,107 @@ def arguments_text(reply: str, tool: str, arguments: dict[str, Any], *, spaced: 
 
 def conversation_of(request: ChatRequest, *, spaced: bool) -> Conversation:
     """The request's messages as a run's conversation; a call or result that cannot be one is refused."""
-    calls: dict[str, tuple[str, str]] = {}
-    answered: set[str] = set()
-    messages: list[Message] = []
-    question = 0
+    built = _Built(spaced)
     for index, message in enumerate(request.messages):
         at = f"messages[{index}]"
+        if message.role == "tool":
+            built.result(message, at)
+            continue
+        built.flush()
         if message.role in ("system", "developer"):
-            messages.append(Message(role="system", content=message.content))
+            built.add("system", message.content)
         elif message.role == "user":
-            messages.append(Message(role="user", content=message.content))
-            question = len(messages)
-        elif message.role == "assistant":
-            messages.append(Message(role="assistant", content=_assistant(message, at, calls, spaced)))
+            built.add("user", message.content)
+            built.question = len(built.messages)
         else:
-            messages.append(Message(role="user", content=_result(message, at, calls, answered)))
-    return Conversation(messages=tuple(messages), question=question, calls=len(calls))
+            built.assistant(message, at)
+    built.flush()
+    return Conversation(messages=tuple(built.messages), question=built.question, calls=len(built.calls))
 
 
-def _assistant(message: InMessage, at: str, calls: dict[str, tuple[str, str]], spaced: bool) -> str:
-    if not message.tool_calls:
-        return message.content
-    call = message.tool_calls[0]
-    where = f"{at}.tool_calls[0]"
-    if call.id in calls:
-        raise ChatRequestError(f"the call id {json.dumps(call.id)[:80]} is used twice", f"{where}.id")
-    problem = tool_name_problem(call.name)
-    if problem is not None:
-        raise ChatRequestError(problem, f"{where}.function.name")
-    arguments = call.arguments if call.arguments.strip() else "{}"
-    try:
-        value = json.loads(arguments)
-    except (ValueError, RecursionError):
-        value = None
-    if not isinstance(value, dict):
-        raise ChatRequestError("the arguments are not a JSON object's text", f"{where}.function.arguments")
-    calls[call.id] = (call.name, routed_call_id(len(calls) + 1))
-    # A text the assistant wrote beside its call is not part of the action it stands for.
-    return action_text(call.name, arguments, spaced=spaced)
+class _Built:
+    """The conversation as it is built, and the calls of the last assistant message still open.
 
+    A run makes one call a round, answered before the next: an assistant message with several
+    calls (from another server's history) becomes that, each action followed by its result,
+    in the order of the calls, whatever order their tool messages come in.
+    """
 
-def _result(message: InMessage, at: str, calls: dict[str, tuple[str, str]], answered: set[str]) -> str:
-    call_id = message.tool_call_id or ""
-    if call_id not in calls or call_id in answered:
-        why = "was answered already" if call_id in answered else "is no earlier assistant message's call"
-        raise ChatRequestError(
-            f"the tool message answers the call {json.dumps(call_id)[:80]}, which {why}",
-            f"{at}.tool_call_id",
-            code="unknown_tool_call",
-        )
-    answered.add(call_id)
-    tool, routed = calls[call_id]
-    return routed_result_text(tool, routed, message.content)
+    def __init__(self, spaced: bool) -> None:
+        self.spaced = spaced
+        self.messages: list[Message] = []
+        self.question = 0
+        self.calls: dict[str, tuple[str, str, str]] = {}
+        """Each call by the client's id: its tool, its routed id, the action it stands for."""
+        self.answered: set[str] = set()
+        self.open: collections.deque[str] = collections.deque()
+        """The last assistant message's calls not yet followed by their results (the first sent)."""
+        self.waiting: dict[str, str] = {}
+
+    def add(self, role: Literal["system", "user", "assistant"], content: str) -> None:
+        self.messages.append(Message(role=role, content=content))
+
+    def assistant(self, message: InMessage, at: str) -> None:
+        if not message.tool_calls:
+            self.add("assistant", message.content)
+            return
+        for position, call in enumerate(message.tool_calls):
+            action = self._action(call, f"{at}.tool_calls[{position}]")
+            self.calls[call.id] = (call.name, routed_call_id(len(self.calls) + 1), action)
+            self.open.append(call.id)
+        # A text the assistant wrote beside its calls is not part of the actions they stand for.
+        self.add("assistant", self.calls[self.open[0]][2])
+
+    def _action(self, call: ToolCall, where: str) -> str:
+        if call.id in self.calls:
+            raise ChatRequestError(f"the call id {json.dumps(call.id)[:80]} is used twice", f"{where}.id")
+        problem = tool_name_problem(call.name)
+        if problem is not None:
+            raise ChatRequestError(problem, f"{where}.function.name")
+        arguments = call.arguments if call.arguments.strip() else "{}"
+        try:
+            value = json.loads(arguments)
+        except (ValueError, RecursionError):
+            value = None
+        if not isinstance(value, dict):
+            raise ChatRequestError(
+                "the arguments are not a JSON object's text", f"{where}.function.arguments"
+            )
+        return action_text(call.name, arguments, spaced=self.spaced)
+
+    def result(self, message: InMessage, at: str) -> None:
+        call_id = message.tool_call_id or ""
+        if call_id not in self.calls or call_id in self.answered:
+            why = (
+                "was answered already"
+                if call_id in self.answered
+                else "is no earlier assistant message's call"
+            )
+            raise ChatRequestError(
+                f"the tool message answers the call {json.dumps(call_id)[:80]}, which {why}",
+                f"{at}.tool_call_id",
+                code="unknown_tool_call",
+            )
+        self.answered.add(call_id)
+        tool, routed, _ = self.calls[call_id]
+        text = routed_result_text(tool, routed, message.content)
+        if call_id not in self.open:  # a call of an earlier message, answered late
+            self.add("user", text)
+            return
+        self.waiting[call_id] = text
+        while self.open and self.open[0] in self.waiting:
+            self.add("user", self.waiting.pop(self.open.popleft()))
+            if self.open:
+                self.add("assistant", self.calls[self.open[0]][2])
+
+    def flush(self) -> None:
+        """Before another message: the open calls' actions, with the results that came, in order."""
+        while self.open:
+            first = self.open.popleft()
+            if first in self.waiting:
+                self.add("user", self.waiting.pop(first))
+            if self.open:
+                self.add("assistant", self.calls[self.open[0]][2])
 
 
 def ends_with_user(messages: Sequence[Message]) -> bool:

@@ -226,13 +226,6 @@ def _content(value: object, at: str, *, empty: bool) -> str:
 def _calls(value: object, at: str) -> tuple[ToolCall, ...]:
     if not isinstance(value, list):
         raise ChatRequestError(f"tool_calls is a list, not {_kind(value)}", at)
-    if len(value) > 1:
-        raise ChatRequestError(
-            "an assistant message with more than one tool call is not supported: the server answers "
-            "one call per response",
-            at,
-            code="unsupported_parallel_calls",
-        )
     calls = []
     for index, call in enumerate(value):
         where = f"{at}[{index}]"
