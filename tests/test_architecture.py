@@ -1,7 +1,8 @@
 """The tree is the architecture: which part may import which, and only through its front door.
 
 Parts: the flat routing core (``toolrouting._*.py``), then one package each for the route
-grammar, the backends, the loop, the catalogues, the preflight, the demo and the command line.
+grammar, the backends, the loop, the catalogues, the preflight, the demo, batch runs, traces, the
+server and the command line.
 docs/architecture.md draws the same table.
 """
 
@@ -26,6 +27,7 @@ MAY_IMPORT = {
     "demo": {"core"},
     "_batch": {"core", "_backends", "_loop"},
     "_traces": {"core", "_backends", "_loop"},
+    "_serve": {"core", "_backends", "_loop"},
     "_cli": {
         "core",
         "_grammar",
@@ -36,6 +38,7 @@ MAY_IMPORT = {
         "demo",
         "_batch",
         "_traces",
+        "_serve",
     },
 }
 

@@ -195,3 +195,12 @@ def test_checked_entries_carry_their_position_and_a_detached_copy() -> None:
         checked[0].name = "x"  # type: ignore[misc]
     with pytest.raises(TypeError):
         CheckedTool(0, "ping", None, {})  # type: ignore[misc]
+
+
+def test_a_route_without_the_handoff_offers_the_tools_alone() -> None:
+    tools = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}]
+    schema = route_schema(tools, handoff=False)
+    assert [alt["properties"]["tool"]["const"] for alt in schema["anyOf"]] == ["search"]
+    assert route_schema(tools)["anyOf"][:1] == schema["anyOf"]
+    with pytest.raises(ValueError, match="at least one tool"):
+        route_schema([], handoff=False)

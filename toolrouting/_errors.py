@@ -13,6 +13,7 @@ ToolRoutingError
 ├── MemoryStoreError                   a memory database or notes folder that cannot be used
 ├── ToolServerError                    an MCP server that cannot be started, reached or listed
 ├── QuestionsFileError (also ValueError) a batch's questions file with a line that is not a question
+├── ChatRequestError (also ValueError) a chat completions request toolrouting serve cannot serve
 └── RunError                           a routing run could not finish
     ├── RepairsExhaustedError          the model's reply stayed invalid after its repairs
     ├── RetriesExhaustedError          a backend kept failing past the retry budget
@@ -28,6 +29,7 @@ __all__ = [
     "BackendResponseError",
     "BackendTimeout",
     "CatalogueError",
+    "ChatRequestError",
     "GrammarError",
     "MemoryStoreError",
     "ModelLoadError",
@@ -214,3 +216,32 @@ class QuestionsFileError(ToolRoutingError, ValueError):
 
     def __reduce__(self) -> tuple[type[QuestionsFileError], tuple[str, int, str]]:
         return (type(self), (self.path, self.line, self.reason))
+
+
+class ChatRequestError(ToolRoutingError, ValueError):
+    """A request to ``toolrouting serve`` that cannot be served as sent.
+
+    ``param`` is where in the request body the problem is (``messages[2].role``), ``None`` for the
+    whole request; ``status`` the HTTP status it is answered with (400, 413, 429, ...); ``code``
+    a short machine-readable name; ``retry_after`` the seconds a busy server asks a client to wait.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        param: str | None = None,
+        *,
+        status: int = 400,
+        code: str = "invalid_request",
+        retry_after: float | None = None,
+    ) -> None:
+        self.reason = reason
+        self.param = param
+        self.status = status
+        self.code = code
+        self.retry_after = retry_after
+        super().__init__(f"{param}: {reason}" if param else reason)
+
+    def __reduce__(self) -> tuple[type[ChatRequestError], tuple[str, str | None], dict[str, object]]:
+        state = {"status": self.status, "code": self.code, "retry_after": self.retry_after}
+        return (type(self), (self.reason, self.param), state)

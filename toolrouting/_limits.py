@@ -57,6 +57,12 @@ __all__ = [
     "RETRY_BACKOFF_BASE",
     "RETRY_BACKOFF_MAX",
     "ROUTE_SCHEMA_NAME",
+    "SERVE_ANSWER_TOKENS",
+    "SERVE_EMBEDDED_QUEUE",
+    "SERVE_MAX_BODY_BYTES",
+    "SERVE_MAX_IN_FLIGHT",
+    "SERVE_RETRY_AFTER",
+    "SERVE_ROUTE_CACHE",
     "SHOWN_LIST_CHARS",
     "SHOWN_NAME_CHARS",
     "SHOWN_REF_CHARS",
@@ -318,3 +324,32 @@ BATCH_PROGRESS_INTERVAL = 0.5
 #: Characters of a failed tool's result in its span's status: the gist a trace viewer shows in
 #: a list of spans; the whole result is in the transcript.
 SPAN_STATUS_CHARS = 200
+
+#: Bytes of a request body ``toolrouting serve`` reads; a longer one is answered 413. A chat
+#: request is a conversation and a catalogue: 4 MB holds a million-character conversation
+#: (far past any local model's window) and keeps one client from filling the server's memory.
+SERVE_MAX_BODY_BYTES = 4_000_000
+
+#: Tokens of an answer when a request sets no ``max_tokens`` (several clients send none). A
+#: model that repeats itself must not hold the server for minutes: one irrelevant question to
+#: a 0.5B model behind a native tool-calling server ran past 7,600 tokens in ten minutes.
+#: 1024 tokens is a long answer, and at most about a minute on two cores for the default model.
+SERVE_ANSWER_TOKENS = 1024
+
+#: Requests the embedded model holds, the one it is running included; the next is answered
+#: 429 with Retry-After. It runs one at a time: a deeper queue only makes each client wait
+#: longer than its own timeout for an answer it then throws away.
+SERVE_EMBEDDED_QUEUE = 8
+
+#: Requests in flight to a server backend at once; past it, 429 with Retry-After. Many more
+#: than any local serving engine batches, so it only bounds the proxy's own memory.
+SERVE_MAX_IN_FLIGHT = 256
+
+#: Seconds a busy ``toolrouting serve`` asks a client to wait (``Retry-After``): about one
+#: embedded decision on two cores, so a retrying client finds a free place soon.
+SERVE_RETRY_AFTER = 2
+
+#: Catalogues (with their tool_choice) whose rendered instructions and route ``toolrouting serve``
+#: keeps. A client sends its whole catalogue with every request; building the route and the
+#: instructions again took a third of the server's own time a request. An agent has a few.
+SERVE_ROUTE_CACHE = 64

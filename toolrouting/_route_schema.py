@@ -22,7 +22,9 @@ _NONE_JSON = json.dumps(
 )
 
 
-def route_schema(tools: Sequence[Mapping[str, Any]], *, thought: int | None = None) -> dict[str, Any]:
+def route_schema(
+    tools: Sequence[Mapping[str, Any]], *, thought: int | None = None, handoff: bool = True
+) -> dict[str, Any]:
     """One JSON schema whose alternatives are the catalogue's tools, in order, then ``none``.
 
     ``tool`` comes first in both ``properties`` and ``required``, so a grammar-compiling
@@ -30,8 +32,9 @@ def route_schema(tools: Sequence[Mapping[str, Any]], *, thought: int | None = No
     reasoning slot in front of it, in every alternative: a ``"thought"`` string of at most
     ``N`` characters the model writes before it chooses (off by default). Each tool's parameters are
     copied, never shared with the catalogue; their ``$defs`` move to the route's own
-    ``$defs`` as ``TOOL.NAME`` so that their refs still resolve. Raises
-    :class:`CatalogueError` on a bad entry.
+    ``$defs`` as ``TOOL.NAME`` so that their refs still resolve. ``handoff=False`` leaves
+    ``none`` out, for a caller that demands a tool call (an empty catalogue is then refused).
+    Raises :class:`CatalogueError` on a bad entry.
     """
     slot = _thought_slot(thought)
     alternatives: list[dict[str, Any]] = []
@@ -46,11 +49,14 @@ def route_schema(tools: Sequence[Mapping[str, Any]], *, thought: int | None = No
         alternative["required"] = [*slot, "tool", "arguments"]
         alternative["additionalProperties"] = False
         alternatives.append(alternative)
-    handoff = json.loads(_NONE_JSON)
-    if slot:
-        handoff["properties"] = {**slot, **handoff["properties"]}
-        handoff["required"] = [*slot, *handoff["required"]]
-    alternatives.append(handoff)
+    if handoff:
+        none = json.loads(_NONE_JSON)
+        if slot:
+            none["properties"] = {**slot, **none["properties"]}
+            none["required"] = [*slot, *none["required"]]
+        alternatives.append(none)
+    elif not alternatives:
+        raise ValueError("a route without the none alternative needs at least one tool")
     schema: dict[str, Any] = {"type": "object", "anyOf": alternatives}
     if definitions:
         schema["$defs"] = definitions

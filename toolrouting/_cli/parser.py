@@ -17,6 +17,7 @@ from .batch import add_batch
 from .catalogue import add_parse, add_preflight, add_schema
 from .models import add_models
 from .run import add_run
+from .serve import add_serve
 
 __all__ = ["SUBCOMMANDS", "build_parser", "help_texts", "version_text"]
 
@@ -24,6 +25,7 @@ __all__ = ["SUBCOMMANDS", "build_parser", "help_texts", "version_text"]
 SUBCOMMANDS: list[Callable[[Subparsers], None]] = [
     add_run,
     add_batch,
+    add_serve,
     add_models,
     add_schema,
     add_parse,

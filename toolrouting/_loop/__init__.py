@@ -7,9 +7,11 @@
 Lines record a run can resume from, and ``replay`` rebuilds a run's state from it; ``events``
 are what a caller watches; ``feedback`` is every text the loop itself tells the model, with
 ``instructions`` (the catalogue in the system message) and ``answer`` (the answer request
-after the handoff); ``result`` is what a finished run returns.
+after the handoff); ``result`` is what a finished run returns. ``instructed`` and
+``answer_request`` are offered to parts that send what a run would send without running one.
 """
 
+from .answer import answer_request
 from .async_run import AsyncRoutingLoop
 from .events import (
     ActionChosen,
@@ -26,6 +28,7 @@ from .events import (
     ToolResult,
     ToolReturned,
 )
+from .instructions import instructed
 from .result import Action, EndReason, LimitName, RoundUsage, RunResult
 from .run import RoutingLoop
 from .run_limits import RunLimits
@@ -54,5 +57,7 @@ __all__ = [
     "ToolResult",
     "ToolReturned",
     "TranscriptRead",
+    "answer_request",
+    "instructed",
     "read_transcript",
 ]

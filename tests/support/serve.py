@@ -1,0 +1,41 @@
+"""toolrouting serve on loopback: a real uvicorn server in a thread, on a free port, for real clients."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import uvicorn
+from starlette.applications import Starlette
+
+from toolrouting._serve import server_config
+
+__all__ = ["served"]
+
+
+@contextlib.contextmanager
+def served(app: Starlette) -> Iterator[str]:
+    """Serve ``app`` on 127.0.0.1 until the block ends; yields the base URL clients take (``.../v1``)."""
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and without
+    # it every keep-alive request waits 40 ms on a delayed ACK.
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(socket.SOMAXCONN)
+    port = listener.getsockname()[1]
+    server = uvicorn.Server(server_config(app, host="127.0.0.1", port=port))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the server did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        listener.close()

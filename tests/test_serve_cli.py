@@ -1,0 +1,96 @@
+"""``toolrouting serve`` as a user starts it: a process of its own, on a free port, stopped by Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from support.processes import ROOT, python_m, stop
+
+QUESTION = [{"role": "user", "content": "hi"}]
+TOOL = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}
+
+
+def _unreachable() -> str:
+    # A port that was free a moment ago: nothing answers there, so the upstream fails to connect.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+
+
+@pytest.fixture
+def serve() -> Iterator[tuple[subprocess.Popen[str], str]]:
+    environment = {k: v for k, v in os.environ.items() if k not in ("TOOLROUTING_API_KEY", "OPENAI_API_KEY")}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "toolrouting",
+            "serve",
+            "--base-url",
+            _unreachable(),
+            "--model",
+            "m",
+            "--port",
+            "0",
+        ],
+        cwd=ROOT,
+        env={**environment, "TOOLROUTING_SERVE_KEY": "sesame"},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    served = re.fullmatch(r"toolrouting: serving (http://127\.0\.0\.1:\d+/v1)\n", line)
+    assert served, line
+    try:
+        yield process, served.group(1)
+    finally:
+        if process.poll() is None:
+            stop(process, 10)  # type: ignore[arg-type]
+        process.stderr.close()
+
+
+def test_serve_answers_refuses_and_stops_on_ctrl_c(serve: tuple[subprocess.Popen[str], str]) -> None:
+    process, url = serve
+    key = {"Authorization": "Bearer sesame"}
+    assert httpx.get(url.removesuffix("/v1") + "/health").json() == {"status": "ok"}
+    assert httpx.get(f"{url}/models").status_code == 401  # the key from TOOLROUTING_SERVE_KEY
+    assert [m["id"] for m in httpx.get(f"{url}/models", headers=key).json()["data"]] == ["m"]
+    body = {"model": "m", "messages": QUESTION, "tools": [TOOL]}
+    failed = httpx.post(f"{url}/chat/completions", json=body, headers=key, timeout=60)
+    assert failed.status_code == 502
+    error = failed.json()["error"]
+    assert error["code"] == "BackendConnectError"
+    assert error["type"] == "upstream_error"
+    assert "Traceback" not in failed.text
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=30) in (0, 130)
+
+
+def test_an_address_in_use_is_one_usage_line() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        done = python_m(
+            "serve", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--port", port, timeout=60
+        )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"toolrouting serve: error: cannot listen on 127.0.0.1:{port} (Address already in use)"
+    ]
+
+
+def test_a_backend_option_that_does_not_fit_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    from toolrouting._cli import main
+
+    assert main(["serve", "--api-key", "sk-test-key", "--port", "0"]) == 2
+    assert "--api-key is for a server named with --base-url" in capsys.readouterr().err

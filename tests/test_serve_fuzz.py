@@ -1,0 +1,171 @@
+"""toolrouting serve under malformed requests: never a 5xx, always OpenAI's shapes, alive after.
+
+Hypothesis writes request bodies from valid fields and arbitrary JSON in their place (and now
+and then bytes that are no JSON at all): 2,000 in-process through Starlette's TestClient and
+300 more (the default profile's count) through a real uvicorn socket. The backend is the
+package's scripted fake, answering every decision with an action the route offers, so any
+5xx would be the server's own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from starlette.testclient import TestClient
+from support.serve import served
+
+from toolrouting import AsyncScriptedBackend, ScriptedRequest
+from toolrouting._serve import serve_app
+
+SEARCH = {
+    "type": "function",
+    "function": {
+        "name": "search",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    },
+}
+READ = {"type": "function", "function": {"name": "read", "parameters": {"type": "object", "properties": {}}}}
+ACTIONS = {"search": '{"tool":"search","arguments":{"query":"x"}}', "read": '{"tool":"read","arguments":{}}'}
+
+
+def reply(request: ScriptedRequest) -> str:
+    """A valid action for the route the request carries, or a short answer when it carries none."""
+    schema = request.settings.json_schema
+    if schema is None:
+        return "An answer."
+    offered = [alt["properties"]["tool"]["const"] for alt in schema["anyOf"]]
+    return '{"tool":"none"}' if "none" in offered else ACTIONS[offered[0]]
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=10,
+)
+
+
+def either(valid: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(valid, valid, json_values)
+
+
+text_part = st.fixed_dictionaries({"type": either(st.just("text")), "text": either(st.text(max_size=20))})
+call = st.fixed_dictionaries(
+    {
+        "id": either(st.sampled_from(["a", "b"])),
+        "type": either(st.just("function")),
+        "function": st.fixed_dictionaries(
+            {
+                "name": either(st.sampled_from(["search", "read", "bad name"])),
+                "arguments": either(st.sampled_from(['{"query":"x"}', "{}", "[1]", "{"])),
+            }
+        ),
+    }
+)
+message = st.fixed_dictionaries(
+    {"role": either(st.sampled_from(["system", "developer", "user", "assistant", "tool", "function"]))},
+    optional={
+        "content": either(st.text(max_size=30) | st.lists(text_part, max_size=2)),
+        "tool_calls": either(st.lists(call, max_size=2)),
+        "tool_call_id": either(st.sampled_from(["a", "b"])),
+    },
+)
+tool = either(st.sampled_from([SEARCH, READ, {"type": "function", "function": {"name": "none"}}]))
+choice = either(
+    st.sampled_from(["auto", "required", "none"])
+    | st.builds(
+        lambda n: {"type": "function", "function": {"name": n}}, st.sampled_from(["search", "read", "x"])
+    )
+)
+bodies = st.fixed_dictionaries(
+    {},
+    optional={
+        "model": either(st.text(max_size=10)),
+        "messages": either(st.lists(message, min_size=1, max_size=4)),
+        "tools": either(st.lists(tool, max_size=3)),
+        "tool_choice": choice,
+        "max_tokens": either(st.integers(1, 64)),
+        "temperature": either(st.floats(0, 2)),
+        "stop": either(st.text(min_size=1, max_size=3)),
+        "stream": either(st.booleans()),
+        "stream_options": either(st.fixed_dictionaries({"include_usage": either(st.booleans())})),
+        "n": either(st.just(1)),
+    },
+)
+payloads = st.one_of(
+    bodies.map(lambda b: json.dumps(b).encode()),
+    bodies.map(lambda b: json.dumps(b).encode()),
+    st.binary(max_size=40),
+)
+
+
+def check(status: int, content: bytes, content_type: str) -> None:
+    assert status < 500, content[:300]
+    if status != 200:
+        error = json.loads(content)["error"]
+        assert set(error) == {"message", "type", "param", "code"}
+        return
+    if content_type.startswith("text/event-stream"):
+        events = [line.removeprefix("data: ") for line in content.decode().split("\n\n") if line]
+        assert events[-1] == "[DONE]"
+        for event in events[:-1]:
+            ChatCompletionChunk.model_validate(json.loads(event))
+    else:
+        ChatCompletion.model_validate(json.loads(content))
+
+
+@pytest.fixture(scope="module")
+def app() -> Any:
+    return serve_app(AsyncScriptedBackend([reply] * 20_000))
+
+
+@pytest.fixture(scope="module")
+def client(app: Any) -> Iterator[TestClient]:
+    with TestClient(app) as client:
+        yield client
+
+
+#: In-process requests under the default profile; HYPOTHESIS_PROFILE=long raises both tests' counts.
+IN_PROCESS = max(2000, settings.default.max_examples)
+
+
+@settings(max_examples=IN_PROCESS, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(payload=payloads)
+def test_no_malformed_request_gets_a_5xx_in_process(client: TestClient, payload: bytes) -> None:
+    response = client.post("/v1/chat/completions", content=payload)
+    check(response.status_code, response.content, response.headers.get("content-type", ""))
+
+
+@pytest.fixture(scope="module")
+def socket_url(app: Any) -> Iterator[str]:
+    with served(app) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def http(socket_url: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=socket_url, timeout=30) as http:
+        yield http
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(payload=payloads)
+def test_no_malformed_request_gets_a_5xx_over_a_socket(http: httpx.Client, payload: bytes) -> None:
+    response = http.post("/chat/completions", content=payload)
+    check(response.status_code, response.content, response.headers.get("content-type", ""))
+
+
+def test_the_server_is_alive_after_the_fuzz(socket_url: str) -> None:
+    response = httpx.post(
+        f"{socket_url}/chat/completions",
+        json={"messages": [{"role": "user", "content": "hi"}], "tools": [SEARCH], "tool_choice": "required"},
+        timeout=30,
+    )
+    assert response.status_code == 200
+    assert response.json()["choices"][0]["finish_reason"] == "tool_calls"

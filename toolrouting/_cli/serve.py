@@ -1,0 +1,144 @@
+"""``toolrouting serve``: OpenAI's chat completions on loopback, in front of the model the options name.
+
+The backend comes from the same options as ``toolrouting run`` (the embedded model, ``--model``,
+``--base-url``, ``--dialect``, ``--api-key``). The socket is bound here, before the server
+starts, so an address in use is one usage error line, and ``--port 0`` takes a free port and
+says which.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import sys
+from pathlib import Path
+
+from .._limits import DEFAULT_ROUTING_CAP, SERVE_ANSWER_TOKENS
+from .arguments import Subparsers, UsageError, positive
+from .exits import DONE
+from .run import async_model_backend
+from .server import add_server_options, api_key
+
+__all__ = ["KEY_VARIABLE", "add_serve"]
+
+#: The environment variable read for the key clients must send, when ``--require-key`` is absent.
+KEY_VARIABLE = "TOOLROUTING_SERVE_KEY"
+
+
+def add_serve(subparsers: Subparsers) -> None:
+    """Register ``serve`` and its options."""
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve OpenAI's chat completions API with every tool decision routed",
+        description="Serve POST /v1/chat/completions, GET /v1/models and GET /health. A request with "
+        "tools gets one grammar-constrained decision (a tool call, or with tool_choice auto the "
+        "answer); the client runs the tool and sends its result back, as with OpenAI's API. With no "
+        "options it serves the embedded default model (SmolLM2-135M-Instruct).",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="MODEL",
+        help="a GGUF file for the embedded model, or with --base-url the server's model name",
+    )
+    add_server_options(parser)
+    parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: %(default)s)")
+    parser.add_argument(
+        "--port", type=_port, default=8000, help="the port; 0 takes a free one (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--require-key",
+        metavar="KEY",
+        help=f"the bearer key every /v1 request must carry (default: ${KEY_VARIABLE}; none when unset)",
+    )
+    parser.add_argument(
+        "--cap",
+        type=positive,
+        default=DEFAULT_ROUTING_CAP,
+        metavar="N",
+        help="completion cap of every tool decision in tokens (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--answer-tokens",
+        type=positive,
+        default=SERVE_ANSWER_TOKENS,
+        metavar="N",
+        help="the answer's cap when a request sets no max_tokens (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--grammar",
+        choices=("ours", "server"),
+        default="ours",
+        help="where a grammar is taken: our compact grammar of the route, or the schema for the server "
+        "to convert (default: %(default)s)",
+    )
+    parser.add_argument("--threads", type=positive, metavar="N", help="threads of the embedded model")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="on stderr only the address served and errors"
+    )
+    # What `run`'s backend options read and serve leaves to each request.
+    parser.set_defaults(handler=_serve, temperature=0.0, top_p=None, seed=None)
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0 to 65535)")
+    return int(text)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    # Imported here: the server's packages are the serve extra's, and other commands need none.
+    try:
+        import uvicorn
+
+        from .._serve import serve_app, server_config
+    except ImportError as error:
+        raise UsageError(f"toolrouting serve needs pip install 'toolrouting[serve]' ({error})") from None
+    require_key = args.require_key or os.environ.get(KEY_VARIABLE) or None
+    listener = _listener(args.host, args.port)
+    try:
+        backend = async_model_backend(args)  # loads the embedded model before the event loop starts
+        upstream = api_key(args)
+        app = serve_app(
+            backend,
+            model=_model_name(args),
+            cap=args.cap,
+            answer_tokens=args.answer_tokens,
+            require_key=require_key,
+            secrets=() if upstream is None else (upstream.value,),
+            owned=True,
+        )
+        host, port = listener.getsockname()[:2]
+        config = server_config(app, host=host, port=port, log_level="warning" if args.quiet else "info")
+        # Said even with --quiet: with --port 0 it is the only place the port is told.
+        print(f"toolrouting: serving http://{host}:{port}/v1", file=sys.stderr, flush=True)
+        asyncio.run(uvicorn.Server(config).serve(sockets=[listener]))
+    finally:
+        listener.close()
+    return DONE
+
+
+def _listener(host: str, port: int) -> socket.socket:
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, protocol, _, address = infos[0]
+        # The protocol named: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
+        # without it every keep-alive request waits 40 ms on a delayed ACK.
+        listener = socket.socket(family, kind, protocol or socket.IPPROTO_TCP)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+        listener.listen(socket.SOMAXCONN)
+    except OSError as error:
+        raise UsageError(f"cannot listen on {host}:{port} ({error.strerror or error})") from None
+    return listener
+
+
+def _model_name(args: argparse.Namespace) -> str:
+    if args.base_url:
+        return str(args.model or "toolrouting")
+    if args.model:
+        return Path(args.model).name
+    from .._backends import default_model_path
+
+    return default_model_path().name

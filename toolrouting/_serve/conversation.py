@@ -1,0 +1,183 @@
+"""A request's messages as the conversation ``RoutingLoop`` would send, and an action as its text.
+
+A run's conversation has three roles; a chat request has five. System and developer messages
+are system messages. An assistant's tool call is the action it stands for, written as the
+route grammar writes it (``{"tool":NAME,"arguments":ARGS}``, spaced as the backend's settings
+say), with the arguments' own text kept verbatim: so when the call was this server's reply,
+the backend is sent back, byte for byte, what it wrote, and consecutive requests of one
+conversation share their prefix. A tool message is the result message the loop would commit,
+under the call id the loop would have given that call: the n-th call of the conversation is
+``route-n``, whatever id the client knows it by.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from .._backends import Message
+from .._errors import ChatRequestError
+from .._names import tool_name_problem
+from .._result_messages import routed_call_id, routed_result_text
+from .request import ChatRequest, InMessage, ToolCall
+
+__all__ = [
+    "Conversation",
+    "action_head",
+    "action_text",
+    "arguments_text",
+    "conversation_of",
+    "ends_with_user",
+]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Conversation:
+    """A request's messages translated: the messages, where the question ends, the calls so far."""
+
+    messages: tuple[Message, ...]
+    question: int
+    """How many of ``messages`` come up to and with the last user message that is not a result:
+    the run's own conversation, as the loop's answer request counts it."""
+    calls: int
+    """Tool calls the conversation holds: the next one is ``routed_call_id(calls + 1)``."""
+
+
+def action_head(tool: str, *, spaced: bool) -> str:
+    """An action's text up to its arguments: ``{"tool":NAME,"arguments":``."""
+    colon, comma = (": ", ", ") if spaced else (":", ",")
+    return f'{{"tool"{colon}{json.dumps(tool, ensure_ascii=False)}{comma}"arguments"{colon}'
+
+
+def action_text(tool: str, arguments: str, *, spaced: bool) -> str:
+    """The action a call of ``tool`` with the arguments' JSON text stands for, as the grammar writes it."""
+    return f"{action_head(tool, spaced=spaced)}{arguments}}}"
+
+
+def arguments_text(reply: str, tool: str, arguments: dict[str, Any], *, spaced: bool) -> str:
+    """The arguments' JSON text of an accepted action: the reply's own text when it has the
+    grammar's layout (so :func:`action_text` gives the reply back), else the arguments written
+    compactly."""
+    head = action_head(tool, spaced=spaced)
+    if reply.startswith(head) and reply.endswith("}"):
+        inner = reply[len(head) : -1]
+        try:
+            if json.loads(inner) == arguments:
+                return inner
+        except (ValueError, RecursionError):
+            pass
+    separators = (", ", ": ") if spaced else (",", ":")
+    return json.dumps(arguments, ensure_ascii=False, separators=separators)
+
+
+def conversation_of(request: ChatRequest, *, spaced: bool) -> Conversation:
+    """The request's messages as a run's conversation; a call or result that cannot be one is refused."""
+    built = _Built(spaced)
+    for index, message in enumerate(request.messages):
+        at = f"messages[{index}]"
+        if message.role == "tool":
+            built.result(message, at)
+            continue
+        built.flush()
+        if message.role in ("system", "developer"):
+            built.add("system", message.content)
+        elif message.role == "user":
+            built.add("user", message.content)
+            built.question = len(built.messages)
+        else:
+            built.assistant(message, at)
+    built.flush()
+    return Conversation(messages=tuple(built.messages), question=built.question, calls=len(built.calls))
+
+
+class _Built:
+    """The conversation as it is built, and the calls of the last assistant message still open.
+
+    A run makes one call a round, answered before the next: an assistant message with several
+    calls (from another server's history) becomes that, each action followed by its result,
+    in the order of the calls, whatever order their tool messages come in.
+    """
+
+    def __init__(self, spaced: bool) -> None:
+        self.spaced = spaced
+        self.messages: list[Message] = []
+        self.question = 0
+        self.calls: dict[str, tuple[str, str, str]] = {}
+        """Each call by the client's id: its tool, its routed id, the action it stands for."""
+        self.answered: set[str] = set()
+        self.open: collections.deque[str] = collections.deque()
+        """The last assistant message's calls not yet followed by their results (the first sent)."""
+        self.waiting: dict[str, str] = {}
+
+    def add(self, role: Literal["system", "user", "assistant"], content: str) -> None:
+        self.messages.append(Message(role=role, content=content))
+
+    def assistant(self, message: InMessage, at: str) -> None:
+        if not message.tool_calls:
+            self.add("assistant", message.content)
+            return
+        for position, call in enumerate(message.tool_calls):
+            action = self._action(call, f"{at}.tool_calls[{position}]")
+            self.calls[call.id] = (call.name, routed_call_id(len(self.calls) + 1), action)
+            self.open.append(call.id)
+        # A text the assistant wrote beside its calls is not part of the actions they stand for.
+        self.add("assistant", self.calls[self.open[0]][2])
+
+    def _action(self, call: ToolCall, where: str) -> str:
+        if call.id in self.calls:
+            raise ChatRequestError(f"the call id {json.dumps(call.id)[:80]} is used twice", f"{where}.id")
+        problem = tool_name_problem(call.name)
+        if problem is not None:
+            raise ChatRequestError(problem, f"{where}.function.name")
+        arguments = call.arguments if call.arguments.strip() else "{}"
+        try:
+            value = json.loads(arguments)
+        except (ValueError, RecursionError):
+            value = None
+        if not isinstance(value, dict):
+            raise ChatRequestError(
+                "the arguments are not a JSON object's text", f"{where}.function.arguments"
+            )
+        return action_text(call.name, arguments, spaced=self.spaced)
+
+    def result(self, message: InMessage, at: str) -> None:
+        call_id = message.tool_call_id or ""
+        if call_id not in self.calls or call_id in self.answered:
+            why = (
+                "was answered already"
+                if call_id in self.answered
+                else "is no earlier assistant message's call"
+            )
+            raise ChatRequestError(
+                f"the tool message answers the call {json.dumps(call_id)[:80]}, which {why}",
+                f"{at}.tool_call_id",
+                code="unknown_tool_call",
+            )
+        self.answered.add(call_id)
+        tool, routed, _ = self.calls[call_id]
+        text = routed_result_text(tool, routed, message.content)
+        if call_id not in self.open:  # a call of an earlier message, answered late
+            self.add("user", text)
+            return
+        self.waiting[call_id] = text
+        while self.open and self.open[0] in self.waiting:
+            self.add("user", self.waiting.pop(self.open.popleft()))
+            if self.open:
+                self.add("assistant", self.calls[self.open[0]][2])
+
+    def flush(self) -> None:
+        """Before another message: the open calls' actions, with the results that came, in order."""
+        while self.open:
+            first = self.open.popleft()
+            if first in self.waiting:
+                self.add("user", self.waiting.pop(first))
+            if self.open:
+                self.add("assistant", self.calls[self.open[0]][2])
+
+
+def ends_with_user(messages: Sequence[Message]) -> bool:
+    """Whether a decision can be asked: the conversation ends with a user message or a result."""
+    return bool(messages) and messages[-1]["role"] == "user"

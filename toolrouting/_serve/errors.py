@@ -1,0 +1,76 @@
+"""The one table from the error tree to OpenAI's error shape and an HTTP status.
+
+A request the server cannot serve is the client's to fix (4xx, with the field it names); a
+backend that failed is upstream's (502, or 504 when it did not answer in time), with the error
+tree's message. Nothing reaches a client as a traceback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from .._errors import (
+    BackendError,
+    BackendTimeout,
+    CatalogueError,
+    ChatRequestError,
+    GrammarError,
+    ToolRoutingError,
+)
+from .responses import error_body
+
+__all__ = ["ErrorReply", "error_reply", "hidden"]
+
+_HIDDEN = "[key hidden]"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ErrorReply:
+    """What an error is answered with: the status, OpenAI's error body, and headers."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+
+def error_reply(error: BaseException, secrets: Sequence[str] = ()) -> ErrorReply:
+    """The answer to ``error``; ``secrets`` (API keys) never appear in its message."""
+    message = hidden(str(error), secrets)
+    headers: dict[str, str] = {}
+    if isinstance(error, ChatRequestError):
+        kind = "rate_limit_error" if error.status == 429 else "invalid_request_error"
+        if error.retry_after is not None:
+            headers["Retry-After"] = str(int(error.retry_after))
+        return ErrorReply(
+            status=error.status, body=error_body(message, kind, error.param, error.code), headers=headers
+        )
+    if isinstance(error, CatalogueError):
+        body = error_body(message, "invalid_request_error", f"tools[{error.index}]", "invalid_tools")
+        return ErrorReply(status=400, body=body, headers=headers)
+    if isinstance(error, GrammarError):
+        # The grammar is the catalogue's: a tool's parameters that no compiler here can express.
+        body = error_body(message, "invalid_request_error", "tools", "grammar_refused")
+        return ErrorReply(status=400, body=body, headers=headers)
+    if isinstance(error, BackendTimeout):
+        return ErrorReply(
+            status=504, body=error_body(message, "upstream_error", None, "upstream_timeout"), headers=headers
+        )
+    if isinstance(error, BackendError):
+        code = type(error).__name__
+        return ErrorReply(status=502, body=error_body(message, "upstream_error", None, code), headers=headers)
+    if isinstance(error, ToolRoutingError):
+        code = type(error).__name__
+        return ErrorReply(status=502, body=error_body(message, "server_error", None, code), headers=headers)
+    # A fault of the server's own: named, never shown as a traceback.
+    message = f"the server failed on this request ({type(error).__name__})"
+    body = error_body(message, "server_error", None, "internal_error")
+    return ErrorReply(status=500, body=body, headers={})
+
+
+def hidden(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with each of ``secrets`` replaced by a marker, the longest first."""
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = text.replace(secret, _HIDDEN)
+    return text

@@ -1,0 +1,114 @@
+"""What one request asks of the backend: the decision (route, messages, settings) and the answer.
+
+``tool_choice`` picks the route: ``auto`` offers every tool and ``none``; ``required`` every
+tool without ``none``; a named function that tool alone, without ``none``; ``none`` asks no
+decision at all. The instructions always render the whole catalogue, as a run renders its
+run-start catalogue once and narrows only the grammar: the system message, and with it the
+prefix a server caches, is the same whichever choice a request makes.
+
+The answer after a ``none`` (or for ``tool_choice: "none"``) is the loop's answer request: the
+question and this turn's results in one user message. Without tools, the request is a plain
+chat and its messages go to the backend as they are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from typing import Any
+
+from .._backends import Message
+from .._catalogue_prompt import catalogue_prompt
+from .._errors import ChatRequestError
+from .._limits import SERVE_ROUTE_CACHE
+from .._loop import answer_request, instructed
+from .._route_schema import route_schema, route_tool_names
+from .._settings import Settings
+from .conversation import Conversation, ends_with_user
+from .request import ChatRequest
+
+__all__ = ["Decision", "answer_messages", "answer_settings", "decision_of", "decision_settings"]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Decision:
+    """One routed decision: the conversation with the instructions, the route and what it offers."""
+
+    messages: tuple[Message, ...]
+    schema: dict[str, Any]
+    names: tuple[str, ...]
+    handoff: bool
+    """Whether ``none`` is offered (``tool_choice: "auto"``)."""
+    key: str
+    """The catalogue and the choice, as one text: two requests with the same key route alike."""
+
+
+def decision_of(request: ChatRequest, conversation: Conversation) -> Decision | None:
+    """The decision a request asks for, ``None`` when it asks only for text."""
+    choice = request.tool_choice
+    if not request.tools or choice.mode == "none":
+        return None
+    key = json.dumps([request.tools, choice.mode, choice.names], separators=(",", ":"))
+    route = _route(key)
+    if not ends_with_user(conversation.messages):
+        raise ChatRequestError(
+            "a tool decision answers a user or tool message, and the messages end with an assistant's",
+            "messages",
+        )
+    return Decision(
+        messages=tuple(instructed(conversation.messages, route.instructions, request.tools)),
+        schema=route.schema,
+        names=route.names,
+        handoff=choice.mode == "auto",
+        key=key,
+    )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Route:
+    instructions: str
+    schema: dict[str, Any]
+    names: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=SERVE_ROUTE_CACHE)
+def _route(key: str) -> _Route:
+    """The rendered catalogue and the route of a catalogue and a choice; a client sends the same
+    catalogue with every request, so they are built once (a third of a request's time otherwise)."""
+    tools, mode, chosen = json.loads(key)
+    names = route_tool_names(tools)  # the whole catalogue checked, so an error names its index
+    offered = [tool for tool, name in zip(tools, names, strict=True) if chosen is None or name in chosen]
+    return _Route(
+        instructions=catalogue_prompt(tools),
+        schema=route_schema(offered, handoff=mode == "auto"),
+        names=tuple(route_tool_names(offered)),
+    )
+
+
+def decision_settings(base: Settings, request: ChatRequest) -> Settings:
+    """The backend's settings with the request's sampling; no stop strings, which could cut an action."""
+    return base.clone(**_sampling(request), stop=())
+
+
+def answer_settings(base: Settings, request: ChatRequest, default_tokens: int) -> Settings:
+    """The backend's settings with the request's sampling, stop strings and cap (``default_tokens``
+    when it sets none), and no schema: an answer is free text."""
+    return base.clone(
+        **_sampling(request),
+        stop=request.stop,
+        max_tokens=request.max_tokens or default_tokens,
+        json_schema=None,
+    )
+
+
+def _sampling(request: ChatRequest) -> dict[str, Any]:
+    given = {"temperature": request.temperature, "top_p": request.top_p, "seed": request.seed}
+    return {name: value for name, value in given.items() if value is not None}
+
+
+def answer_messages(request: ChatRequest, conversation: Conversation) -> list[Message]:
+    """What the answer is asked with: the loop's answer request over tools, the messages without."""
+    if not request.tools:
+        return list(conversation.messages)
+    return [Message(role="user", content=answer_request(conversation.messages, conversation.question))]
