@@ -116,7 +116,7 @@ def test_the_same_seed_writes_the_same_reply(backend: EmbeddedLlama, temperature
 @pytest.mark.model
 def test_a_schema_llguidance_refuses_is_a_grammar_error(backend: EmbeddedLlama) -> None:
     messages = conversation([SEARCH], "hello")
-    refused = backend.clone(settings=SAMPLING.clone(json_schema={"type": "strin"}))
+    refused = backend.clone(settings=SAMPLING.clone(json_schema={"type": "strin"}, grammar="server"))
     with pytest.raises(GrammarError, match=r"llguidance refused the JSON schema .*strin"):
         refused.complete(messages)
     not_json = backend.clone(settings=SAMPLING.clone(json_schema={"enum": [float("nan")]}))
