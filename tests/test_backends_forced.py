@@ -1,8 +1,10 @@
-"""Forced-token decoding on the real default model: what the schema and the cap guarantee.
+"""Forced-token decoding, the embedded backend's default, on the real default model.
 
-Routed requests here go through ``EmbeddedLlama(forced_tokens=True)``: llguidance forces
-what the schema fixes and the model samples the rest. The tests assert validity, the cap,
-truncation, seeding and named errors, never which action the model picks.
+Routed requests here go through ``EmbeddedLlama()``: llguidance forces what the grammar fixes
+and the model samples the rest. The tests assert what the grammar path guarantees, now on this
+path: validity, the bounds and the cap, truncation, refusals before any token, the grammar
+cache, turns on the model, streaming, seeding, prompt reuse and named errors; never which
+action the model picks. tests/test_backends_embedded.py holds the grammar sampler's twins.
 """
 
 from __future__ import annotations
@@ -58,9 +60,8 @@ def conversation(tools: list[dict[str, Any]], prompt: str) -> list[Message]:
 
 @pytest.fixture(scope="module")
 def backend() -> Iterator[EmbeddedLlama]:
-    with EmbeddedLlama(
-        settings=SAMPLING, n_threads=TEST_THREADS, seed=TEST_SEED, forced_tokens=True
-    ) as loaded:
+    with EmbeddedLlama(settings=SAMPLING, n_threads=TEST_THREADS, seed=TEST_SEED) as loaded:
+        assert loaded.forced_tokens  # the default
         yield loaded
 
 
