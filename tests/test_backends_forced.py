@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 from support.catalogues import tool
-from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, guaranteed_cap
+from support.gbnf_bound import max_bytes
+from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
 
 from toolrouting import (
     BackendError,
@@ -25,6 +26,7 @@ from toolrouting import (
     ModelLoadError,
     Settings,
     parse_route,
+    route_grammar,
     route_schema,
     route_tool_names,
     routed_backend,
@@ -66,8 +68,12 @@ def backend() -> Iterator[EmbeddedLlama]:
 
 
 def routed(backend: EmbeddedLlama, tools: list[dict[str, Any]], **changes: Any) -> EmbeddedLlama:
+    """A routed clone with a cap no reply reaches: one token past the longest text of the grammar
+    it decodes under (ours, bounded), since every token writes at least one byte."""
     schema = route_schema(tools)
-    cap = guaranteed_cap(schema)
+    longest = max_bytes(route_grammar(schema, bounded=True).gbnf)
+    assert longest < float("inf")
+    cap = int(longest) + 1
     return routed_backend(backend.clone(settings=backend.settings.clone(**changes)), schema, cap)
 
 
