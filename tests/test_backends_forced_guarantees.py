@@ -257,3 +257,36 @@ def test_a_closed_backend_refuses_a_stream(backend: EmbeddedLlama) -> None:
     clone.close()
     with pytest.raises(BackendError, match="closed"):
         list(clone.stream(conversation([SEARCH], "hi")))
+
+
+CHOICES = {"ours": ("ours", False), "spaced": ("ours", True), "server": ("server", False)}
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("choice", CHOICES)
+def test_each_grammar_choice_decodes_to_its_own_spelling(backend: EmbeddedLlama, choice: str) -> None:
+    grammar, spaced = CHOICES[choice]
+    clone = routed(backend, [SEARCH, READ], grammar=grammar, spaced=spaced)
+    completion = clone.complete(conversation([SEARCH, READ], "What did I write about the latch?"))
+    route = parse_route(completion.text, route_tool_names([SEARCH, READ]))
+    assert route.ok, completion.text
+    assert (completion.finish_reason, completion.truncated) == ("stop", False)
+    # Ours spaced writes one space after each ':' and ','; ours compact and llguidance's compiler none.
+    between = outside_strings(completion.text)
+    compact = between.replace(": ", ":").replace(", ", ",") if spaced else between
+    assert " " not in compact
+    if spaced:
+        assert len(between) - len(compact) == compact.count(":") + compact.count(",")
+
+
+def outside_strings(text: str) -> str:
+    """``text`` with every JSON string literal taken out: the structure and its whitespace."""
+    kept, inside, escaped = [], False, False
+    for char in text:
+        if inside:
+            inside, escaped = (escaped or char != '"'), (not escaped and char == "\\")
+        elif char == '"':
+            inside = True
+        else:
+            kept.append(char)
+    return "".join(kept)
