@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python benchmarks/decisions.py  [--limit N] [--styles bare,names,text,json,typescript,thought]
                                               [--model PATH.gguf] [--seed 0] [--threads N] [--thought 80]
-                                              [--forced-tokens] [--grammar ours|server]
+                                              [--decoding forced|grammar] [--grammar ours|server]
                                               [--unbounded] [--spaced]
 
 Each case in benchmarks/cases/*.jsonl is a catalogue, a conversation and the expected first
@@ -217,7 +217,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--thought", type=int, default=THOUGHT_SLOT[0], help="the slot's length in characters"
     )
     parser.add_argument(
-        "--forced-tokens", action="store_true", help="decode with LlamaCpp(forced_tokens=True) (llguidance)"
+        "--decoding",
+        choices=("forced", "grammar"),
+        default="forced",
+        help="forced tokens (llguidance, the default) or LlamaCpp(forced_tokens=False), the grammar sampler",
     )
     parser.add_argument("--grammar", choices=("ours", "server"), default="ours")
     parser.add_argument("--unbounded", action="store_true", help="our grammar without bounded decisions")
@@ -242,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         n_threads=args.threads,
         settings=settings,
         seed=args.seed,
-        forced_tokens=args.forced_tokens,
+        forced_tokens=args.decoding == "forced",
     ) as backend:
         tallies = run(backend, cases, configs)
         model = backend.model_path.name
@@ -250,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"{model}, {len(cases)} cases "
         f"({len(cases) - expected_none} expect a tool, {expected_none} expect none), "
-        f"greedy, seed {args.seed}, {'forced tokens' if args.forced_tokens else 'grammar sampler'}, "
+        f"greedy, seed {args.seed}, {'forced tokens' if args.decoding == 'forced' else 'grammar sampler'}, "
         f"grammar {args.grammar}{'' if args.unbounded else ', bounded'}{', spaced' if args.spaced else ''}, "
         f"routing cap {ROUTING_CAP}, {os.cpu_count()} cores, "
         f"{platform.python_version()}, {time.perf_counter() - started:.0f} s in all\n"

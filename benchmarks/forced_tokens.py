@@ -8,8 +8,8 @@ benchmarks/cases/own.jsonl) and every case over tool-eval-bench's 52-tool ``LARG
 message and the route schema under a 512-token cap. Each is decided three ways on the same
 model, greedy (temperature 0, seed 0):
 
-- ``grammar``: ``EmbeddedLlama`` as it ships, llama.cpp's grammar sampler, token by token;
-- ``forced``: ``EmbeddedLlama(forced_tokens=True)``, llguidance's forced tokens evaluated as one batch;
+- ``grammar``: ``EmbeddedLlama(forced_tokens=False)``, llama.cpp's grammar sampler, token by token;
+- ``forced``: ``EmbeddedLlama()`` as it ships, llguidance's forced tokens evaluated as one batch;
 - ``free``: the same backend with no schema, asked for exactly as many tokens as the routed reply
   it is set against (end-of-generation tokens banned, so it writes all of them): unconstrained
   decoding of a reply of the same length. Decoding cost per token does not depend on which
@@ -213,7 +213,7 @@ def main() -> None:
     settings = Settings(temperature=0.0, seed=0)
     common: dict[str, Any] = {"n_ctx": N_CTX, "n_threads": args.threads, "settings": settings, "seed": 0}
     with (
-        EmbeddedLlama(args.model, **common) as normal,
+        EmbeddedLlama(args.model, forced_tokens=False, **common) as normal,
         EmbeddedLlama(args.model, forced_tokens=True, **common) as forced,
     ):
         print(

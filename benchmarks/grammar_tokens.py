@@ -112,7 +112,10 @@ def llama_cpp_python_server(threads: int, log: Path) -> Iterator[str]:
 @contextmanager
 def backend_named(name: str, settings: Settings, threads: int, work: Path) -> Iterator[Backend | None]:
     if name == "embedded":
-        with EmbeddedLlama(n_ctx=4096, n_threads=threads, settings=settings, seed=0) as embedded:
+        # llama.cpp's grammar sampler, token by token, as llama-server samples under a grammar.
+        with EmbeddedLlama(
+            n_ctx=4096, n_threads=threads, settings=settings, seed=0, forced_tokens=False
+        ) as embedded:
             yield embedded
     elif name == "llama_cpp.server":
         with (

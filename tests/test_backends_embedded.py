@@ -1,4 +1,7 @@
-"""The embedded backend on the real default model (SmolLM2-135M-Instruct, in-process).
+"""The embedded backend's grammar sampler on the real default model (SmolLM2-135M-Instruct, in-process).
+
+Every backend here asks for ``forced_tokens=False``: llama.cpp's grammar sampler, its grammar
+cache and its parser's refusals. tests/test_backends_forced.py holds the forced-token twins.
 
 The model is loaded once for the module; each test keeps its generations few and short,
 since constrained decoding runs at about 50 tokens/s on two shared cores. The tests assert
@@ -128,7 +131,7 @@ SAMPLING = Settings(max_tokens=128, temperature=TEST_TEMPERATURE, seed=TEST_SEED
 
 
 def load(settings: Settings = SAMPLING) -> LlamaCpp:
-    return LlamaCpp(settings=settings, n_threads=TEST_THREADS, seed=TEST_SEED)
+    return LlamaCpp(settings=settings, n_threads=TEST_THREADS, seed=TEST_SEED, forced_tokens=False)
 
 
 @pytest.fixture(scope="module")
@@ -413,7 +416,7 @@ def test_a_grammar_llama_cpp_refuses_is_a_grammar_error_not_a_crash() -> None:
         "import json, sys\n"
         "from toolrouting import GrammarError, Settings\n"
         "from toolrouting._backends.embedded import LlamaCpp\n"
-        f"backend = LlamaCpp(n_ctx=512, n_threads={TEST_THREADS})\n"
+        f"backend = LlamaCpp(n_ctx=512, n_threads={TEST_THREADS}, forced_tokens=False)\n"
         "for name, schema in json.loads(sys.argv[1]).items():\n"
         "    clone = backend.clone(settings=Settings(json_schema=schema, max_tokens=4, grammar='server'))\n"
         "    try:\n"

@@ -1,8 +1,10 @@
-"""Forced-token decoding on the real default model: what the schema and the cap guarantee.
+"""Forced-token decoding, the embedded backend's default, on the real default model.
 
-Routed requests here go through ``EmbeddedLlama(forced_tokens=True)``: llguidance forces
-what the schema fixes and the model samples the rest. The tests assert validity, the cap,
-truncation, seeding and named errors, never which action the model picks.
+Routed requests here go through ``EmbeddedLlama()``: llguidance forces what the grammar fixes
+and the model samples the rest. The tests assert what the grammar path guarantees, now on this
+path: validity, the bounds and the cap, truncation, refusals before any token, the grammar
+cache, turns on the model, streaming, seeding, prompt reuse and named errors; never which
+action the model picks. tests/test_backends_embedded.py holds the grammar sampler's twins.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from typing import Any
 
 import pytest
 from support.catalogues import tool
-from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, guaranteed_cap
+from support.gbnf_bound import max_bytes
+from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
 
 from toolrouting import (
     BackendError,
@@ -23,6 +26,7 @@ from toolrouting import (
     ModelLoadError,
     Settings,
     parse_route,
+    route_grammar,
     route_schema,
     route_tool_names,
     routed_backend,
@@ -58,15 +62,18 @@ def conversation(tools: list[dict[str, Any]], prompt: str) -> list[Message]:
 
 @pytest.fixture(scope="module")
 def backend() -> Iterator[EmbeddedLlama]:
-    with EmbeddedLlama(
-        settings=SAMPLING, n_threads=TEST_THREADS, seed=TEST_SEED, forced_tokens=True
-    ) as loaded:
+    with EmbeddedLlama(settings=SAMPLING, n_threads=TEST_THREADS, seed=TEST_SEED) as loaded:
+        assert loaded.forced_tokens  # the default
         yield loaded
 
 
 def routed(backend: EmbeddedLlama, tools: list[dict[str, Any]], **changes: Any) -> EmbeddedLlama:
+    """A routed clone with a cap no reply reaches: one token past the longest text of the grammar
+    it decodes under (ours, bounded), since every token writes at least one byte."""
     schema = route_schema(tools)
-    cap = guaranteed_cap(schema)
+    longest = max_bytes(route_grammar(schema, bounded=True).gbnf)
+    assert longest < float("inf")
+    cap = int(longest) + 1
     return routed_backend(backend.clone(settings=backend.settings.clone(**changes)), schema, cap)
 
 
@@ -116,7 +123,7 @@ def test_the_same_seed_writes_the_same_reply(backend: EmbeddedLlama, temperature
 @pytest.mark.model
 def test_a_schema_llguidance_refuses_is_a_grammar_error(backend: EmbeddedLlama) -> None:
     messages = conversation([SEARCH], "hello")
-    refused = backend.clone(settings=SAMPLING.clone(json_schema={"type": "strin"}))
+    refused = backend.clone(settings=SAMPLING.clone(json_schema={"type": "strin"}, grammar="server"))
     with pytest.raises(GrammarError, match=r"llguidance refused the JSON schema .*strin"):
         refused.complete(messages)
     not_json = backend.clone(settings=SAMPLING.clone(json_schema={"enum": [float("nan")]}))

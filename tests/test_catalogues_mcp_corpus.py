@@ -89,16 +89,28 @@ def test_preflight_predicts_every_refusal_of_the_other_compilers(compiler: Any) 
 
 
 @pytest.mark.model
-@pytest.mark.parametrize(("grammar", "target"), [("server", "llama.cpp"), ("ours", "toolrouting")])
-def test_the_embedded_backend_compiles_every_catalogue_without_crashing(grammar: str, target: str) -> None:
+@pytest.mark.parametrize(
+    ("forced", "grammar", "target"),
+    [
+        (False, "server", "llama.cpp"),
+        (False, "ours", "toolrouting"),
+        (True, "server", "llguidance"),
+        (True, "ours", "toolrouting"),
+    ],
+    ids=["sampler-server", "sampler-ours", "forced-server", "forced-ours"],
+)
+def test_the_embedded_backend_compiles_every_catalogue_without_crashing(
+    forced: bool, grammar: str, target: str
+) -> None:
     # A fresh process, so that a crash fails this test instead of killing pytest. Each catalogue's
     # route is compiled and one token sampled under it: a grammar, or a GrammarError, never a signal.
-    # The preflight for the grammar in use (llama-cpp-python's converter, or ours) predicts which.
+    # The preflight for the grammar in use (llama-cpp-python's converter, llguidance's compiler,
+    # or ours, which either decoder takes) predicts which.
     code = (
         "import json, sys\n"
         "from toolrouting import GrammarError, Settings, route_schema, tools_from\n"
         "from toolrouting._backends.embedded import LlamaCpp\n"
-        f"backend = LlamaCpp(n_ctx=512, n_threads={TEST_THREADS})\n"
+        f"backend = LlamaCpp(n_ctx=512, n_threads={TEST_THREADS}, forced_tokens={forced})\n"
         "for path in sys.argv[1:]:\n"
         "    schema = route_schema(tools_from(json.load(open(path, encoding='utf-8'))))\n"
         f"    settings = Settings(json_schema=schema, max_tokens=1, grammar={grammar!r})\n"

@@ -219,7 +219,10 @@ def test_run_sampling_and_thread_values_are_checked(capsys: pytest.CaptureFixtur
     argv = ["run", QUESTION, "--base-url", "http://127.0.0.1:9"]
     assert main([*argv, "--threads", "2"]) == 2
     assert "--threads sets the embedded model's threads" in capsys.readouterr().err
-    for bad in (["--temperature", "-1"], ["--top-p", "nan"], ["--threads", "0"], ["--seed", "x"]):
+    assert main([*argv, "--decoding", "grammar"]) == 2
+    assert "--decoding sets how the embedded model decodes" in capsys.readouterr().err
+    bad_values = (["--temperature", "-1"], ["--top-p", "nan"], ["--threads", "0"], ["--seed", "x"])
+    for bad in (*bad_values, ["--decoding", "greedy"]):
         assert main(["run", QUESTION, *bad]) == 2
         assert "error: argument" in capsys.readouterr().err
 
@@ -309,9 +312,10 @@ def _check_run_mechanics(transcript: Path, outcome: dict[str, Any]) -> None:
 
 
 @pytest.mark.model
-def test_the_sample_question_on_the_embedded_default_model(tmp_path: Path) -> None:
+@pytest.mark.parametrize("decoding", [[], ["--decoding", "grammar"]], ids=["forced", "grammar"])
+def test_the_sample_question_on_the_embedded_default_model(tmp_path: Path, decoding: list[str]) -> None:
     transcript = tmp_path / "run.jsonl"
-    options = [*_sampling(demo_cap()), "--threads", str(TEST_THREADS)]
+    options = [*_sampling(demo_cap()), "--threads", str(TEST_THREADS), *decoding]
     done = python_m("run", QUESTION, "--json", "--transcript", str(transcript), *options)
     assert done.returncode == 0, done.stderr
     outcome = json.loads(done.stdout)

@@ -186,18 +186,26 @@ def test_stream_answer_needs_a_backend_that_streams() -> None:
 
 
 @pytest.mark.model
-def test_the_embedded_model_streams_its_decisions_and_its_answer(driver: Driver, tmp_path: Path) -> None:
+@pytest.mark.parametrize("forced", [True, False], ids=["forced", "sampler"])
+def test_the_embedded_model_streams_its_decisions_and_its_answer(
+    driver: Driver, tmp_path: Path, forced: bool
+) -> None:
     from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
 
-    from toolrouting import LlamaCpp, Settings
+    from toolrouting import LlamaCpp, Settings, route_grammar, route_schema
 
     path = tmp_path / "run.jsonl"
     seen: list[Event] = []
-    sampling = Settings(max_tokens=32, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
-    with LlamaCpp(settings=sampling, n_threads=TEST_THREADS) as model:
+    # Desk's word is an unbounded string, which bounded decisions bound: a cap one token past the
+    # grammar's longest reply is never reached by a decision, so none is cut and repaired for length.
+    longest = route_grammar(route_schema(Desk().tools_for_llm()), bounded=True).max_bytes
+    assert longest is not None
+    sampling = Settings(max_tokens=longest + 1, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
+    with LlamaCpp(settings=sampling, n_threads=TEST_THREADS, forced_tokens=forced) as model:
         result = driver.loop(
             model,
             Desk(),
+            cap=longest + 1,
             answer=True,
             stream_answer=True,
             stream_decisions=True,

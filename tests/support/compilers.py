@@ -65,6 +65,33 @@ class Llguidance:
         return bool(consumed and not matcher.is_error() and matcher.is_accepting())
 
 
+class LlguidanceOurs:
+    """llguidance over our route grammar, as the embedded backend's forced path compiles it, fed bytes."""
+
+    name = "llguidance (ours)"
+
+    def __init__(self) -> None:
+        import llguidance
+        import llguidance.gbnf_to_lark
+
+        self._llg = llguidance
+        self._tokenizer = llguidance.LLTokenizer(llguidance.TokenizerWrapper(_ByteTokenizer()))
+
+    def grammar(self, schema: Any, *, spaced: bool = False, bounded: bool = False) -> str:
+        from toolrouting._backends.forced_grammar import llguidance_grammar
+
+        return llguidance_grammar(self._llg, json.dumps(schema), "ours", bounded, spaced)
+
+    def error(self, schema: Any, **options: bool) -> str | None:
+        matcher = self._llg.LLMatcher(self._tokenizer, self.grammar(schema, **options), log_level=0)
+        return str(matcher.get_error()) if matcher.is_error() else None
+
+    def accepts(self, schema: Any, text: str, **options: bool) -> bool:
+        matcher = self._llg.LLMatcher(self._tokenizer, self.grammar(schema, **options), log_level=0)
+        consumed = matcher.consume_tokens(list(text.encode("utf-8")))
+        return bool(consumed and not matcher.is_error() and matcher.is_accepting())
+
+
 class LlamaCpp:
     """llama-cpp-python's converter (LlamaGrammar.from_json_schema) and llama.cpp's grammar engine.
 

@@ -21,7 +21,8 @@ from .._json import plain, quoted
 from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE, MAX_CAUSE_QUOTE
 from .._settings import GrammarChoice, Settings
 from .base import BaseBackend, Completion, Message, TextDelta, Usage, is_truncated
-from .forced_decoding import ForcedDecoder, ForcedSampling, require_forced_decoding
+from .forced_decoding import ForcedDecoder, ForcedSampling
+from .forced_grammar import ForcedGrammars, require_forced_decoding
 from .grammar_check import check_gbnf, compile_grammar
 from .streams import ChunkReader
 
@@ -91,7 +92,7 @@ def _import_llama_cpp() -> Any:
 
 @dataclasses.dataclass(eq=False)
 class _Model:
-    """What a backend and its clones share: the loaded model, its lock and the grammar cache."""
+    """What a backend and its clones share: the loaded model, its lock, its decoder, the grammar cache."""
 
     llama: Any
     """The ``llama_cpp.Llama``; ``None`` once closed."""
@@ -100,22 +101,27 @@ class _Model:
     random_seed: int
     lock: threading.Lock
     grammar: Callable[[str, GrammarChoice, bool, bool], Any]
+    """A schema's grammar for the path that decodes it: an llguidance matcher or a ``LlamaGrammar``."""
     forced: ForcedDecoder | None  # what decodes a request with a schema; None: the grammar sampler
 
 
 class EmbeddedLlama(BaseBackend):
     """A GGUF model run in-process by llama.cpp; with no ``model_path``, SmolLM2-135M-Instruct.
 
-    The chat template is the GGUF's own. ``settings.json_schema`` becomes a llama.cpp
-    grammar: ours (:func:`~toolrouting.route_grammar`, compact and, with ``settings.bounded``,
-    bounded) or, with ``settings.grammar="server"``, llama-cpp-python's conversion; each is
-    checked by llama.cpp's parser before any sampling, compiled once per distinct schema (its
-    JSON text, key order as given) and kept in a cache the clones share. ``seed`` is the
-    sampling seed of every request whose settings name none; ``None`` draws a fresh one each
-    time. ``n_threads=None`` is llama-cpp-python's choice (half the cores).
+    The chat template is the GGUF's own. A request with ``settings.json_schema`` is decoded
+    under a grammar: ours (:func:`~toolrouting.route_grammar`, compact and, with
+    ``settings.bounded``, bounded) or, with ``settings.grammar="server"``, the schema as the
+    decoder's own compiler reads it. Each grammar is checked before any token is sampled
+    (a refusal is a :class:`GrammarError`), compiled once per distinct schema (its JSON text,
+    key order as given) and kept in a cache the clones share. ``seed`` is the sampling seed of
+    every request whose settings name none; ``None`` draws a fresh one each time.
+    ``n_threads=None`` is llama-cpp-python's choice (half the cores).
 
-    ``forced_tokens=True`` decodes such a request with llguidance instead, the tokens the schema
-    forces evaluated as one batch (:mod:`~toolrouting._backends.forced_decoding`); not when streamed.
+    ``forced_tokens=True`` (the default) decodes it with llguidance: the tokens the grammar
+    forces are evaluated as one batch, the model samples only where it has a choice
+    (:mod:`~toolrouting._backends.forced_decoding`), and ``server`` means llguidance's own
+    JSON-schema compiler. ``forced_tokens=False`` samples it token by token under llama.cpp's
+    grammar sampler, and ``server`` means llama-cpp-python's conversion.
 
     Clones share the loaded model and take turns on it (a lock): ``close()`` on the
     backend that loaded it frees the model for every clone; on a clone it retires only
@@ -130,7 +136,7 @@ class EmbeddedLlama(BaseBackend):
         n_threads: int | None = None,
         settings: Settings | None = None,
         seed: int | None = 0,
-        forced_tokens: bool = False,
+        forced_tokens: bool = True,
     ) -> None:
         super().__init__(settings)
         path = default_model_path() if model_path is None else Path(model_path)
@@ -149,16 +155,26 @@ class EmbeddedLlama(BaseBackend):
                 f"llama.cpp could not load {_cause(path)} ({_cause(error)}); is it a GGUF file "
                 "this llama-cpp-python can read?"
             ) from error
+        compile: Callable[[str, GrammarChoice, bool, bool], Any]
+        if forced_tokens:
+            try:
+                forced: ForcedDecoder | None = ForcedDecoder(llama_cpp, llama)
+            except ModelLoadError:
+                llama.close()
+                raise
+            compile = ForcedGrammars(llama_cpp, llama).compile
+        else:
+            forced = None
+            vocab = llama_cpp.llama_model_get_vocab(llama.model)
+            compile = functools.partial(compile_grammar, llama_cpp, vocab)
         self._model = _Model(
             llama=llama,
             path=path,
             n_ctx=llama.n_ctx(),  # what llama.cpp made of n_ctx (0 means the model's own)
             random_seed=llama_cpp.LLAMA_DEFAULT_SEED,
             lock=threading.Lock(),
-            grammar=functools.lru_cache(maxsize=GRAMMAR_CACHE_SIZE)(
-                functools.partial(compile_grammar, llama_cpp, llama_cpp.llama_model_get_vocab(llama.model))
-            ),
-            forced=ForcedDecoder(llama_cpp, llama) if forced_tokens else None,
+            grammar=functools.lru_cache(maxsize=GRAMMAR_CACHE_SIZE)(compile),
+            forced=forced,
         )
         self._seed = seed
 
@@ -166,6 +182,11 @@ class EmbeddedLlama(BaseBackend):
     def model_path(self) -> Path:
         """The GGUF file this backend runs."""
         return self._model.path
+
+    @property
+    def forced_tokens(self) -> bool:
+        """Whether routed requests are decoded with forced tokens (llguidance), not the grammar sampler."""
+        return self._model.forced is not None
 
     @property
     def n_ctx(self) -> int:
@@ -180,14 +201,19 @@ class EmbeddedLlama(BaseBackend):
         """One chat completion under this backend's settings, as they are now."""
         settings = self._settings
         model = self._model
-        forced = model.forced if settings.json_schema is not None else None
-        arguments = self._arguments(settings) if forced is None else {}
         conversation = [{"role": m["role"], "content": m["content"]} for m in messages]
+        if model.forced is not None and settings.json_schema is not None:
+            compiled = self._grammar(settings)  # a refusal comes before the model is touched
+            with model.lock:
+                self._check_open()
+                *_, last = model.forced.run(
+                    compiled, conversation, settings, ForcedSampling.of(settings, self._seed)
+                )
+            assert isinstance(last, Completion)
+            return last
+        arguments = self._arguments(settings)
         with model.lock:
-            if self._closed or model.llama is None:
-                raise BackendError("this EmbeddedLlama backend is closed; make a new one to send requests")
-            if forced is not None:
-                return forced.complete(conversation, settings, ForcedSampling.of(settings, self._seed))
+            self._check_open()
             try:
                 response = model.llama.create_chat_completion(messages=conversation, **arguments)
             except ValueError as error:
@@ -207,21 +233,31 @@ class EmbeddedLlama(BaseBackend):
         )
 
     def stream(self, messages: Sequence[Message]) -> Generator[TextDelta | Completion, None, None]:
-        """:meth:`complete` piece by piece, through llama-cpp-python's ``stream=True``.
+        """:meth:`complete` piece by piece.
 
-        The last item is the whole :class:`Completion`; its completion tokens are counted, one
-        per piece (llama-cpp-python's stream reports none), and its prompt tokens are 0. The
-        model is held from the first piece to the last: read the stream to the end or close it
-        before this thread sends another request or closes the backend.
+        The last item is the whole :class:`Completion`. With forced tokens, a routed request
+        hands out each forced run and each sampled token as it is evaluated, and its usage is
+        counted as :meth:`complete` counts it. Otherwise the pieces are llama-cpp-python's
+        ``stream=True``: its completion tokens are counted, one per piece (llama-cpp-python's
+        stream reports none), and its prompt tokens are 0. The model is held from the first
+        piece to the last: read the stream to the end or close it before this thread sends
+        another request or closes the backend.
         """
         settings = self._settings
-        arguments = self._arguments(settings)
-        conversation = [{"role": m["role"], "content": m["content"]} for m in messages]
         model = self._model
+        conversation = [{"role": m["role"], "content": m["content"]} for m in messages]
+        if model.forced is not None and settings.json_schema is not None:
+            compiled = self._grammar(settings)
+            with model.lock:
+                self._check_open()
+                yield from model.forced.run(
+                    compiled, conversation, settings, ForcedSampling.of(settings, self._seed)
+                )
+            return
+        arguments = self._arguments(settings)
         chunks = ChunkReader("the embedded model")
         with model.lock:
-            if self._closed or model.llama is None:
-                raise BackendError("this EmbeddedLlama backend is closed; make a new one to send requests")
+            self._check_open()
             try:
                 for chunk in model.llama.create_chat_completion(conversation, stream=True, **arguments):
                     if piece := chunks.chat_chunk(chunk):
@@ -229,6 +265,10 @@ class EmbeddedLlama(BaseBackend):
             except ValueError as error:
                 raise _refused(error, model.n_ctx) from error
         yield chunks.completion(settings.max_tokens)
+
+    def _check_open(self) -> None:
+        if self._closed or self._model.llama is None:
+            raise BackendError("this EmbeddedLlama backend is closed; make a new one to send requests")
 
     def _arguments(self, settings: Settings) -> dict[str, Any]:
         seed = settings.seed if settings.seed is not None else self._seed

@@ -1,38 +1,34 @@
 """Routed requests on the embedded model with forced tokens evaluated, not sampled.
 
-In a routed reply much of the text is fixed by the schema: ``{"tool":"``, the rest of a tool
+In a routed reply much of the text is fixed by the grammar: ``{"tool":"``, the rest of a tool
 name once its prefix is unique, ``","arguments":{"``, each required key. llama.cpp's grammar
 sampler still samples those one token at a time, each a full decode of the model. This
-decoder asks llguidance for the tokens the schema forces at each step and evaluates them
-with the token sampled before them as one batch, so a decode costs one call per token the
-model actually chooses; the rest it samples from the logits masked to what the schema allows.
+decoder asks llguidance for the tokens the grammar forces at each step (the forced bytes in
+the tokenizer's own split) and evaluates them with the token sampled before them as one
+batch, so a decode costs one call per token the model actually chooses; the rest it samples
+from the logits masked to what the grammar allows. The grammar is ``forced_grammar``'s.
 
-llguidance compiles the schema to compact JSON (no whitespace, properties in the order the
-schema gives them: ``tool`` first). llguidance and numpy are imported only when a
-:class:`ForcedDecoder` is made (llguidance ships with ``toolrouting[embedded]``).
+The prompt is evaluated only past what the model's context already holds (llama-cpp-python's
+own prefix reuse), so a run's later rounds, which extend the earlier ones, start sooner.
+numpy is imported only when a :class:`ForcedDecoder` is made.
 """
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
-import functools
-import json
-import warnings
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from .._errors import BackendError, GrammarError, ModelLoadError
-from .._json import plain, quoted
-from .._limits import GRAMMAR_CACHE_SIZE, MAX_CAUSE_QUOTE
+from .._errors import BackendError, ModelLoadError
+from .._json import quoted
+from .._limits import MAX_CAUSE_QUOTE
 from .._settings import Settings
-from .base import Completion, Usage, is_truncated
+from .base import Completion, TextDelta, Usage, is_truncated
 
-__all__ = ["ForcedDecoder", "ForcedSampling", "require_forced_decoding"]
+__all__ = ["ForcedDecoder", "ForcedSampling"]
 
-_INSTALL = "pip install 'toolrouting[embedded]' (or: pip install llguidance)"
-# What a compact route reply looks like: no whitespace between tokens of JSON, as the route's
-# own examples are written; llguidance then forces every separator and every required key.
-_JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ",", "key_separator": ":"}
 # llama-cpp-python's sampling defaults for a setting the request leaves unset, so that a
 # request samples alike on either path.
 _DEFAULT_TEMPERATURE = 0.2
@@ -43,7 +39,7 @@ _DEFAULT_MIN_P = 0.05
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ForcedSampling:
-    """How one request samples the tokens the schema leaves open; temperature 0 is greedy."""
+    """How one request samples the tokens the grammar leaves open; temperature 0 is greedy."""
 
     temperature: float = _DEFAULT_TEMPERATURE
     top_p: float = _DEFAULT_TOP_P
@@ -64,15 +60,9 @@ class ForcedSampling:
 
 
 class ForcedDecoder:
-    """The forced-token decode loop over one loaded ``llama_cpp.Llama``.
-
-    It builds llguidance's view of the model's vocabulary on its first request (about a
-    second, once per model) and compiles each distinct schema once (a cache). The caller
-    holds the model's lock around :meth:`complete`.
-    """
+    """The forced-token decode loop over one loaded ``llama_cpp.Llama``; the caller holds its lock."""
 
     def __init__(self, llama_cpp: Any, llama: Any) -> None:
-        self._llguidance = require_forced_decoding()
         import numpy
 
         self._numpy = numpy
@@ -80,16 +70,17 @@ class ForcedDecoder:
         self._llama = llama
         self._vocab = llama_cpp.llama_model_get_vocab(llama.model)
         self._chat_format = _chat_formatter(llama)
-        self._tokenizer: Any = None
-        self._matchers = functools.lru_cache(maxsize=GRAMMAR_CACHE_SIZE)(self._compile)
 
-    def complete(
-        self, conversation: Sequence[Mapping[str, str]], settings: Settings, sampling: ForcedSampling
-    ) -> Completion:
-        """One routed chat completion: ``settings.json_schema`` decides what may be written."""
-        if settings.json_schema is None:
-            raise ValueError("forced decoding needs settings.json_schema")
-        matcher = self._matchers(_schema_text(settings.json_schema)).deep_copy()
+    def run(
+        self,
+        compiled: Any,
+        conversation: Sequence[Mapping[str, str]],
+        settings: Settings,
+        sampling: ForcedSampling,
+    ) -> Iterator[TextDelta | Completion]:
+        """One routed chat completion under ``compiled`` (an ``LLMatcher``, left as it is): its text
+        as each forced run or sampled token is evaluated, then the whole :class:`Completion`."""
+        started = time.perf_counter()
         llama = self._llama
         formatted = self._chat_format(messages=list(conversation))
         prompt: list[int] = llama.tokenize(
@@ -103,75 +94,42 @@ class ForcedDecoder:
             )
         room = n_ctx - len(prompt)
         cap = room if settings.max_tokens is None else min(settings.max_tokens, room)
-        stops = [*settings.stop, *_stops(formatted.stop)]
-        written, finish_reason, forced = self._decode(matcher, prompt, cap, stops, sampling)
-        text = llama.detokenize(written, prev_tokens=prompt).decode("utf-8", errors="ignore")
-        for stop in stops:
-            if stop and stop in text:
-                text, finish_reason = text[: text.index(stop)], "stop"
-        usage = Usage(prompt_tokens=len(prompt), completion_tokens=len(written))
-        return Completion(
-            text=text,
-            finish_reason=finish_reason,
+        text = _Text(llama, prompt, [*settings.stop, *_stops(formatted.stop)])
+        decode = _Decode(self, compiled.deep_copy(), prompt, cap, sampling)
+        for _ in decode.steps():
+            if piece := text.add(decode.written):
+                yield TextDelta(piece)
+            if text.stopped:
+                decode.finish_reason = "stop"
+                break
+        if piece := text.rest():
+            yield TextDelta(piece)
+        usage = Usage(prompt_tokens=len(prompt), completion_tokens=len(decode.written))
+        first = decode.first_choice
+        yield Completion(
+            text=text.text,
+            finish_reason=decode.finish_reason,
             usage=usage,
-            truncated=is_truncated(finish_reason, usage.completion_tokens, settings.max_tokens),
-            raw={"forced_tokens": forced, "prompt_tokens": len(prompt), "completion_tokens": len(written)},
+            truncated=is_truncated(decode.finish_reason, usage.completion_tokens, settings.max_tokens),
+            raw={
+                "forced_tokens": decode.forced,
+                "prompt_tokens": len(prompt),
+                "reused_prompt_tokens": decode.reused,
+                "completion_tokens": len(decode.written),
+                "seconds_to_first_choice": None if first is None else first - started,
+            },
         )
 
-    def _decode(
-        self, matcher: Any, prompt: list[int], cap: int, stops: Sequence[str], sampling: ForcedSampling
-    ) -> tuple[list[int], str, int]:
-        """The tokens written, why writing stopped, and how many of them were forced."""
-        llama = self._llama
-        pending = prompt[_reuse_prefix(llama, prompt) :]
-        written: list[int] = []
-        forced_count = 0
-        rng = self._numpy.random.default_rng(sampling.seed)
-        while True:
-            forced = list(matcher.compute_ff_tokens())[: cap - len(written)]
-            if forced and not matcher.consume_tokens(forced):
-                raise BackendError(
-                    f"llguidance refused its own forced tokens ({_cause(matcher.get_error())})"
-                )
-            written += forced
-            forced_count += len(forced)
-            if matcher.is_stopped():
-                return written, "stop", forced_count  # the reply is complete: its tail needs no decode
-            if len(written) >= cap:
-                return written, "length", forced_count
-            if stops and self._stopped(written, len(forced) + 1, stops):
-                return written, "stop", forced_count
-            llama.eval(pending + forced)
-            token = self._sample(matcher, sampling, rng)
-            if self._llama_cpp.llama_vocab_is_eog(self._vocab, token):
-                return written, "stop", forced_count
-            if not matcher.consume_token(token):
-                raise BackendError(
-                    f"llguidance refused a token its mask allowed ({_cause(matcher.get_error())})"
-                )
-            written.append(token)
-            pending = [token]
-            if len(written) >= cap:
-                return written, "stop" if matcher.is_stopped() else "length", forced_count
+    def sample(self, matcher: Any, sampling: ForcedSampling, rng: Any) -> int:
+        """The next token from the last logits, masked to what the grammar allows, sampled as llama.cpp does.
 
-    def _stopped(self, written: list[int], new: int, stops: Sequence[str]) -> bool:
-        """Whether the last ``new`` tokens completed a stop string; a token writes at least one byte,
-        so the tail this reads holds any stop string they completed."""
-        tail = written[-(new + max(len(stop.encode("utf-8")) for stop in stops)) :]
-        text = self._llama.detokenize(tail).decode("utf-8", errors="ignore")
-        return any(stop and stop in text for stop in stops)
-
-    def _sample(self, matcher: Any, sampling: ForcedSampling, rng: Any) -> int:
-        """The next token from the last logits, masked to what the schema allows, sampled as llama.cpp does.
-
-        llama-cpp-python's chain: top-k, top-p and min-p on the model's distribution, then the
-        temperature, then a draw; greedy at temperature 0.
+        llama-cpp-python's chain after its grammar: top-k, top-p and min-p on the model's
+        distribution, then the temperature, then a draw; greedy at temperature 0.
         """
         np = self._numpy
         llama = self._llama
         n_vocab = llama.n_vocab()
-        words = (n_vocab + 31) // 32
-        bitmask = np.zeros(words, dtype=np.int32)
+        bitmask = np.zeros((n_vocab + 31) // 32, dtype=np.int32)
         matcher.unsafe_compute_mask_ptr(bitmask.ctypes.data, bitmask.nbytes)
         if matcher.is_error():
             raise BackendError(
@@ -179,7 +137,7 @@ class ForcedDecoder:
             )
         allowed = np.flatnonzero(np.unpackbits(bitmask.view(np.uint8), bitorder="little")[:n_vocab])
         if allowed.size == 0:
-            raise BackendError("llguidance allows no token here: the schema has no way to go on")
+            raise BackendError("llguidance allows no token here: the grammar has no way to go on")
         pointer = self._llama_cpp.llama_get_logits_ith(llama.ctx, -1)
         logits = np.ctypeslib.as_array(pointer, shape=(n_vocab,))[allowed].astype(np.float64)
         if sampling.temperature <= 0 or allowed.size == 1:
@@ -200,42 +158,109 @@ class ForcedDecoder:
         choice = int(rng.choice(order.size, p=weights / weights.sum()))
         return int(allowed[order[choice]])
 
-    def _compile(self, schema_text: str) -> Any:
-        llguidance = self._llguidance
-        try:
-            grammar = llguidance.LLMatcher.grammar_from_json_schema(schema_text, defaults=_JSON_OPTIONS)
-        except ValueError as error:
-            raise GrammarError(f"llguidance cannot read the JSON schema ({_cause(error)})") from error
-        matcher = llguidance.LLMatcher(self._lltokenizer(), grammar, log_level=0)
-        if matcher.is_error():
-            raise GrammarError(
-                f"llguidance refused the JSON schema ({_cause(matcher.get_error())}); "
-                'preflight(schema, "llguidance") names the keywords at fault'
-            )
-        return matcher
-
-    def _lltokenizer(self) -> Any:
-        if self._tokenizer is None:  # the caller holds the model's lock: one request builds it
-            from llguidance.llamacpp import lltokenizer_from_vocab
-
-            # llguidance reads token attributes through a name llama-cpp-python deprecates.
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
-                self._tokenizer = lltokenizer_from_vocab(self._vocab)
-        return self._tokenizer
+    def is_end(self, token: int) -> bool:
+        return bool(self._llama_cpp.llama_vocab_is_eog(self._vocab, token))
 
 
-def require_forced_decoding() -> Any:
-    """The ``llguidance`` module; :class:`ModelLoadError` naming the install command where it is missing."""
-    try:
-        import llguidance
-        import llguidance.llamacpp
-    except ImportError as error:
-        raise ModelLoadError(
-            f"forced-token decoding needs llguidance, which is not installed; install it with: {_INSTALL}, "
-            "or pass forced_tokens=False"
-        ) from error
-    return llguidance
+class _Decode:
+    """One reply's decode: the tokens written, how many were forced, why it ended."""
+
+    def __init__(
+        self, decoder: ForcedDecoder, matcher: Any, prompt: list[int], cap: int, sampling: ForcedSampling
+    ) -> None:
+        self._decoder = decoder
+        self._matcher = matcher
+        self._cap = cap
+        self._sampling = sampling
+        self.reused = _reuse_prefix(decoder._llama, prompt)
+        self._pending = prompt[self.reused :]
+        self.written: list[int] = []
+        self.forced = 0
+        self.finish_reason = "length"
+        self.first_choice: float | None = None
+        """When the model's first own token was sampled (``time.perf_counter()``), if it chose one."""
+
+    def steps(self) -> Iterator[list[int]]:
+        """Each run of tokens as it is written: the forced ones, then the one the model chose."""
+        matcher, cap, written = self._matcher, self._cap, self.written
+        llama = self._decoder._llama
+        rng = self._decoder._numpy.random.default_rng(self._sampling.seed)
+        while True:
+            forced = list(matcher.compute_ff_tokens())[: cap - len(written)]
+            if forced:
+                if not matcher.consume_tokens(forced):
+                    raise BackendError(
+                        f"llguidance refused its own forced tokens ({_cause(matcher.get_error())})"
+                    )
+                written += forced
+                self.forced += len(forced)
+                yield forced
+            if matcher.is_stopped():
+                self.finish_reason = "stop"  # the reply is complete: its tail needs no decode
+                return
+            if len(written) >= cap:
+                return
+            llama.eval(self._pending + forced)
+            token = self._decoder.sample(matcher, self._sampling, rng)
+            if self.first_choice is None:
+                self.first_choice = time.perf_counter()
+            if self._decoder.is_end(token):
+                self.finish_reason = "stop"
+                return
+            if not matcher.consume_token(token):
+                raise BackendError(
+                    f"llguidance refused a token its mask allowed ({_cause(matcher.get_error())})"
+                )
+            written.append(token)
+            self._pending = [token]
+            yield [token]
+            if len(written) >= cap:
+                if matcher.is_stopped():
+                    self.finish_reason = "stop"
+                return
+
+
+class _Text:
+    """The reply's text as its tokens come, held back only where it might be a stop string's start."""
+
+    def __init__(self, llama: Any, prompt: list[int], stops: Sequence[str]) -> None:
+        self._llama = llama
+        self._prompt = prompt
+        self._stops = [stop for stop in stops if stop]
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
+        self._bytes = 0
+        self.text = ""
+        self._sent = 0
+        self.stopped = False
+
+    def add(self, written: list[int]) -> str:
+        """The new text that can be handed out now that ``written`` are the reply's tokens."""
+        data = self._llama.detokenize(written, prev_tokens=self._prompt)
+        self.text += self._decoder.decode(data[self._bytes :])
+        self._bytes = len(data)
+        start = max(0, self._sent - max((len(stop) for stop in self._stops), default=0))
+        found = [at for stop in self._stops if (at := self.text.find(stop, start)) >= 0]
+        if found:
+            self.text, self.stopped = self.text[: min(found)], True
+            return self.rest()
+        held = max((_held(self.text, stop) for stop in self._stops), default=0)
+        piece = self.text[self._sent : len(self.text) - held]
+        self._sent += len(piece)
+        return piece
+
+    def rest(self) -> str:
+        """The text not handed out yet; the reply has ended."""
+        piece = self.text[self._sent :]
+        self._sent = len(self.text)
+        return piece
+
+
+def _held(text: str, stop: str) -> int:
+    """How many characters at the end of ``text`` could begin ``stop``."""
+    for size in range(min(len(stop) - 1, len(text)), 0, -1):
+        if text.endswith(stop[:size]):
+            return size
+    return 0
 
 
 def _chat_formatter(llama: Any) -> Any:
@@ -246,7 +271,7 @@ def _chat_formatter(llama: Any) -> Any:
     if not template:
         raise ModelLoadError(
             "forced-token decoding formats the conversation with the model's own chat template, and this "
-            "GGUF has none; pass forced_tokens=False"
+            "GGUF has none; pass forced_tokens=False (toolrouting run --decoding grammar)"
         )
     eos, bos = llama.token_eos(), llama.token_bos()
     return llama_chat_format.Jinja2ChatFormatter(
@@ -260,7 +285,8 @@ def _chat_formatter(llama: Any) -> Any:
 def _reuse_prefix(llama: Any, prompt: list[int]) -> int:
     """How much of ``prompt`` the model's context holds already, as llama-cpp-python reuses it.
 
-    At least the last prompt token is evaluated again, for its logits.
+    At least the last prompt token is evaluated again, for its logits; ``eval`` drops what the
+    context holds past the common prefix.
     """
     held = llama.input_ids[: llama.n_tokens].tolist()
     common = 0
@@ -276,15 +302,6 @@ def _stops(stop: str | list[str] | None) -> list[str]:
     if stop is None:
         return []
     return [stop] if isinstance(stop, str) else list(stop)
-
-
-def _schema_text(schema: Mapping[str, Any]) -> str:
-    try:
-        return json.dumps(plain(schema), sort_keys=False, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError, RecursionError) as error:
-        raise GrammarError(
-            f"the JSON schema is not JSON ({_cause(error)}); a schema holds only JSON values"
-        ) from error
 
 
 def _cause(cause: object) -> str:

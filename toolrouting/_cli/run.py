@@ -136,6 +136,12 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         "grammar of the route, or the schema for the server to convert (default: %(default)s)",
     )
     parser.add_argument(
+        "--decoding",
+        choices=("forced", "grammar"),
+        help="how the embedded model decodes a routed request: forced tokens evaluated in a batch with "
+        "llguidance, or llama.cpp's grammar sampler token by token (default: forced)",
+    )
+    parser.add_argument(
         "--threads",
         type=positive,
         metavar="N",
@@ -282,6 +288,8 @@ def _settings(args: argparse.Namespace) -> Settings:
 def _server_backend(args: argparse.Namespace, kind: Callable[..., _Served]) -> _Served:
     if args.threads is not None:
         raise UsageError("--threads sets the embedded model's threads; a server sets its own")
+    if args.decoding is not None:
+        raise UsageError("--decoding sets how the embedded model decodes; a server decodes its own way")
     key = api_key(args)
     try:
         return kind(
@@ -310,7 +318,8 @@ def _embedded_backend(args: argparse.Namespace) -> EmbeddedLlama:
     model = args.model or str(default_model_path())
     if not args.quiet:
         print(f"toolrouting: loading {model}", file=sys.stderr)
-    return EmbeddedLlama(model, settings=_settings(args), n_threads=args.threads)
+    forced = args.decoding != "grammar"
+    return EmbeddedLlama(model, settings=_settings(args), n_threads=args.threads, forced_tokens=forced)
 
 
 def _print_outcome(result: RunResult, *, as_json: bool, answer_shown: bool = False) -> None:
