@@ -13,7 +13,14 @@ from typing import Any, NotRequired, TypedDict
 from . import _json
 from ._errors import CatalogueError
 from ._json import pointer_token
-from ._limits import MAX_CAUSE_QUOTE, SHOWN_NAME_CHARS, SHOWN_VALUE_CHARS, VALID_SCHEMA_MEMORY
+from ._limits import (
+    MAX_CAUSE_QUOTE,
+    MAX_SCHEMA_NESTING,
+    MAX_SCHEMA_VALUES,
+    SHOWN_NAME_CHARS,
+    SHOWN_VALUE_CHARS,
+    VALID_SCHEMA_MEMORY,
+)
 from ._metaschema import schema_problem
 from ._names import NONE_TOOL, tool_name_problem
 
@@ -83,7 +90,9 @@ class CheckedTool:
 def checked_catalogue(tools: Sequence[Mapping[str, Any]]) -> list[CheckedTool]:
     """Every entry of ``tools`` checked and copied; raises :class:`CatalogueError` at the first bad one."""
     if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
-        raise TypeError(f"a tool catalogue is a sequence of tool declarations, not {type(tools).__name__}")
+        raise CatalogueError(
+            None, f"a tool catalogue is a sequence of tool declarations (a list), not {type(tools).__name__}"
+        )
     seen: dict[str, int] = {}
     folded: dict[str, int] = {}
     entries = []
@@ -140,6 +149,9 @@ def _entry(index: int, tool: object) -> tuple[str, str | None, dict[str, Any]]:
         raise CatalogueError(
             index, f'the parameters of {shown_name(name)} are not an object schema ("type": "object")'
         )
+    problem = _size_problem(parameters, "/parameters")
+    if problem is not None:
+        raise CatalogueError(index, f"the parameters of {shown_name(name)} {problem}")
     detached, text = _detach(parameters, index, "/parameters")
     if text not in _VALID_PARAMETERS:
         problem = schema_problem(detached, "/parameters")
@@ -152,6 +164,40 @@ def _entry(index: int, tool: object) -> tuple[str, str | None, dict[str, Any]]:
             _VALID_PARAMETERS.clear()
         _VALID_PARAMETERS.add(text)
     return name, description, detached
+
+
+def _size_problem(value: Any, pointer: str) -> str | None:
+    """Why ``value`` is too deep or too large as JSON text to copy, or ``None``.
+
+    Counted before anything copies or encodes it: a structure that shares one sub-dict
+    many times is small in memory, and as text (or as a copied tree) it doubles with each
+    level. Stops at the first level or value past the limit, so it is quick either way.
+    """
+    count = 0
+    stack: list[tuple[Any, int, tuple[Any, ...]]] = [(value, 0, ())]
+    while stack:
+        node, depth, place = stack.pop()
+        if depth > MAX_SCHEMA_NESTING:
+            keys = []
+            while place:
+                place, key = place
+                keys.append(pointer_token(str(key))[:SHOWN_VALUE_CHARS])
+            where = pointer + "".join(f"/{key}" for key in reversed(keys))
+            return (
+                f"nest too deeply or refer to themselves: past {MAX_SCHEMA_NESTING} levels of JSON "
+                f"at {where[:MAX_CAUSE_QUOTE]}{'…' if len(where) > MAX_CAUSE_QUOTE else ''}"
+            )
+        items = node.items() if isinstance(node, Mapping) else enumerate(node)
+        for key, item in items:
+            count += 1
+            if isinstance(item, (Mapping, list, tuple)):
+                stack.append((item, depth + 1, (place, key)))
+        if count > MAX_SCHEMA_VALUES:
+            return (
+                f"hold more than {MAX_SCHEMA_VALUES:,} JSON values as text (a sub-schema shared by "
+                "reference many times is copied each time)"
+            )
+    return None
 
 
 def _detach(value: Any, index: int, pointer: str) -> tuple[Any, str]:

@@ -47,14 +47,18 @@ class ToolRoutingError(Exception):
 
 
 class CatalogueError(ToolRoutingError, ValueError):
-    """A tool catalogue entry that cannot be offered; names the 0-based entry and why."""
+    """A tool catalogue entry that cannot be offered; names the 0-based entry and why.
 
-    def __init__(self, index: int, reason: str) -> None:
+    ``index`` is ``None`` when the catalogue as a whole is at fault (a dict or a generator
+    where a list of declarations belongs).
+    """
+
+    def __init__(self, index: int | None, reason: str) -> None:
         self.index = index
         self.reason = reason
-        super().__init__(f"tool catalogue entry {index}: {reason}")
+        super().__init__(f"tool catalogue{'' if index is None else f' entry {index}'}: {reason}")
 
-    def __reduce__(self) -> tuple[type[CatalogueError], tuple[int, str]]:
+    def __reduce__(self) -> tuple[type[CatalogueError], tuple[int | None, str]]:
         return (type(self), (self.index, self.reason))
 
 
