@@ -152,6 +152,7 @@ REFUSED = {
     "self-reference": "/parameters/properties/loop/properties/loop",
     "shared-22": "JSON values",
     "shared-40": "JSON values",
+    "pattern-python-only": "/parameters/properties/s/pattern is not an ECMA-262 regular expression",
     "generator": "not generator",
     "dict": "not dict",
 }
