@@ -13,23 +13,24 @@ The longer campaign with figures: ``python fuzz/grammar_campaign.py`` (docs/reli
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
+import pickle
 from typing import Any
 
 import pytest
-from support.differential import Figures, GrammarCheck, corpus, forward, reverse
+from support.differential import Figures, GrammarCheck, corpus, forward, hostile_outcome, reverse
 from support.hostile_catalogues import HOSTILE, tool
+from support.model import TEST_THREADS
 
 from toolrouting import (
     CatalogueError,
+    Completion,
+    EmbeddedLlama,
     GrammarError,
     RepairsExhaustedError,
     Route,
     RoutingLoop,
     ScriptedBackend,
+    Settings,
     ToolOutput,
     parse_route,
     route_grammar,
@@ -125,26 +126,6 @@ def test_a_run_whose_model_repeats_a_free_key_goes_on() -> None:
 #: Seconds and bytes of address space one hostile catalogue gets, in a process of its own.
 SECONDS, MEMORY = 60, 2 * 1024**3
 
-_PROBE = """
-import json, resource, sys, time
-resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[2]),) * 2)
-sys.path[:0] = sys.argv[3:]
-from support.hostile_catalogues import HOSTILE
-from toolrouting import CatalogueError, GrammarError, TARGETS, preflight, route_grammar, route_schema
-started = time.perf_counter()
-try:
-    schema = route_schema(HOSTILE[sys.argv[1]][1]())
-    for options in ({}, {"spaced": True}, {"bounded": True}):
-        route_grammar(schema, **options)
-    for target in TARGETS:
-        preflight(schema, target)
-    outcome = {"ok": True}
-except (CatalogueError, GrammarError) as error:
-    outcome = {"ok": False, "type": type(error).__name__, "message": str(error)}
-outcome["seconds"] = time.perf_counter() - started
-print(json.dumps(outcome))
-"""
-
 #: What each refused hostile catalogue's message must name: the place, or the catalogue's type.
 REFUSED = {
     "items-500": "/parameters/properties/x/items/items",
@@ -160,16 +141,7 @@ REFUSED = {
 
 @pytest.mark.parametrize("name", HOSTILE)
 def test_every_hostile_catalogue_ends_in_a_route_or_our_error(name: str) -> None:
-    root = Path(__file__).resolve().parent
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, name, str(MEMORY), str(root), str(root.parent)],
-        capture_output=True,
-        text=True,
-        timeout=SECONDS,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    outcome = json.loads(done.stdout)
+    outcome = hostile_outcome(name, SECONDS, MEMORY)
     if name in REFUSED:
         assert not outcome["ok"], outcome
         assert outcome["type"] == "CatalogueError"
@@ -194,3 +166,36 @@ def test_route_schema_and_parse_route_answer_frozen_values() -> None:
     assert isinstance(parse_route(REPEATED, ["t"]), Route)
     with pytest.raises((CatalogueError, GrammarError)):
         route_schema(t for t in [tool({"type": "object"})])  # type: ignore[arg-type]
+
+
+def test_repairs_run_out_on_a_cut_reply_without_blaming_the_backend() -> None:
+    cut = Completion(text='{"tool":"t","arguments":{"gradeDict":{', finish_reason="length", truncated=True)
+    loop = RoutingLoop(ScriptedBackend([cut]), _Grades(), max_repairs=0)
+    with pytest.raises(RepairsExhaustedError) as caught:
+        loop.run([{"role": "user", "content": "grades"}])
+    assert "raise the routing completion cap (cap=)" in str(caught.value)
+    assert "enforces the route schema" not in str(caught.value)
+    again = pickle.loads(pickle.dumps(caught.value))
+    assert (str(again), again.truncated) == (str(caught.value), True)
+    refused = RepairsExhaustedError(1, "the reply is not a JSON object", 1)
+    assert "check that the backend enforces the route schema" in str(refused)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("name", ["optional-244", "optional-600", "items-60", "max-1e300", "escapes"])
+@pytest.mark.parametrize("grammar", ["ours", "server"])
+def test_the_embedded_backend_completes_or_refuses_each_hostile_route(name: str, grammar: Any) -> None:
+    # What once raised RecursionError in EmbeddedLlama.complete: each grammar choice either
+    # decodes under the route or refuses it as a GrammarError; a reply it writes parses.
+    schema = route_schema(HOSTILE[name][1]())
+    settings = Settings(json_schema=schema, max_tokens=24, grammar=grammar)
+    backend = EmbeddedLlama(n_threads=TEST_THREADS, settings=settings)
+    refusal: GrammarError | None = None
+    try:
+        completion = backend.complete([{"role": "user", "content": "Call t."}])
+    except GrammarError as error:  # llama-cpp-python's converter may refuse; ours compiles all
+        refusal = error
+    if refusal is not None:
+        assert grammar == "server", refusal
+    else:
+        assert completion.truncated or parse_route(completion.text, ["t"]).ok

@@ -13,6 +13,8 @@ import functools
 import json
 import random
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +37,7 @@ __all__ = [
     "corpus",
     "each_catalogue",
     "forward",
+    "hostile_outcome",
     "reverse",
 ]
 
@@ -329,3 +332,44 @@ def each_catalogue(limit: int | None = None) -> Iterator[tuple[str, list[dict[st
         if limit is not None and index >= limit:
             return
         yield item
+
+
+_PROBE = """
+import json, resource, sys, time
+resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[2]),) * 2)
+sys.path[:0] = sys.argv[3:]
+from support.hostile_catalogues import HOSTILE
+from toolrouting import CatalogueError, GrammarError, TARGETS, preflight, route_grammar, route_schema
+started = time.perf_counter()
+try:
+    schema = route_schema(HOSTILE[sys.argv[1]][1]())
+    for options in ({}, {"spaced": True}, {"bounded": True}):
+        route_grammar(schema, **options)
+    for target in TARGETS:
+        preflight(schema, target)
+    outcome = {"ok": True}
+except (CatalogueError, GrammarError) as error:
+    outcome = {"ok": False, "type": type(error).__name__, "message": str(error)}
+outcome["seconds"] = time.perf_counter() - started
+outcome["peak_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps(outcome))
+"""
+
+
+def hostile_outcome(name: str, seconds: float, memory: int) -> dict[str, Any]:
+    """What route_schema, route_grammar (each mode) and preflight (each target) make of a hostile
+    catalogue, in a process of its own bounded to ``memory`` bytes of address space: ``ok``, or the
+    error's ``type`` and ``message``; ``seconds`` and ``peak_kib`` it took. Anything else (a
+    crash, a traceback, the time or memory running out) fails the caller's assertion on ``rc``."""
+    tests = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, name, str(memory), str(tests), str(tests.parent)],
+        capture_output=True,
+        text=True,
+        timeout=seconds,
+        check=False,
+    )
+    if done.returncode != 0:
+        return {"ok": False, "type": "crash", "message": done.stderr[-2000:], "rc": done.returncode}
+    outcome: dict[str, Any] = json.loads(done.stdout)
+    return outcome
