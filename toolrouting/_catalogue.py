@@ -166,38 +166,65 @@ def _entry(index: int, tool: object) -> tuple[str, str | None, dict[str, Any]]:
     return name, description, detached
 
 
+_PLAIN = frozenset({dict, list})
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _size_problem(value: Any, pointer: str) -> str | None:
     """Why ``value`` is too deep or too large as JSON text to copy, or ``None``.
 
     Counted before anything copies or encodes it: a structure that shares one sub-dict
     many times is small in memory, and as text (or as a copied tree) it doubles with each
-    level. Stops at the first level or value past the limit, so it is quick either way.
+    level. Stops at the first level or value past the limit, so it is quick either way; the
+    place is looked for only once the limit is passed.
     """
     count = 0
-    stack: list[tuple[Any, int, tuple[Any, ...]]] = [(value, 0, ())]
+    level: list[Any] = [value]
+    depth = 0
+    while level:
+        if depth > MAX_SCHEMA_NESTING:
+            return (
+                "nest too deeply or refer to themselves: past "
+                f"{MAX_SCHEMA_NESTING} levels of JSON at {_deepest(value, pointer)}"
+            )
+        below: list[Any] = []
+        for node in level:
+            items = node.values() if type(node) is dict else node if type(node) is list else _items(node)
+            count += len(items)
+            # Most values are strings and numbers: one type test each, isinstance only for the rest.
+            below += [item for item in items if type(item) not in _SCALARS and _container(item)]
+        if count > MAX_SCHEMA_VALUES:
+            return (
+                f"hold more than {MAX_SCHEMA_VALUES:,} JSON values as text (a sub-schema shared by "
+                "reference many times is copied each time)"
+            )
+        level, depth = below, depth + 1
+    return None
+
+
+def _container(item: Any) -> bool:
+    return type(item) in _PLAIN or isinstance(item, (Mapping, list, tuple))
+
+
+def _items(node: Any) -> Any:
+    return list(node.values()) if isinstance(node, Mapping) else list(node)
+
+
+def _deepest(value: Any, pointer: str) -> str:
+    """The JSON pointer, cut to MAX_CAUSE_QUOTE, of a value past MAX_SCHEMA_NESTING levels down."""
+    stack: list[tuple[Any, tuple[Any, ...], int]] = [(value, (), 0)]
     while stack:
-        node, depth, place = stack.pop()
+        node, place, depth = stack.pop()
         if depth > MAX_SCHEMA_NESTING:
             keys = []
             while place:
                 place, key = place
                 keys.append(pointer_token(str(key))[:SHOWN_VALUE_CHARS])
             where = pointer + "".join(f"/{key}" for key in reversed(keys))
-            return (
-                f"nest too deeply or refer to themselves: past {MAX_SCHEMA_NESTING} levels of JSON "
-                f"at {where[:MAX_CAUSE_QUOTE]}{'…' if len(where) > MAX_CAUSE_QUOTE else ''}"
-            )
-        items = node.items() if isinstance(node, Mapping) else enumerate(node)
-        for key, item in items:
-            count += 1
-            if isinstance(item, (Mapping, list, tuple)):
-                stack.append((item, depth + 1, (place, key)))
-        if count > MAX_SCHEMA_VALUES:
-            return (
-                f"hold more than {MAX_SCHEMA_VALUES:,} JSON values as text (a sub-schema shared by "
-                "reference many times is copied each time)"
-            )
-    return None
+            return where[:MAX_CAUSE_QUOTE] + ("…" if len(where) > MAX_CAUSE_QUOTE else "")
+        pairs = node.items() if isinstance(node, Mapping) else enumerate(node)
+        stack.extend((item, (place, key), depth + 1) for key, item in pairs if _container(item))
+    return pointer
 
 
 def _detach(value: Any, index: int, pointer: str) -> tuple[Any, str]:
