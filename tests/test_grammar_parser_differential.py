@@ -162,6 +162,22 @@ def test_a_shared_sub_dict_is_refused_in_a_stated_time() -> None:
     assert time.perf_counter() - started < 2
 
 
+def test_the_tool_past_a_size_limit_is_named_among_small_ones() -> None:
+    small = tool({"type": "object", "properties": {"q": {"type": "string"}}})
+    shared: dict[str, Any] = {"type": "string"}
+    for _ in range(30):
+        shared = {"anyOf": [shared, shared]}
+    deep: Any = {"type": "string"}
+    for _ in range(300):
+        deep = {"type": "array", "items": deep}
+    for bad, reason in ((shared, "JSON values"), (deep, "past 256 levels of JSON")):
+        catalogue = [dict(small), tool({"type": "object", "properties": {"x": bad}}, name="u"), small]
+        catalogue[2] = tool({"type": "object", "properties": {"q": {"type": "string"}}}, name="v")
+        with pytest.raises(CatalogueError, match=reason) as caught:
+            route_schema(catalogue)
+        assert caught.value.index == 1
+
+
 def test_route_schema_and_parse_route_answer_frozen_values() -> None:
     assert isinstance(parse_route(REPEATED, ["t"]), Route)
     with pytest.raises((CatalogueError, GrammarError)):
