@@ -1,10 +1,11 @@
 """The grammar against the parser, both ways, over every corpus catalogue: for the test and the campaign.
 
 Forward: texts drawn from the compiled GBNF (support.gbnf_sample), each confirmed grammar-valid
-by llguidance's own GBNF engine where asked, must be accepted by ``parse_route``. Reverse:
+by llguidance's grammar engine where asked, must be accepted by ``parse_route``. Reverse:
 replies the route schema allows and ``parse_route`` accepts, rewritten from those texts in
 one way each (whitespace, key order, escapes, number forms), that the grammar refuses; each
-way is judged in :data:`NARROWINGS` (a deliberate narrowing, and where it is written down).
+way is judged in :data:`NARROWINGS` (a deliberate narrowing, and where it is written down),
+and the rewrites in :data:`EQUIVALENTS`, which change nothing, the grammar must accept.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import random
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,6 @@ __all__ = [
     "Figures",
     "GrammarCheck",
     "corpus",
-    "each_catalogue",
     "forward",
     "hostile_outcome",
     "reverse",
@@ -324,14 +324,6 @@ def reverse(
 
 def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def each_catalogue(limit: int | None = None) -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    """The corpus, in order, at most ``limit`` catalogues."""
-    for index, item in enumerate(corpus().items()):
-        if limit is not None and index >= limit:
-            return
-        yield item
 
 
 _PROBE = """
