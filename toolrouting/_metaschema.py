@@ -55,6 +55,9 @@ _PYTHON_ONLY = re.compile(r"\(\?(?:P|#|>|\(|[aiLmsux-]+\))|[*+?}]\+")
 _GROUP_NAME = re.compile(r"((?:[^\W\d]|\$)[\w$]*)>")
 
 
+_DEFINED_NAME = re.compile(r"\(\?<((?:[^\W\d]|\$)[\w$]*)>")
+
+
 def _group(names: dict[str, str], name: str) -> str:
     return names.setdefault(name, f"g{len(names)}")
 
@@ -63,6 +66,7 @@ def _python_text(pattern: str) -> str | None:
     """``pattern`` with its ECMA-only syntax replaced by Python's, or ``None`` if it uses Python's own."""
     out: list[str] = []
     names: dict[str, str] = {}
+    defined = {name.group(1) for name in _DEFINED_NAME.finditer(pattern)}
     at, in_class = 0, False
     while at < len(pattern):
         char = pattern[at]
@@ -74,8 +78,12 @@ def _python_text(pattern: str) -> str | None:
             escape = match.group()
             if escape in ("\\A", "\\Z") and not in_class:
                 return None
-            if match.group(1) is not None:
-                escape = f"(?P={_group(names, match.group(1))})"
+            if match.group(1) is not None and not in_class:
+                # ECMA-262 refers to a group anywhere, even before or inside it; Python does not.
+                name = match.group(1)
+                escape = "(?:)" if name in defined else f"(?P={name if name.isidentifier() else 'unknown'})"
+            elif escape[1] in "123456789" and not in_class:
+                escape = "(?:)"
             elif len(escape) > 2 or escape[1:] == "c":
                 escape = _ECMA_STAND_IN.get(escape[1], escape)
             out.append(escape)
