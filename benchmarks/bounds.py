@@ -62,9 +62,14 @@ def cases() -> list[tuple[str, str, bool]]:
         ("1 MB integer", _fill(lambda n: _action('{"n":' + "7" * n + "}"), limit), False),
         ("1 MB fraction", _fill(lambda n: _action('{"n":0.' + "7" * n + "}"), limit), True),
         ("1 MB exponent", _fill(lambda n: _action('{"n":1e' + "9" * n + "}"), limit), False),
-        (
+        (  # decoded twice: the second time to see which object repeats (the last value counts)
             "80,000 keys, the last repeated",
             _action("{" + ",".join(f'"k{i}":1' for i in range(80_000)) + ',"k0":2}'),
+            True,
+        ),
+        (
+            "80,000 keys, then the action's own repeated",
+            _action("{" + ",".join(f'"k{i}":1' for i in range(80_000)) + "}")[:-1] + ',"tool":"t"}',
             False,
         ),
         ("1 MB of whitespace", _fill(lambda n: " " * n + '{"tool":"none"}', limit), True),

@@ -11,22 +11,50 @@ import copy
 import decimal
 import json
 import math
+import re
 import unicodedata
+import warnings
 from typing import Any
 
 import pytest
+import regress
 from hypothesis import example, given
 from hypothesis import strategies as st
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, FormatChecker
 from support.catalogues import declared
 
 from toolrouting import CatalogueError, route_schema, route_tool_names
 from toolrouting._metaschema import schema_problem
 
-#: What check_schema applies: the metaschema, with its "regex" format asserted.
-METASCHEMA = Draft202012Validator(
-    Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER
-)
+
+def _regress(pattern: str, flags: str) -> bool:
+    try:
+        regress.Regex(pattern, flags)
+    except Exception:  # regress's RegressError
+        return False
+    return True
+
+
+def _ecma_262(pattern: object) -> bool:
+    """The documented verdict on a pattern (jsonschema's own asks Python's re): valid with ECMA-262's
+    u flag, accepted; valid in neither mode, refused; valid only without it (Annex B), as re says."""
+    if not isinstance(pattern, str) or _regress(pattern, "u"):
+        return True
+    if not _regress(pattern, ""):
+        return False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            re.compile(pattern)
+    except re.error:
+        return False
+    return True
+
+
+_FORMATS = FormatChecker(formats=())
+_FORMATS.checks("regex")(_ecma_262)
+#: What check_schema applies: the metaschema, with its "regex" format asserted (as ECMA-262's).
+METASCHEMA = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=_FORMATS)
 
 
 class Unprintable:

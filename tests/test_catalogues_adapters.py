@@ -151,7 +151,7 @@ def test_refusals_name_the_entry_and_the_reason(convert: Any, source: Any, index
 
 @pytest.mark.parametrize("source", ["tools", {"name": "x"}, 3])
 def test_a_list_is_required(source: Any) -> None:
-    with pytest.raises(TypeError, match="sequence of tool declarations"):
+    with pytest.raises(CatalogueError, match="sequence of tool declarations"):
         tools_from(source)
 
 

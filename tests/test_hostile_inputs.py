@@ -68,9 +68,12 @@ def _nested(depth: int) -> dict[str, Any]:
 
 
 def test_deep_parameters_are_copied_or_refused_by_every_adapter() -> None:
-    deep = _nested(250)
+    deep = _nested(120)  # 240 levels of JSON: within MAX_SCHEMA_NESTING
     openai = [{"type": "function", "function": {"name": "f", "parameters": deep}}]
     assert tools_from_openai(openai)[0]["function"]["parameters"] == deep
+    deeper = [{"type": "function", "function": {"name": "f", "parameters": _nested(250)}}]
+    with pytest.raises(CatalogueError, match="past 256 levels of JSON at /parameters/properties/x"):
+        tools_from_openai(deeper)
     self_referencing: dict[str, Any] = {"type": "object", "properties": {}}
     self_referencing["properties"]["x"] = self_referencing
     with pytest.raises(CatalogueError, match="nest too deeply"):

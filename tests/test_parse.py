@@ -121,7 +121,10 @@ def test_anything_not_starting_as_an_object_is_not_a_json_object(text: str) -> N
         ('{"tool":"memory_search","arguments":{"q":Infinity}}', "Infinity, which is not JSON"),
         ('{"tool":"memory_search","arguments":{"q":[-Infinity]}}', "-Infinity, which is not JSON"),
         ('{"tool":"none","tool":"none"}', 'repeats the key "tool"'),
-        ('{"tool":"memory_search","arguments":{"a":{"b":1,"b":2}}}', 'repeats the key "b"'),
+        ('{"tool":"memory_search","arguments":{},"arguments":{}}', 'repeats the key "arguments"'),
+        ('{"tool":"memory_search","tool":"x","arguments":{"a":{"b":1,"b":2}}}', 'repeats the key "tool"'),
+        ('{"tool":"memory_search","arguments":{"b":1,"b":2},"x":1}', '"x"'),
+        ('{"tool":"memory_search","arguments":{"b":[1,1e999],"b":2}}', "too large to be finite"),
         ('{"tool":"memory_search","arguments":{"q":"\\ud800"}}', "lone surrogate"),
         ('{"tool":"memory_search","arguments":{"q":"x\\udfff"}}', "lone surrogate"),
         ('{"tool":"memory_search","arguments":{"\\udc00":1}}', "lone surrogate"),
@@ -135,6 +138,15 @@ def test_anything_not_starting_as_an_object_is_not_a_json_object(text: str) -> N
 )
 def test_malformed_replies_are_refused_with_a_named_reason(text: str, fragment: str) -> None:
     assert fragment in refused(text)
+
+
+def test_a_key_repeated_inside_the_arguments_keeps_its_last_value() -> None:
+    # Where a schema leaves keys free no grammar can forbid a repeat: JSON.parse's reading.
+    text = '{"tool":"memory_search","arguments":{"a":{"b":1,"b":2},"q":"x","q":"y"}}'
+    route = parse_route(text, NAMES)
+    assert route.ok, route.error
+    assert route.arguments == {"a": {"b": 2}, "q": "y"}
+    assert route.text == text
 
 
 def test_deep_nesting_is_refused_not_raised() -> None:
@@ -164,7 +176,7 @@ def test_a_large_valid_reply_under_the_limit_is_accepted() -> None:
         "x" * 10_000,
         '{"tool":"none"} ' + "y" * 10_000,
         '{"tool":"' + "z" * 10_000 + '","arguments":{}}',
-        '{"tool":"memory_search","arguments":{"' + "k" * 10_000 + '":1,"' + "k" * 10_000 + '":2}}',
+        '{"' + "k" * 10_000 + '":1,"' + "k" * 10_000 + '":2}',
         '{"tool":"memory_search","arguments":{"q":' + "9" * 10_000 + "e9999}}",
         '{"tool":"memory_search","arguments":{"q":"' + "w" * 10_000,
         '{"tool":"memory_search","arguments":{"q":"' + "v" * 10_000 + '\\ud800"}}',

@@ -160,13 +160,13 @@ def test_catalogue_error_is_a_value_error_and_pickles() -> None:
 def test_self_referencing_parameters_are_refused() -> None:
     parameters: dict[str, Any] = {"type": "object", "properties": {}}
     parameters["properties"]["loop"] = parameters
-    with pytest.raises(CatalogueError, match="nests too deeply or refers to itself"):
+    with pytest.raises(CatalogueError, match="nest too deeply or refer to themselves"):
         route_schema([declared("a", parameters=parameters)])
 
 
 @pytest.mark.parametrize("catalogue", [{"type": "function"}, "tools", None, 3])
 def test_a_catalogue_is_a_sequence(catalogue: Any) -> None:
-    with pytest.raises(TypeError, match="sequence of tool declarations"):
+    with pytest.raises(CatalogueError, match="sequence of tool declarations"):
         route_schema(catalogue)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import math
 import unicodedata
@@ -13,7 +14,14 @@ from typing import Any, NotRequired, TypedDict
 from . import _json
 from ._errors import CatalogueError
 from ._json import pointer_token
-from ._limits import MAX_CAUSE_QUOTE, SHOWN_NAME_CHARS, SHOWN_VALUE_CHARS, VALID_SCHEMA_MEMORY
+from ._limits import (
+    MAX_CAUSE_QUOTE,
+    MAX_SCHEMA_NESTING,
+    MAX_SCHEMA_VALUES,
+    SHOWN_NAME_CHARS,
+    SHOWN_VALUE_CHARS,
+    VALID_SCHEMA_MEMORY,
+)
 from ._metaschema import schema_problem
 from ._names import NONE_TOOL, tool_name_problem
 
@@ -83,12 +91,15 @@ class CheckedTool:
 def checked_catalogue(tools: Sequence[Mapping[str, Any]]) -> list[CheckedTool]:
     """Every entry of ``tools`` checked and copied; raises :class:`CatalogueError` at the first bad one."""
     if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
-        raise TypeError(f"a tool catalogue is a sequence of tool declarations, not {type(tools).__name__}")
+        raise CatalogueError(
+            None, f"a tool catalogue is a sequence of tool declarations (a list), not {type(tools).__name__}"
+        )
     seen: dict[str, int] = {}
     folded: dict[str, int] = {}
     entries = []
+    screened = _screened(tools)
     for index, tool in enumerate(tools):
-        name, description, parameters = _entry(index, tool)
+        name, description, parameters = _entry(index, tool, screened)
         if name in seen:
             raise CatalogueError(
                 index, f"the name {shown_name(name)} is used twice (first by entry {seen[name]})"
@@ -107,7 +118,22 @@ def checked_catalogue(tools: Sequence[Mapping[str, Any]]) -> list[CheckedTool]:
     return entries
 
 
-def _entry(index: int, tool: object) -> tuple[str, str | None, dict[str, Any]]:
+def _screened(tools: Sequence[Any]) -> set[int]:
+    """The ids of the plain parameter dicts in ``tools`` that are, all together, within the size limits.
+
+    One walk over every tool's parameters at once costs a fraction of one walk per tool; only
+    when the whole catalogue is past a limit is each tool walked on its own, to name it.
+    """
+    roots = []
+    for tool in tools:
+        function = tool.get("function") if type(tool) is dict else None
+        parameters = function.get("parameters") if type(function) is dict else None
+        if type(parameters) is dict:
+            roots.append(parameters)
+    return {id(root) for root in roots} if _size_problem(roots, "") is None else set()
+
+
+def _entry(index: int, tool: object, screened: set[int]) -> tuple[str, str | None, dict[str, Any]]:
     # type() first: Mapping's ABC check is slow, and a catalogue is nearly always plain dicts.
     if type(tool) is not dict and not isinstance(tool, Mapping):
         raise CatalogueError(index, f"a tool declaration is a mapping, not {type(tool).__name__}")
@@ -140,6 +166,9 @@ def _entry(index: int, tool: object) -> tuple[str, str | None, dict[str, Any]]:
         raise CatalogueError(
             index, f'the parameters of {shown_name(name)} are not an object schema ("type": "object")'
         )
+    problem = None if id(parameters) in screened else _size_problem(parameters, "/parameters")
+    if problem is not None:
+        raise CatalogueError(index, f"the parameters of {shown_name(name)} {problem}")
     detached, text = _detach(parameters, index, "/parameters")
     if text not in _VALID_PARAMETERS:
         problem = schema_problem(detached, "/parameters")
@@ -152,6 +181,93 @@ def _entry(index: int, tool: object) -> tuple[str, str | None, dict[str, Any]]:
             _VALID_PARAMETERS.clear()
         _VALID_PARAMETERS.add(text)
     return name, description, detached
+
+
+_PLAIN = frozenset({dict, list})
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_JSON_TYPES = _PLAIN | _SCALARS
+
+
+def _size_problem(value: Any, pointer: str) -> str | None:
+    """Why ``value`` is too deep or too large as JSON text to copy, or ``None``.
+
+    Counted before anything copies or encodes it: a structure that shares one sub-dict
+    many times is small in memory, and as text (or as a copied tree) it doubles with each
+    level. Stops at the first level or value past the limit, so it is quick either way; the
+    place is looked for only once the limit is passed.
+
+    Plain dicts and lists are walked a level at a time by ``gc.get_referents`` (in C: a dict
+    gives its values, a list its items), which halves the cost on a catalogue of a thousand
+    small tools; any other container sends the walk to :func:`_size_walk`.
+    """
+    if type(value) not in _PLAIN:
+        return _size_walk(value, pointer)
+    count = 0
+    level: list[Any] = [value]
+    depth = 0
+    while level:
+        if depth > MAX_SCHEMA_NESTING:
+            return _size_walk(value, pointer)
+        found = gc.get_referents(*level)
+        count += len(found)
+        if count > MAX_SCHEMA_VALUES:
+            return _size_walk(value, pointer)
+        if not set(map(type, found)) <= _JSON_TYPES:
+            return _size_walk(value, pointer)
+        level = [item for item in found if type(item) in _PLAIN]
+        depth += 1
+    return None
+
+
+def _size_walk(value: Any, pointer: str) -> str | None:
+    """:func:`_size_problem` over any mappings, lists and tuples, and with the reason."""
+    count = 0
+    level: list[Any] = [value]
+    depth = 0
+    while level:
+        if depth > MAX_SCHEMA_NESTING:
+            return (
+                "nest too deeply or refer to themselves: past "
+                f"{MAX_SCHEMA_NESTING} levels of JSON at {_deepest(value, pointer)}"
+            )
+        below: list[Any] = []
+        for node in level:
+            items = node.values() if type(node) is dict else node if type(node) is list else _items(node)
+            count += len(items)
+            # Most values are strings and numbers: one type test each, isinstance only for the rest.
+            below += [item for item in items if type(item) not in _SCALARS and _container(item)]
+        if count > MAX_SCHEMA_VALUES:
+            return (
+                f"hold more than {MAX_SCHEMA_VALUES:,} JSON values as text (a sub-schema shared by "
+                "reference many times is copied each time)"
+            )
+        level, depth = below, depth + 1
+    return None
+
+
+def _container(item: Any) -> bool:
+    return type(item) in _PLAIN or isinstance(item, (Mapping, list, tuple))
+
+
+def _items(node: Any) -> Any:
+    return list(node.values()) if isinstance(node, Mapping) else list(node)
+
+
+def _deepest(value: Any, pointer: str) -> str:
+    """The JSON pointer, cut to MAX_CAUSE_QUOTE, of a value past MAX_SCHEMA_NESTING levels down."""
+    stack: list[tuple[Any, tuple[Any, ...], int]] = [(value, (), 0)]
+    while stack:
+        node, place, depth = stack.pop()
+        if depth > MAX_SCHEMA_NESTING:
+            keys = []
+            while place:
+                place, key = place
+                keys.append(pointer_token(str(key))[:SHOWN_VALUE_CHARS])
+            where = pointer + "".join(f"/{key}" for key in reversed(keys))
+            return where[:MAX_CAUSE_QUOTE] + ("…" if len(where) > MAX_CAUSE_QUOTE else "")
+        pairs = node.items() if isinstance(node, Mapping) else enumerate(node)
+        stack.extend((item, (place, key), depth + 1) for key, item in pairs if _container(item))
+    return pointer
 
 
 def _detach(value: Any, index: int, pointer: str) -> tuple[Any, str]:

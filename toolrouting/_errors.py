@@ -22,6 +22,9 @@ ToolRoutingError
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 __all__ = [
     "BackendConnectError",
     "BackendError",
@@ -49,14 +52,18 @@ class ToolRoutingError(Exception):
 
 
 class CatalogueError(ToolRoutingError, ValueError):
-    """A tool catalogue entry that cannot be offered; names the 0-based entry and why."""
+    """A tool catalogue entry that cannot be offered; names the 0-based entry and why.
 
-    def __init__(self, index: int, reason: str) -> None:
+    ``index`` is ``None`` when the catalogue as a whole is at fault (a dict or a generator
+    where a list of declarations belongs).
+    """
+
+    def __init__(self, index: int | None, reason: str) -> None:
         self.index = index
         self.reason = reason
-        super().__init__(f"tool catalogue entry {index}: {reason}")
+        super().__init__(f"tool catalogue{'' if index is None else f' entry {index}'}: {reason}")
 
-    def __reduce__(self) -> tuple[type[CatalogueError], tuple[int, str]]:
+    def __reduce__(self) -> tuple[type[CatalogueError], tuple[int | None, str]]:
         return (type(self), (self.index, self.reason))
 
 
@@ -137,21 +144,29 @@ class RunError(ToolRoutingError):
 class RepairsExhaustedError(RunError):
     """The model's reply was refused, and still refused after the repairs the run allows.
 
-    ``round`` is the round it happened in, ``problem`` what was wrong with the last reply.
+    ``round`` is the round it happened in, ``problem`` what was wrong with the last reply,
+    ``truncated`` whether that reply was cut off at the completion cap: then the backend did
+    its job and the cap is what to raise, and the message says so rather than blaming it.
     """
 
-    def __init__(self, round: int, problem: str, max_repairs: int) -> None:
+    def __init__(self, round: int, problem: str, max_repairs: int, *, truncated: bool = False) -> None:
         self.round = round
         self.problem = problem
         self.max_repairs = max_repairs
+        self.truncated = truncated
+        advice = (
+            "raise the routing completion cap (cap=) or max_repairs"
+            if truncated
+            else "check that the backend enforces the route schema, or raise max_repairs"
+        )
         super().__init__(
             f"round {round}: the reply is still not a valid action after {max_repairs} "
-            f"repair{'s' if max_repairs != 1 else ''} (max_repairs): {problem}; "
-            "check that the backend enforces the route schema, or raise max_repairs"
+            f"repair{'s' if max_repairs != 1 else ''} (max_repairs): {problem}; {advice}"
         )
 
-    def __reduce__(self) -> tuple[type[RepairsExhaustedError], tuple[int, str, int]]:
-        return (type(self), (self.round, self.problem, self.max_repairs))
+    def __reduce__(self) -> tuple[Callable[..., RepairsExhaustedError], tuple[int, str, int]]:
+        rebuild = functools.partial(type(self), truncated=self.truncated)
+        return (rebuild, (self.round, self.problem, self.max_repairs))
 
 
 class RetriesExhaustedError(RunError):

@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_RETRIES",
     "DEFAULT_ROUTING_CAP",
     "EMBEDDED_N_CTX",
+    "FINITE_NUMBER_DIGITS",
     "GBNF_MAX_REPETITION",
     "GRAMMAR_CACHE_SIZE",
     "GRAMMAR_EXPONENT_DIGITS",
@@ -36,6 +37,8 @@ __all__ = [
     "MAX_REPLY_QUOTE",
     "MAX_RESPONSE_BYTES",
     "MAX_RETRY_AFTER",
+    "MAX_SCHEMA_NESTING",
+    "MAX_SCHEMA_VALUES",
     "MAX_TOOL_ERROR_CHARS",
     "MAX_TOOL_RESULT_CHARS",
     "MCP_CLOSE_TIMEOUT",
@@ -231,9 +234,26 @@ GRAMMAR_NUMBER_DIGITS = 16
 #: reply the grammar allows is one parse_route refuses as too large.
 GRAMMAR_EXPONENT_DIGITS = 2
 
+#: Digits of the largest integer part a double holds (its largest finite value is 1.8e308). A
+#: number the grammar widens past it is written whole, with no fraction or exponent, and a
+#: wider one keeps only negative exponents: each reply it allows parses as a finite number.
+FINITE_NUMBER_DIGITS = 308
+
 #: Nesting of schemas (object in array in anyOf ...) the grammar compiler follows before it
 #: refuses: far beyond any real tool's parameters, and short of Python's recursion limit.
 GRAMMAR_MAX_DEPTH = 100
+
+#: Levels of JSON nesting (objects and arrays, data in ``enum`` and ``const`` included) a tool's
+#: parameters may have. A real schema nests a few levels per object it describes; past this,
+#: json's encoders, the grammar compilers and the preflight meet Python's recursion limit, so
+#: the catalogue check refuses it with its place (the grammar follows GRAMMAR_MAX_DEPTH schemas).
+MAX_SCHEMA_NESTING = 256
+
+#: JSON values (every object, array, key's value and item) a tool's parameters may hold, counted
+#: as the tree JSON text writes. The largest published catalogue's tool holds a few thousand; a
+#: Python structure that shares one sub-dict many times is tiny in memory and can still be
+#: millions of values as text, so the catalogue check stops counting here and refuses it.
+MAX_SCHEMA_VALUES = 200_000
 
 #: Bounded decisions: the ``maxLength`` a string without one gets. A routed decision is one
 #: small action under a cap of a few hundred tokens (DEFAULT_ROUTING_CAP); a query, a path or a

@@ -8,6 +8,7 @@ catalogue whose schema the metaschema would refuse is refused here, by keyword.
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -41,9 +42,94 @@ def _is_count(value: object) -> bool:
     return is_count(value) or (isinstance(value, float) and value >= 0 and value.is_integer())
 
 
+# ECMA-262 escapes (u flag, as JSON Schema's test suite reads patterns) Python's re lacks, each
+# with a stand-in of the same syntax; and Python's own syntax, which ECMA-262 refuses.
+_ECMA_ESCAPE = re.compile(
+    r"\\(?:[pP]\{[A-Za-z_]+(?:=[A-Za-z_]+)?\}|u\{[0-9A-Fa-f]{1,6}\}|c[A-Za-z]|k<([^>]*)>|.)", re.S
+)
+_ECMA_STAND_IN = {"p": "\\w", "P": "\\W", "u": "x", "c": "x"}
+_PYTHON_ONLY = re.compile(r"\(\?(?:P|#|>|\(|[aiLmsux-]+\))|[*+?}]\+")
+
+
+# A group's name: an ECMA-262 IdentifierName ($ included), named for Python g0, g1 ...
+_GROUP_NAME = re.compile(r"((?:[^\W\d]|\$)[\w$]*)>")
+
+
+_DEFINED_NAME = re.compile(r"\(\?<((?:[^\W\d]|\$)[\w$]*)>")
+
+
+def _group(names: dict[str, str], name: str) -> str:
+    return names.setdefault(name, f"g{len(names)}")
+
+
+def _python_text(pattern: str) -> str | None:
+    """``pattern`` with its ECMA-only syntax replaced by Python's, or ``None`` if it uses Python's own."""
+    out: list[str] = []
+    names: dict[str, str] = {}
+    defined = {name.group(1) for name in _DEFINED_NAME.finditer(pattern)}
+    at, in_class = 0, False
+    while at < len(pattern):
+        char = pattern[at]
+        if char == "\\":
+            match = _ECMA_ESCAPE.match(pattern, at)
+            if match is None:  # a trailing backslash: re says why
+                out.append(char)
+                break
+            escape = match.group()
+            if escape in ("\\A", "\\Z") and not in_class:
+                return None
+            if match.group(1) is not None and not in_class:
+                # ECMA-262 refers to a group anywhere, even before or inside it; Python does not.
+                name = match.group(1)
+                escape = "(?:)" if name in defined else f"(?P={name if name.isidentifier() else 'unknown'})"
+            elif escape[1] in "123456789" and not in_class:
+                escape = "(?:)"
+            elif len(escape) > 2 or escape[1:] == "c":
+                escape = _ECMA_STAND_IN.get(escape[1], escape)
+            out.append(escape)
+            at = match.end()
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            if pattern.startswith("[^]", at) or pattern.startswith("[]", at):
+                out.append("[\\s\\S]" if pattern[at + 1] == "^" else "(?!)")
+                at += 3 if pattern[at + 1] == "^" else 2
+                continue
+            in_class = True
+        elif _PYTHON_ONLY.match(pattern, at):
+            return None
+        elif pattern.startswith(("(?<=", "(?<!"), at):
+            out.append("(?:")  # ECMA-262 look-behind takes any length, Python's a fixed one
+            at += 4
+            continue
+        elif pattern.startswith("(?<", at):
+            name = _GROUP_NAME.match(pattern, at + 3)
+            if name is None:
+                return None
+            out.append(f"(?P<{_group(names, name.group(1))}>")
+            at = name.end()
+            continue
+        out.append(char)
+        at += 1
+    return "".join(out)
+
+
 def _regex_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is no ECMA-262 regular expression (JSON Schema's dialect), or ``None``.
+
+    Python's re is not that dialect: ``\\p{Lu}`` and named groups ``(?<n>...)`` are ECMA-262
+    and not Python, ``(?P<n>...)``, inline flags, ``\\A`` and possessive quantifiers the reverse.
+    Python's own syntax is refused first; the ECMA-only syntax is swapped for Python's, which
+    then checks the rest (brackets, quantifiers, ranges).
+    """
+    text = _python_text(pattern)
+    if text is None:
+        return "is not an ECMA-262 regular expression (it uses Python-only syntax)"
     try:
-        re.compile(pattern)
+        with warnings.catch_warnings():  # "possible set difference": re's own future, not ECMA-262's
+            warnings.simplefilter("ignore", FutureWarning)
+            re.compile(text)
     except (re.error, RecursionError, OverflowError) as error:
         return f"is not a regular expression ({str(error)[:MAX_CAUSE_QUOTE]})"
     return None

@@ -50,15 +50,49 @@ def quote_reply(text: str, start: int = 0) -> str:
     return quoted(text, MAX_REPLY_QUOTE, start)
 
 
+class _Repeated(Exception):
+    """An object with a repeated key: decoded again, the slow way, to see which object it was."""
+
+
 def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _Refusal(f"the reply repeats the key {quote_reply(key)}")
-            seen.add(key)
+        raise _Repeated
     return obj
+
+
+def _repeated_key(pairs: list[tuple[str, Any]]) -> str | None:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            return key
+        seen.add(key)
+    return None
+
+
+def _decode_repeating(trimmed: str) -> tuple[Any, int]:
+    """Decode a reply with a repeated key: refused in the action itself, the last value kept below it.
+
+    An object whose keys are free (a map, an untyped value) may repeat a key under any
+    grammar, since no context-free grammar can forbid it; JSON.parse and Python's json keep
+    the last value, and so does this. The action's own keys are fixed by every route
+    grammar, so a repeat there is a reply no grammar constrained.
+    """
+    outermost: list[str | None] = [None]
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        # The outermost object closes last: what the last call saw is the action's own.
+        outermost[0] = _repeated_key(pairs) if len(obj) != len(pairs) else None
+        return obj
+
+    decoder = json.JSONDecoder(
+        object_pairs_hook=pairs_hook, parse_constant=_refuse_constant, parse_float=_finite_float
+    )
+    value, end = decoder.raw_decode(trimmed)
+    if outermost[0] is not None:
+        raise _Refusal(f"the reply repeats the key {quote_reply(outermost[0])}")
+    return value, end
 
 
 def _refuse_constant(literal: str) -> Any:
@@ -84,9 +118,11 @@ _JSON_WHITESPACE = " \t\n\r"
 def parse_route(text: str, names: Collection[str], *, thought: int | None = None) -> Route:
     """Check a reply against the offered tool ``names``; never raises.
 
-    The whole trimmed reply must be one JSON object (RFC 7493 I-JSON: no duplicate keys,
-    no lone surrogates, no non-finite numbers) whose ``tool`` is ``"none"`` alone, or one
-    of ``names`` with exactly an object of ``arguments`` beside it. With ``thought`` (the
+    The whole trimmed reply must be one JSON object (RFC 7493 I-JSON: no lone surrogates,
+    no non-finite numbers, no repeated key in the action itself) whose ``tool`` is
+    ``"none"`` alone, or one of ``names`` with exactly an object of ``arguments`` beside it.
+    Inside the arguments a repeated key keeps its last value, as JSON.parse does: where a
+    schema leaves keys free, no grammar can forbid a repeat (docs/grammar.md). With ``thought`` (the
     route schema's reasoning slot, ``route_schema(tools, thought=N)``), a ``"thought"``
     string of at most that many characters is required beside them. Nothing is repaired.
     """
@@ -99,7 +135,10 @@ def parse_route(text: str, names: Collection[str], *, thought: int | None = None
         if not trimmed.startswith("{"):
             return _refused(NOT_AN_OBJECT)
         try:
-            value, end = _DECODER.raw_decode(trimmed)
+            try:
+                value, end = _DECODER.raw_decode(trimmed)
+            except _Repeated:
+                value, end = _decode_repeating(trimmed)
         except _Refusal as refusal:
             return _refused(str(refusal))
         except json.JSONDecodeError as error:

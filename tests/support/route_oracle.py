@@ -1,7 +1,8 @@
 """A reference for parse_route, written without reading its decoder: the differential fuzzers' oracle.
 
 It decodes with plain ``json.loads`` (JSON's own four whitespace characters around the
-value, nothing else), applies I-JSON's refusals with its own checks after decoding, and
+value, nothing else), applies I-JSON's refusals with its own checks after decoding (a repeated
+key only in the action's own keys: inside the arguments the last value counts), and
 judges the top-level shape with ``jsonschema`` against ``route_schema`` with every tool's
 arguments schema widened to ``{"type": "object"}`` (the arguments are the grammar's to
 constrain; the parser takes only names).
@@ -41,11 +42,17 @@ class _Duplicate(Exception):
     pass
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [key for key, _ in pairs]
-    if len(set(keys)) != len(keys):
-        raise _Duplicate
-    return dict(pairs)
+class _Pairs:
+    """Objects as JSON.parse makes them (a repeated key keeps its last value), remembering whether
+    the last object closed, the outermost, repeated one: the action's own keys may not repeat."""
+
+    def __init__(self) -> None:
+        self.outermost_repeats = False
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in pairs]
+        self.outermost_repeats = len(set(keys)) != len(keys)
+        return dict(pairs)
 
 
 class _Float:
@@ -143,14 +150,17 @@ def judge(text: str, names: Sequence[str]) -> Verdict:
     """What a strict parser must make of ``text`` when ``names`` are offered."""
     if len(text) > MAX_REPLY_CHARS:
         return Verdict(False, why="over the reply limit")
+    pairs = _Pairs()
     try:
         raw = json.loads(
             text,
-            object_pairs_hook=_pairs,
+            object_pairs_hook=pairs,
             parse_float=_Float,
             parse_int=_int,
             parse_constant=lambda _: _Constant(),
         )
+        if pairs.outermost_repeats:
+            raise _Duplicate
     except _Duplicate:
         return Verdict(False, why="a duplicate key")
     except RecursionError:

@@ -106,7 +106,9 @@ def _dumped(value: object) -> object:
 
 def _convert(tools: object, convert: Callable[[int, Mapping[str, Any]], ToolSpec]) -> list[ToolSpec]:
     if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
-        raise TypeError(f"a tool list is a sequence of tool declarations, not {type(tools).__name__}")
+        raise CatalogueError(
+            None, f"a tool list is a sequence of tool declarations (a list), not {type(tools).__name__}"
+        )
     specs: list[ToolSpec] = []
     for index, entry in enumerate(tools):
         tool = _dumped(entry)

@@ -18,15 +18,15 @@ from .._errors import GrammarError
 from .._json import is_count, plain, pointer_token, shown
 from .._limits import (
     BOUNDED_VALUE_DEPTH,
-    GBNF_MAX_REPETITION,
     GRAMMAR_CACHE_SIZE,
     GRAMMAR_MAX_DEPTH,
+    MAX_REPLY_CHARS,
     SHOWN_VALUE_CHARS,
 )
 from .grammars import GrammarNote, RouteGrammar
 from .keywords import ASSERTIONS, IGNORED, IMPLIES, REFUSED, TYPES, json_kinds, same_value
 from .rules import Alt, Expr, Grammar, Lit, Ref, Seq
-from .values import Values
+from .values import Values, is_whole
 
 __all__ = ["GrammarNote", "RouteGrammar", "route_grammar"]
 
@@ -64,7 +64,19 @@ def _compiled(schema_text: str, spaced: bool, bounded: bool) -> RouteGrammar:
     if top is None:
         raise GrammarError("no JSON value satisfies the schema", "")
     compiler.grammar.define("root", Ref(top))
-    return RouteGrammar(compiler.grammar.text(), tuple(compiler.notes.values()), compiler.grammar.max_bytes())
+    longest = compiler.grammar.max_bytes()
+    if bounded and longest is not None and longest > MAX_REPLY_CHARS:
+        # Bounds that multiply (arrays of arrays of long strings) bound nothing a cap can use.
+        characters = compiler.grammar.max_bytes(characters=True)
+        if characters is not None and characters > MAX_REPLY_CHARS:
+            compiler.note(
+                "",
+                "",
+                "exceeds the reply limit",
+                f"the longest reply has {characters:,} characters, past parse_route's limit of "
+                f"{MAX_REPLY_CHARS:,}: the completion cap, not the grammar, ends a reply that long",
+            )
+    return RouteGrammar(compiler.grammar.text(), tuple(compiler.notes.values()), longest)
 
 
 class _Compiler:
@@ -284,30 +296,11 @@ class _Compiler:
         """``(low, high)`` of two count keywords, within llama.cpp's limit; ``None`` if unsatisfiable."""
         low, high = schema.get(low_key, 0), schema.get(high_key)
         for key, count in ((low_key, low), (high_key, high)):
-            if count is not None and not is_count(count):
+            if count is not None and not is_count(count) and not is_whole(count):
                 raise self.fail(at, key, f"is not a non-negative integer: {shown(count, SHOWN_VALUE_CHARS)}")
-        if high is not None and low > high:
-            return None
-        if low > GBNF_MAX_REPETITION:
-            self.note(
-                at,
-                low_key,
-                "lowers",
-                f"{low} is past llama.cpp's repetition limit: {GBNF_MAX_REPETITION} is used",
-            )
-            low = GBNF_MAX_REPETITION
-        if high is not None and high > GBNF_MAX_REPETITION:
-            self.note(
-                at,
-                high_key,
-                "unbounded",
-                f"{high} is past llama.cpp's repetition limit ({GBNF_MAX_REPETITION}): no upper bound",
-            )
-            return low, None
-        if high is None and self.bounded:
-            high = max(low, self.values.default_bound(high_key))
-            self.note(at, high_key, "bounds", f"unbounded in the schema: at most {high} (bounded decisions)")
-        return low, high
+        return self.values.counts(
+            int(low), None if high is None else int(high), at, low_key, high_key, self.note
+        )
 
     def array(self, schema: dict[str, Any], at: str, hint: str, depth: int) -> str | None:
         bounds = self.counts(schema, at, "minItems", "maxItems")
@@ -381,9 +374,10 @@ class _Compiler:
         members: list[tuple[Expr, bool]] = []
         wanted = set(required)
         listed = [(key, sub, f"{at}/properties/{pointer_token(key)}") for key, sub in properties.items()]
+        # dict.fromkeys: a key required twice is still written once.
         listed += [
             (key, True if extra in (None, True) else extra, f"{at}/additionalProperties")
-            for key in required
+            for key in dict.fromkeys(required)
             if key not in properties
         ]
         if extra is False and any(key not in properties for key in required):

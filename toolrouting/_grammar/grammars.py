@@ -19,7 +19,9 @@ class GrammarNote:
     """``ignores`` (not enforced: wider), ``unbounded`` (a count past llama.cpp's limit: wider),
     ``lowers`` (a minimum count past the limit: wider), ``treats as anyOf`` (wider),
     ``forbids extra keys`` (narrower), ``bounds`` (a count the schema left open, given its
-    default bound by ``bounded``: narrower)."""
+    default bound by ``bounded``: narrower), ``narrows`` (a number past 308 digits written
+    whole, as no double holds it), ``exceeds the reply limit`` (bounded, yet the longest reply
+    is past ``MAX_REPLY_CHARS``: the completion cap ends it)."""
     message: str
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .._limits import GBNF_MAX_REPETITION
@@ -229,39 +230,54 @@ class Grammar:
             f"{name} ::= {_text(bodies[name], top=True)}\n" for name in self._rules if name in bodies
         )
 
-    def max_bytes(self, root: str = "root") -> int | None:
-        """Bytes of the longest text ``root`` derives; ``None`` when there is no longest."""
+    def max_bytes(self, root: str = "root", *, characters: bool = False) -> int | None:
+        """Bytes (or ``characters``) of the longest text ``root`` derives; ``None`` when there is no longest.
+
+        Iterative over the rules: a chain of rules (one per optional member of a wide object)
+        is as long as the schema is wide, and must not meet Python's recursion limit.
+        """
         done: dict[str, float] = {}
         active: set[str] = set()
 
-        def rule(name: str) -> float:
+        def size(name: str) -> float:
+            # A rule that reaches itself through a bracket repeats without end.
+            return math.inf if name in active else done[name]
+
+        stack: list[tuple[str, bool]] = [(root, False)]
+        while stack:
+            name, expanded = stack.pop()
             if name in done:
-                return done[name]
-            if name in active:  # a rule that reaches itself through a bracket repeats without end
-                return math.inf
-            active.add(name)
+                continue
             body = self._rules[name]
             assert body is not None
-            size = longest(body)
-            active.discard(name)
-            done[name] = size
-            return size
-
-        def longest(node: Expr) -> float:
-            if isinstance(node, Lit):
-                return len(node.text.encode("utf-8"))
-            if isinstance(node, Cls):
-                return 4 if node.negated else len(chr(max(high for _, high in node.ranges)).encode())
-            if isinstance(node, Ref):
-                return rule(node.name)
-            if isinstance(node, Seq):
-                return sum(longest(item) for item in node.items)
-            if isinstance(node, Alt):
-                return max(longest(option) for option in node.options)
-            size = longest(node.item)
-            if node.high is None:
-                return math.inf if size else 0
-            return size * node.high
-
-        total = rule(root)
+            if expanded:
+                active.discard(name)
+                done[name] = _longest(body, size, characters)
+                continue
+            if name in active:
+                continue
+            active.add(name)
+            stack.append((name, True))
+            stack.extend((child, False) for child in sorted(_references(body)) if child not in done)
+        total = done[root]
         return None if math.isinf(total) else int(total)
+
+
+def _longest(node: Expr, size: Callable[[str], float], characters: bool) -> float:
+    """Bytes (or characters) of the longest text ``node`` derives, with ``size`` giving each rule's."""
+    if isinstance(node, Lit):
+        return len(node.text) if characters else len(node.text.encode("utf-8"))
+    if isinstance(node, Cls):
+        if characters:
+            return 1
+        return 4 if node.negated else len(chr(max(high for _, high in node.ranges)).encode())
+    if isinstance(node, Ref):
+        return size(node.name)
+    if isinstance(node, Seq):
+        return sum(_longest(item, size, characters) for item in node.items)
+    if isinstance(node, Alt):
+        return max(_longest(option, size, characters) for option in node.options)
+    item = _longest(node.item, size, characters)
+    if node.high is None:
+        return math.inf if item else 0
+    return item * node.high

@@ -9,13 +9,14 @@ from .._limits import (
     BOUNDED_ARRAY_ITEMS,
     BOUNDED_STRING_CHARS,
     BOUNDED_VALUE_DEPTH,
+    FINITE_NUMBER_DIGITS,
     GBNF_MAX_REPETITION,
     GRAMMAR_EXPONENT_DIGITS,
     GRAMMAR_NUMBER_DIGITS,
 )
 from .rules import Alt, Cls, Expr, Grammar, Lit, Ref, Rep, Seq, seq
 
-__all__ = ["Values"]
+__all__ = ["Values", "is_whole"]
 
 _DIGIT = Cls(((0x30, 0x39),))
 _HEX = Cls(((0x30, 0x39), (0x41, 0x46), (0x61, 0x66)))
@@ -72,7 +73,15 @@ _DEFAULT_BOUNDS = {
     "maxItems": BOUNDED_ARRAY_ITEMS,
     "maxProperties": BOUNDED_ARRAY_ITEMS,
 }
+_MAX_EXPONENT = 10**GRAMMAR_EXPONENT_DIGITS - 1
+_Note = Callable[[str, str, str, str], None]
 _RANGE = ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum")
+
+
+def is_whole(count: object) -> bool:
+    """Whether ``count`` is a float JSON Schema reads as a non-negative integer (3.0), as the
+    catalogue's metaschema check does."""
+    return isinstance(count, float) and count >= 0 and count.is_integer()
 
 
 class Values:
@@ -85,6 +94,25 @@ class Values:
 
     def default_bound(self, keyword: str) -> int:
         return _DEFAULT_BOUNDS[keyword]
+
+    def counts(
+        self, low: int, high: int | None, at: str, low_key: str, high_key: str, note: _Note
+    ) -> tuple[int, int | None] | None:
+        """``(low, high)`` within llama.cpp's repetition limit, noted where widened; ``None`` if empty."""
+        if high is not None and low > high:
+            return None
+        if low > GBNF_MAX_REPETITION:
+            message = f"{low} is past llama.cpp's repetition limit: {GBNF_MAX_REPETITION} is used"
+            note(at, low_key, "lowers", message)
+            low = GBNF_MAX_REPETITION
+        if high is not None and high > GBNF_MAX_REPETITION:
+            message = f"{high} is past llama.cpp's repetition limit ({GBNF_MAX_REPETITION}): no upper bound"
+            note(at, high_key, "unbounded", message)
+            return low, None
+        if high is None and self.bounded:
+            high = max(low, self.default_bound(high_key))
+            note(at, high_key, "bounds", f"unbounded in the schema: at most {high} (bounded decisions)")
+        return low, high
 
     def scalar(self, kind: str) -> str:
         if kind == "null":
@@ -136,15 +164,19 @@ class Values:
             whole = whole if positive else Alt((Lit("0"), whole))
         parts: list[Expr] = [Rep(Lit("-"), 0, 1)] if negative else []
         parts.append(whole)
-        if not integer:
+        if not integer and digits > FINITE_NUMBER_DIGITS:
+            # A fraction or an exponent makes the number a double, and a double has no
+            # 309-digit integer part: parse_route would refuse it as not finite.
+            note(at, "", "narrows", f"past {FINITE_NUMBER_DIGITS} digits only whole numbers are written")
+        elif not integer:
             fraction = self.grammar.rule("fraction", seq(Lit("."), Rep(_DIGIT, 1, GRAMMAR_NUMBER_DIGITS)))
+            # The largest exponent that keeps every mantissa of ``digits`` digits finite; past
+            # it, only negative exponents (which can only make the number smaller).
+            signs = ((0x2B, 0x2B), (0x2D, 0x2D)) if digits + _MAX_EXPONENT <= FINITE_NUMBER_DIGITS else ()
+            sign = Rep(Cls(signs), 0, 1) if signs else Lit("-")
             exponent = self.grammar.rule(
-                "exponent",
-                seq(
-                    Cls(((0x45, 0x45), (0x65, 0x65))),
-                    Rep(Cls(((0x2B, 0x2B), (0x2D, 0x2D))), 0, 1),
-                    Rep(_DIGIT, 1, GRAMMAR_EXPONENT_DIGITS),
-                ),
+                "exponent" if signs else "negative-exponent",
+                seq(Cls(((0x45, 0x45), (0x65, 0x65))), sign, Rep(_DIGIT, 1, GRAMMAR_EXPONENT_DIGITS)),
             )
             parts += [Rep(Ref(fraction), 0, 1), Rep(Ref(exponent), 0, 1)]
         kind = "integer" if integer else "number"

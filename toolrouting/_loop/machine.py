@@ -243,7 +243,9 @@ class StepMachine(abc.ABC):
                 # A reply cut at the cap is not committed: on resume, where nothing would show
                 # it was cut, a complete-looking action could be judged valid and run.
                 yield from _commit(state, *([] if truncated else refused))
-                raise RepairsExhaustedError(state.round, problem, self.limits.max_repairs)
+                raise RepairsExhaustedError(
+                    state.round, problem, self.limits.max_repairs, truncated=truncated
+                )
             state.repairs += 1
             # The refusal and its repair are one commit: a refused reply left unanswered is judged
             # again on resume, where a valid action cut at the cap no longer shows it was cut.

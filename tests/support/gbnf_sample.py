@@ -1,0 +1,356 @@
+"""Texts drawn from a GBNF grammar itself: a random walk over its rules, biased toward the edges.
+
+The differential test of grammar against parser (tests/test_grammar_parser_differential.py)
+asks what a model under the grammar may write, not what a schema's author meant: every text
+here is derived from the GBNF text ``route_grammar`` compiled, rule by rule. The walk leans
+toward the places where a grammar and a parser part: the shortest and the longest counts, the
+deepest nesting a budget allows, every alternative (so every escape and every number form),
+and characters at the edges of each class (the first and last of a range; for a negated class
+controls' neighbours, U+2028, U+FFFF, astral characters, and U+10FFFF).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from dataclasses import dataclass
+
+__all__ = ["STYLES", "Sampler", "to_lark"]
+
+#: How a walk chooses: "short" takes every minimum, "long" every maximum (deepest nesting,
+#: longest strings), "edges" a minimum or a maximum at random at each choice, "random" anything.
+STYLES = ("short", "long", "edges", "random")
+
+_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\", '"': '"', "[": "[", "]": "]", "-": "-", "^": "^"}
+_NAME = re.compile(r"[A-Za-z0-9_-]+")
+_RULE_START = re.compile(r"[A-Za-z0-9_-]+\s*::=")
+_REPEAT = re.compile(r"\{\s*(\d+)\s*(?:(,)\s*(\d*)\s*)?\}")
+#: Characters a negated class is tried with first: the neighbours of what JSON strings exclude,
+#: the line and paragraph separators JavaScript once refused, the ends of each plane.
+_EDGE_CHARS = (
+    0x20, 0x21, 0x23, 0x2F, 0x5B, 0x5D, 0x7E, 0x7F, 0x80, 0x9F, 0xA0, 0xFF, 0x100, 0x7FF, 0x800,
+    0x2028, 0x2029, 0xD7FF, 0xE000, 0xFEFF, 0xFFFD, 0xFFFE, 0xFFFF, 0x10000, 0x1F600, 0x10FFFF,
+)  # fmt: skip
+#: Unbounded repetitions (``*``, ``+``, ``{n,}``) go at most this far past their minimum.
+_OPEN_END = 24
+
+
+@dataclass(frozen=True)
+class _Lit:
+    text: str
+
+
+@dataclass(frozen=True)
+class _Cls:
+    ranges: tuple[tuple[int, int], ...]
+    negated: bool
+
+
+@dataclass(frozen=True)
+class _Ref:
+    name: str
+
+
+@dataclass(frozen=True)
+class _Alt:
+    options: tuple[tuple[_Item, ...], ...]
+
+
+_Node = _Lit | _Cls | _Ref | _Alt
+
+
+@dataclass(frozen=True)
+class _Item:
+    node: _Node
+    low: int
+    high: float
+
+
+class _Parser:
+    """GBNF as llama.cpp reads it, kept whole (literal texts and class ranges)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.at = 0
+
+    def rules(self) -> dict[str, _Alt]:
+        found: dict[str, _Alt] = {}
+        self._space(newlines=True)
+        while self.at < len(self.text):
+            name = self._name()
+            self._space()
+            assert self.text.startswith("::=", self.at), self.text[self.at : self.at + 40]
+            self.at += 3
+            found[name] = self._alternatives(nested=False)
+            self._space(newlines=True)
+        return found
+
+    def _space(self, *, newlines: bool = False) -> None:
+        while self.at < len(self.text):
+            char = self.text[self.at]
+            if char == "#":
+                while self.at < len(self.text) and self.text[self.at] != "\n":
+                    self.at += 1
+            elif char in " \t" or (char in "\r\n" and newlines):
+                self.at += 1
+            else:
+                return
+
+    def _name(self) -> str:
+        match = _NAME.match(self.text, self.at)
+        assert match, self.text[self.at : self.at + 40]
+        self.at = match.end()
+        return match.group()
+
+    def _alternatives(self, *, nested: bool) -> _Alt:
+        options = [self._sequence(nested)]
+        while self.at < len(self.text) and self.text[self.at] == "|":
+            self.at += 1
+            options.append(self._sequence(nested))
+        return _Alt(tuple(options))
+
+    def _sequence(self, nested: bool) -> tuple[_Item, ...]:
+        items: list[_Item] = []
+        while True:
+            self._space(newlines=nested)
+            if self.at >= len(self.text) or self.text[self.at] in "|)\n":
+                return tuple(items)
+            char = self.text[self.at]
+            node: _Node
+            if char == '"':
+                node = self._literal()
+            elif char == "[":
+                node = self._class()
+            elif char == "(":
+                self.at += 1
+                node = self._alternatives(nested=True)
+                self._space(newlines=True)
+                assert self.text[self.at] == ")"
+                self.at += 1
+            elif char == ".":
+                self.at += 1
+                node = _Cls((), True)
+            else:
+                if _RULE_START.match(self.text, self.at):
+                    return tuple(items)
+                node = _Ref(self._name())
+            low, high = self._repetition()
+            items.append(_Item(node, low, high))
+
+    def _repetition(self) -> tuple[int, float]:
+        if self.at < len(self.text) and self.text[self.at] in "*+?":
+            mark = self.text[self.at]
+            self.at += 1
+            return {"*": (0, math.inf), "+": (1, math.inf), "?": (0, 1)}[mark]
+        match = _REPEAT.match(self.text, self.at)
+        if not match:
+            return 1, 1
+        self.at = match.end()
+        low = int(match.group(1))
+        if match.group(2) is None:
+            return low, low
+        return low, (int(match.group(3)) if match.group(3) else math.inf)
+
+    def _char(self) -> str:
+        char = self.text[self.at]
+        if char != "\\":
+            self.at += 1
+            return char
+        code = self.text[self.at + 1]
+        if code in "xuU":
+            width = {"x": 2, "u": 4, "U": 8}[code]
+            digits = self.text[self.at + 2 : self.at + 2 + width]
+            self.at += 2 + width
+            return chr(int(digits, 16))
+        self.at += 2
+        return _ESCAPES.get(code, code)
+
+    def _literal(self) -> _Lit:
+        self.at += 1
+        chars = []
+        while self.text[self.at] != '"':
+            chars.append(self._char())
+        self.at += 1
+        return _Lit("".join(chars))
+
+    def _class(self) -> _Cls:
+        self.at += 1
+        negated = self.text[self.at] == "^"
+        if negated:
+            self.at += 1
+        ranges = []
+        while self.text[self.at] != "]":
+            first = self._char()
+            last = first
+            if self.text[self.at] == "-" and self.text[self.at + 1] != "]":
+                self.at += 1
+                last = self._char()
+            ranges.append((ord(first), ord(last)))
+        self.at += 1
+        return _Cls(tuple(ranges), negated)
+
+
+class Sampler:
+    """Texts a GBNF grammar derives from ``root``, drawn by a walk of one of :data:`STYLES`.
+
+    ``budget`` bounds a text's length and ``depth`` how often one rule may be open inside
+    itself: past either, every choice takes the shortest way out (each rule's shortest
+    derivation is known), so every walk ends and every text is one the grammar derives.
+    """
+
+    def __init__(self, gbnf: str, *, budget: int = 20_000, depth: int = 12) -> None:
+        self.rules = _Parser(gbnf).rules()
+        self.budget, self.depth = budget, depth
+        self._shortest = self._shortest_lengths()
+        self._least: dict[int, tuple[int, int]] = {}  # id of an _Alt: its shortest and longest option
+        self._edges: dict[int, list[int]] = {}  # id of a negated _Cls: the edge characters it takes
+
+    def _shortest_lengths(self) -> dict[str, float]:
+        lengths = dict.fromkeys(self.rules, math.inf)
+        changed = True
+        while changed:
+            changed = False
+            for name, body in self.rules.items():
+                length = self._node_min(body, lengths)
+                if length < lengths[name]:
+                    lengths[name], changed = length, True
+        return lengths
+
+    def _node_min(self, node: _Node, lengths: dict[str, float]) -> float:
+        if isinstance(node, _Lit):
+            return len(node.text)
+        if isinstance(node, _Cls):
+            return 1
+        if isinstance(node, _Ref):
+            return lengths[node.name]
+        return min(self._seq_min(option, lengths) for option in node.options)
+
+    def _seq_min(self, items: tuple[_Item, ...], lengths: dict[str, float]) -> float:
+        return sum(item.low * self._node_min(item.node, lengths) if item.low else 0 for item in items)
+
+    def sample(self, rng: random.Random, style: str, root: str = "root") -> str:
+        out: list[str] = []
+        size = 0
+        open_rules: dict[str, int] = {}
+        # Work: a node to write (with whether to take the shortest way), or a rule to close.
+        stack: list[tuple[str, object, bool]] = [("node", _Ref(root), False)]
+        while stack:
+            kind, payload, short = stack.pop()
+            if kind == "close":
+                open_rules[payload] -= 1  # type: ignore[index]
+                continue
+            node = payload
+            short = short or size > self.budget
+            if isinstance(node, _Lit):
+                out.append(node.text)
+                size += len(node.text)
+            elif isinstance(node, _Cls):
+                out.append(chr(self._char(rng, node, style)))
+                size += 1
+            elif isinstance(node, _Ref):
+                name = node.name
+                deep = open_rules.get(name, 0)
+                open_rules[name] = deep + 1
+                stack.append(("close", name, short))
+                limit = self.depth if style in ("long", "edges") else 3
+                stack.append(("node", self.rules[name], short or deep >= limit))
+            else:
+                assert isinstance(node, _Alt)
+                option = self._option(rng, node, style, short)
+                for item in reversed(option):
+                    count = self._count(rng, item, style, short)
+                    stack.extend(("node", item.node, short) for _ in range(count))
+        return "".join(out)
+
+    def _option(self, rng: random.Random, node: _Alt, style: str, short: bool) -> tuple[_Item, ...]:
+        options = node.options
+        if len(options) == 1:
+            return options[0]
+        known = self._least.get(id(node))
+        if known is None:
+            lengths = [self._seq_min(option, self._shortest) for option in options]
+            known = self._least[id(node)] = (lengths.index(min(lengths)), lengths.index(max(lengths)))
+        if short or style == "short":
+            return options[known[0]]
+        if style == "long":  # the option that can write the most: the one whose least is most
+            return options[known[1]] if rng.random() < 0.5 else rng.choice(options)
+        return rng.choice(options)
+
+    def _count(self, rng: random.Random, item: _Item, style: str, short: bool) -> int:
+        low = item.low
+        high = low + _OPEN_END if math.isinf(item.high) else int(item.high)
+        if short or style == "short" or high == low:
+            return low
+        if style == "long":
+            return high
+        if style == "edges":
+            return rng.choice((low, high, low + 1 if low < high else low))
+        return rng.randint(low, min(high, low + 6))
+
+    def _char(self, rng: random.Random, node: _Cls, style: str) -> int:
+        def inside(code: int) -> bool:
+            hit = any(low <= code <= high for low, high in node.ranges)
+            return hit != node.negated and not 0xD800 <= code <= 0xDFFF
+
+        if not node.negated:
+            low, high = rng.choice(node.ranges)
+            if style == "random":
+                return rng.randint(low, high)
+            return rng.choice((low, high, rng.randint(low, high)))
+        edges = self._edges.get(id(node))
+        if edges is None:
+            edges = self._edges[id(node)] = [code for code in _EDGE_CHARS if inside(code)]
+        if style != "random" and edges and rng.random() < 0.7:
+            return rng.choice(edges)
+        while True:
+            code = rng.choice((rng.randint(0x20, 0x7E), rng.randint(0x80, 0xFFFF), rng.randint(0, 0x10FFFF)))
+            if inside(code):
+                return code
+
+
+def _lark_name(name: str) -> str:
+    return "r_" + name.replace("-", "_").lower()
+
+
+def _lark_class(ranges: tuple[tuple[int, int], ...], negated: bool) -> str:
+    if not ranges:  # "." in GBNF: any character
+        return r"/[\x{0}-\x{10ffff}]/"
+    body = "".join(f"\\x{{{low:x}}}" + (f"-\\x{{{high:x}}}" if high != low else "") for low, high in ranges)
+    return f"/[{'^' if negated else ''}{body}]/"
+
+
+def _lark_node(node: _Node) -> str:
+    if isinstance(node, _Lit):
+        return " ".join(_lark_class(((ord(char), ord(char)),), False) for char in node.text) or '""'
+    if isinstance(node, _Cls):
+        return _lark_class(node.ranges, node.negated)
+    if isinstance(node, _Ref):
+        return _lark_name(node.name)
+    return "(" + " | ".join(_lark_sequence(option) for option in node.options) + ")"
+
+
+def _lark_sequence(items: tuple[_Item, ...]) -> str:
+    parts = []
+    for item in items:
+        text = _lark_node(item.node)
+        if isinstance(item.node, _Lit) and len(item.node.text) > 1:
+            text = f"({text})"
+        if (item.low, item.high) != (1, 1):
+            high = "" if math.isinf(item.high) else str(int(item.high))
+            text += f"{{{item.low},{high}}}"
+        parts.append(text)
+    return " ".join(parts) or '""'
+
+
+def to_lark(gbnf: str) -> str:
+    """``gbnf`` in llguidance's Lark, every literal a run of one-character lexemes.
+
+    llguidance's own GBNF reader turns rules of literals into lexemes, and its greedy lexer
+    then refuses texts where one such lexeme is a prefix of another (``{`` against
+    ``{"a":null}``); lexemes of one character each never overlap, so the grammar is the same.
+    """
+    rules = _Parser(gbnf).rules()
+    lines = ["%llguidance {}", "start: r_root"]
+    lines += [f"{_lark_name(name)}: {_lark_node(body)[1:-1]}" for name, body in rules.items()]
+    return "\n".join(lines) + "\n"
