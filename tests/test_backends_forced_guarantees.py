@@ -290,3 +290,20 @@ def outside_strings(text: str) -> str:
         else:
             kept.append(char)
     return "".join(kept)
+
+
+def test_a_route_past_the_parser_limits_is_a_grammar_error_that_names_the_sampler(
+    backend: EmbeddedLlama, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Fault injection: limits far below the shipped ones make llguidance stop on an ordinary
+    # route mid-reply, as a grammar past FORCED_PARSER_LIMITS would. The shipped limits decode
+    # the hostile 600-property route (tests/test_grammar_parser_differential.py).
+    import toolrouting._backends.forced_grammar as forced_grammar
+
+    tight = {"max_items_in_row": 1, "step_max_items": 1, "step_lexer_fuel": 1}
+    monkeypatch.setattr(forced_grammar, "FORCED_PARSER_LIMITS", tight)
+    catalogue = [tool(f"t{i}", **{f"p{j}": {"type": "string"} for j in range(8)}) for i in range(4)]
+    with pytest.raises(GrammarError) as caught:
+        routed(backend, catalogue).complete(conversation(catalogue, "Call a tool."))
+    assert "forced_tokens=False" in str(caught.value), caught.value
+    assert "llguidance could not compute" in str(caught.value) or "llguidance refused" in str(caught.value)

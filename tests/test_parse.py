@@ -149,6 +149,20 @@ def test_a_key_repeated_inside_the_arguments_keeps_its_last_value() -> None:
     assert route.text == text
 
 
+@pytest.mark.parametrize(
+    ("replaced", "fragment"),
+    [
+        ('"\\ud800"', "lone surrogate"),
+        ('{"a":["\\udfff"]}', "lone surrogate"),
+        ("-0.9769043e3318", "too large to be finite"),
+    ],
+)
+def test_a_replaced_value_is_still_checked(replaced: str, fragment: str) -> None:
+    # The earlier value is gone from the arguments but was written in the reply: I-JSON's
+    # refusals hold for every value written, kept or not (found by the bounded atheris run).
+    text = '{"tool":"memory_search","arguments":{"q":' + replaced + ',"q":"x"}}'
+    assert fragment in refused(text)
+
 def test_deep_nesting_is_refused_not_raised() -> None:
     for depth in (5_000, 190_000):
         assert "nests too deeply" in refused('{"a":' * depth)

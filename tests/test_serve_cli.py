@@ -47,10 +47,10 @@ def serve() -> Iterator[tuple[subprocess.Popen[str], str]]:
         text=True,
     )
     assert process.stderr is not None
-    line = process.stderr.readline()
-    served = re.fullmatch(r"toolrouting: serving (http://127\.0\.0\.1:\d+/v1)\n", line)
-    assert served, line
-    try:
+    try:  # stopped and waited for even when it never says where it serves
+        line = process.stderr.readline()
+        served = re.fullmatch(r"toolrouting: serving (http://127\.0\.0\.1:\d+/v1)\n", line)
+        assert served, line
         yield process, served.group(1)
     finally:
         if process.poll() is None:

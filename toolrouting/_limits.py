@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_ROUTING_CAP",
     "EMBEDDED_N_CTX",
     "FINITE_NUMBER_DIGITS",
+    "FORCED_PARSER_LIMITS",
     "GBNF_MAX_REPETITION",
     "GRAMMAR_CACHE_SIZE",
     "GRAMMAR_EXPONENT_DIGITS",
@@ -182,6 +183,14 @@ MEMORY_QUERY_TERMS = 16
 #: Context window of the embedded model unless the caller names another: room for a
 #: routing conversation of several rounds, at a KV cache under 100 MB on the default model.
 EMBEDDED_N_CTX = 4096
+
+#: llguidance's parser limits on the forced path, raised from its defaults (2,000 Earley items in a
+#: row, 50,000 in a step, 200,000 lexer fuel a step). Under the defaults a tool of 600 optional
+#: string properties, which route_schema accepts, stopped mid-reply ("Current row has 2407 items";
+#: "too many expressions constructed"). Raised 25, 10 and 20 times, each step of that route takes
+#: milliseconds, and the worst step is bounded at a few hundred (about 20,000 items and 14,000 fuel a
+#: millisecond); a grammar past them is a GrammarError that names the grammar sampler.
+FORCED_PARSER_LIMITS = {"max_items_in_row": 50_000, "step_max_items": 500_000, "step_lexer_fuel": 4_000_000}
 
 #: Distinct schemas whose llama.cpp grammar the embedded backend keeps. A run reuses one
 #: route schema per catalogue; a few dozen covers narrowing catalogues without growing forever.

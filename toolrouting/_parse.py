@@ -79,11 +79,16 @@ def _decode_repeating(trimmed: str) -> tuple[Any, int]:
     grammar, so a repeat there is a reply no grammar constrained.
     """
     outermost: list[str | None] = [None]
+    # Gone from the arguments, but written in the reply: a lone surrogate there still refuses it,
+    # as a number too large to be finite does (parse_float sees every literal).
+    replaced: list[Any] = []
 
     def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         obj = dict(pairs)
         # The outermost object closes last: what the last call saw is the action's own.
         outermost[0] = _repeated_key(pairs) if len(obj) != len(pairs) else None
+        if outermost[0] is not None:
+            replaced.extend(item for key, item in pairs if obj[key] is not item)
         return obj
 
     decoder = json.JSONDecoder(
@@ -92,6 +97,9 @@ def _decode_repeating(trimmed: str) -> tuple[Any, int]:
     value, end = decoder.raw_decode(trimmed)
     if outermost[0] is not None:
         raise _Refusal(f"the reply repeats the key {quote_reply(outermost[0])}")
+    problem = _lone_surrogate(replaced)
+    if problem is not None:
+        raise _Refusal(problem)
     return value, end
 
 

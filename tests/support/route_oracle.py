@@ -48,11 +48,17 @@ class _Pairs:
 
     def __init__(self) -> None:
         self.outermost_repeats = False
+        #: The values a later repeat replaced: gone from the result, but written in the reply, so a
+        #: NaN, an overflowing number or a lone surrogate among them still refuses it.
+        self.replaced: list[Any] = []
 
     def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         keys = [key for key, _ in pairs]
         self.outermost_repeats = len(set(keys)) != len(keys)
-        return dict(pairs)
+        obj = dict(pairs)
+        if self.outermost_repeats:
+            self.replaced.extend(value for key, value in pairs if obj[key] is not value)
+        return obj
 
 
 class _Float:
@@ -167,6 +173,10 @@ def judge(text: str, names: Sequence[str]) -> Verdict:
         return Verdict(False, why="too deep")
     except ValueError as error:
         return Verdict(False, why=f"not JSON: {error}")
+    for replaced in pairs.replaced:
+        good, _, why = _finish(replaced)
+        if not good:
+            return Verdict(False, why=why)
     good, value, why = _finish(raw)
     if not good:
         return Verdict(False, why=why)

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from .._errors import BackendError, ModelLoadError
+from .._errors import BackendError, GrammarError, ModelLoadError
 from .._json import quoted
 from .._limits import MAX_CAUSE_QUOTE
 from .._settings import Settings
@@ -132,9 +132,7 @@ class ForcedDecoder:
         bitmask = np.zeros((n_vocab + 31) // 32, dtype=np.int32)
         matcher.unsafe_compute_mask_ptr(bitmask.ctypes.data, bitmask.nbytes)
         if matcher.is_error():
-            raise BackendError(
-                f"llguidance could not compute the next tokens ({_cause(matcher.get_error())})"
-            )
+            raise _stopped("could not compute the next tokens", matcher)
         allowed = np.flatnonzero(np.unpackbits(bitmask.view(np.uint8), bitorder="little")[:n_vocab])
         if allowed.size == 0:
             raise BackendError("llguidance allows no token here: the grammar has no way to go on")
@@ -189,9 +187,7 @@ class _Decode:
             forced = list(matcher.compute_ff_tokens())[: cap - len(written)]
             if forced:
                 if not matcher.consume_tokens(forced):
-                    raise BackendError(
-                        f"llguidance refused its own forced tokens ({_cause(matcher.get_error())})"
-                    )
+                    raise _stopped("refused its own forced tokens", matcher)
                 written += forced
                 self.forced += len(forced)
                 yield forced
@@ -208,9 +204,7 @@ class _Decode:
                 self.finish_reason = "stop"
                 return
             if not matcher.consume_token(token):
-                raise BackendError(
-                    f"llguidance refused a token its mask allowed ({_cause(matcher.get_error())})"
-                )
+                raise _stopped("refused a token its mask allowed", matcher)
             written.append(token)
             self._pending = [token]
             yield [token]
@@ -302,6 +296,15 @@ def _stops(stop: str | list[str] | None) -> list[str]:
     if stop is None:
         return []
     return [stop] if isinstance(stop, str) else list(stop)
+
+
+def _stopped(what: str, matcher: Any) -> GrammarError:
+    # The matcher stops where the grammar outgrows its parser limits (FORCED_PARSER_LIMITS), or on
+    # a fault of its own: either way the grammar cannot be decoded here, and the sampler can.
+    return GrammarError(
+        f"llguidance {what} ({_cause(matcher.get_error())}); llama.cpp's grammar sampler decodes "
+        "this route instead: forced_tokens=False, or toolrouting run --decoding grammar"
+    )
 
 
 def _cause(cause: object) -> str:

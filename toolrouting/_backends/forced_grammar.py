@@ -22,7 +22,7 @@ from typing import Any
 from .._errors import GrammarError, ModelLoadError
 from .._grammar import route_grammar
 from .._json import quoted
-from .._limits import MAX_CAUSE_QUOTE
+from .._limits import FORCED_PARSER_LIMITS, MAX_CAUSE_QUOTE
 from .._settings import GrammarChoice
 
 __all__ = ["ForcedGrammars", "llguidance_grammar", "require_forced_decoding"]
@@ -84,7 +84,8 @@ class ForcedGrammars:
         """The ``LLMatcher`` of a schema's JSON text, checked: :class:`GrammarError` where refused."""
         llguidance = self._llguidance
         grammar = llguidance_grammar(llguidance, schema_text, choice, bounded, spaced)
-        matcher = llguidance.LLMatcher(self._lltokenizer(), grammar, log_level=0)
+        limits = llguidance.LLParserLimits(**FORCED_PARSER_LIMITS)
+        matcher = llguidance.LLMatcher(self._lltokenizer(), grammar, log_level=0, limits=limits)
         if matcher.is_error():
             what = "the grammar written for this JSON schema" if choice == "ours" else "the JSON schema"
             raise GrammarError(f"llguidance refused {what} ({_cause(matcher.get_error())}); {_HINTS[choice]}")

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .._backends import EmbeddedLlama
 
 __all__ = [
+    "add_decoding_options",
     "add_model_options",
     "add_run",
     "async_model_backend",
@@ -128,6 +129,11 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--top-p", type=non_negative, metavar="P", help="nucleus sampling of every request")
     parser.add_argument("--seed", type=int, metavar="N", help="sampling seed of every request")
+    add_decoding_options(parser)
+
+
+def add_decoding_options(parser: argparse.ArgumentParser) -> None:
+    """``--grammar``, ``--decoding`` and ``--threads``: how a model decodes a routed request."""
     parser.add_argument(
         "--grammar",
         choices=("ours", "server"),

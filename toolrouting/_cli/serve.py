@@ -18,7 +18,7 @@ from pathlib import Path
 from .._limits import DEFAULT_ROUTING_CAP, SERVE_ANSWER_TOKENS
 from .arguments import Subparsers, UsageError, positive
 from .exits import DONE
-from .run import async_model_backend
+from .run import add_decoding_options, async_model_backend
 from .server import add_server_options, api_key
 
 __all__ = ["KEY_VARIABLE", "add_serve"]
@@ -66,14 +66,7 @@ def add_serve(subparsers: Subparsers) -> None:
         metavar="N",
         help="the answer's cap when a request sets no max_tokens (default: %(default)s)",
     )
-    parser.add_argument(
-        "--grammar",
-        choices=("ours", "server"),
-        default="ours",
-        help="where a grammar is taken: our compact grammar of the route, or the schema for the server "
-        "to convert (default: %(default)s)",
-    )
-    parser.add_argument("--threads", type=positive, metavar="N", help="threads of the embedded model")
+    add_decoding_options(parser)
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="on stderr only the address served and errors"
     )
