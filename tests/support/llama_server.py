@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -42,15 +43,17 @@ def free_port() -> int:
 
 
 def start_llama_server(
-    model: Path, threads: int, log_path: Path, ctx_size: int = 2048
+    model: Path, threads: int, log_path: Path, ctx_size: int = 2048, extra: Sequence[str] = ()
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """Start the cached llama-server on loopback with ``model``: the process and its base URL."""
+    """Start the cached llama-server on loopback with ``model``: the process and its base URL.
+
+    ``extra`` are more command-line options (``--jinja`` for the server's own tool calling)."""
     port = free_port()
     command = [
         str(llama_server_binary()), "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
         "--ctx-size", str(ctx_size), "--parallel", "1",
         "--threads", str(threads), "--threads-batch", str(threads),
-        "--no-webui",
+        "--no-webui", *extra,
     ]  # fmt: skip
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
