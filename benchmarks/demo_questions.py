@@ -14,9 +14,11 @@ them). Each question is run twice through ``RoutingLoop(answer=True)`` on the de
 - ``now``: the loop's default instructions (the run-start catalogue) merged with the demo's
   ``SYSTEM_PROMPT``.
 
-- ``given``: the retrieval scripted, not the model's: a search for the right note's title,
-  a read of that note, the handoff; it measures the answer requests alone, on the notes
-  that hold the answer.
+- ``given``: the retrieval scripted, not the model's: a read of the right note by its title,
+  the handoff; it measures the answer requests alone, on the note that holds the answer.
+
+Every run is over the demo's store as ``toolrouting run`` makes it: the sample notes offered
+by title (``MemoryStore.sample(titles=True)``).
 
 On each run's retrieval both answer requests are then made: ``grounded`` is the loop's own
 (the question and the tool results, one message); ``transcript`` is the earlier one (the
@@ -109,8 +111,12 @@ def read_note(result: RunResult, note: str) -> bool:
 
 
 def reads_note(calls: Iterable[tuple[str, dict[str, Any]]], note: str) -> bool:
-    """Whether one of ``calls`` (tool, arguments) is a ``memory_read`` of ``note``."""
-    return any(tool == "memory_read" and note in arguments.get("ids", []) for tool, arguments in calls)
+    """Whether one of ``calls`` (tool, arguments) is a ``memory_read`` of ``note``, by id or by title."""
+    title = dict(NOTES)[note]
+    return any(
+        tool == "memory_read" and (note in arguments.get("ids", []) or arguments.get("title") == title)
+        for tool, arguments in calls
+    )
 
 
 def saw_note(results: Iterable[str], note: str) -> bool:
@@ -133,14 +139,10 @@ def result_collector() -> tuple[list[str], Callable[[object], None]]:
 
 
 def scripted(note: str) -> ScriptedBackend:
-    """A backend that searches for ``note``'s title, reads it and hands off."""
+    """A backend that reads ``note`` by its title and hands off."""
     title = dict(NOTES)[note]
     return ScriptedBackend(
-        [
-            json.dumps({"tool": "memory_search", "arguments": {"query": title}}),
-            json.dumps({"tool": "memory_read", "arguments": {"ids": [note]}}),
-            '{"tool": "none"}',
-        ]
+        [json.dumps({"tool": "memory_read", "arguments": {"title": title}}), '{"tool": "none"}']
     )
 
 
@@ -165,7 +167,7 @@ def run(
                 {"role": "user", "content": question},
             ]
             started = time.perf_counter()
-            with MemoryStore.sample() as store:
+            with MemoryStore.sample(titles=True) as store:
                 if config == "given":
                     result = RoutingLoop(scripted(note), store, on_event=observe).run(messages)
                     grounded = answer_request(result.messages, len(messages))

@@ -147,7 +147,7 @@ class NativeWay:
         started = time.perf_counter()
         conversation: list[dict[str, Any]] = [dict(m) for m in messages]
         run = DemoRun(ended="max_rounds")
-        with MemoryStore.sample() as store:
+        with MemoryStore.sample(titles=True) as store:
             for _ in range(DEFAULT_MAX_ROUNDS):
                 tools = store.tools_for_llm()
                 body = self.chat(conversation, tools)
@@ -310,7 +310,7 @@ class Routed:
     def run_demo(self, messages: list[Message]) -> DemoRun:
         started = time.perf_counter()
         results, observe = result_collector()
-        with MemoryStore.sample() as store:
+        with MemoryStore.sample(titles=True) as store:
             loop = RoutingLoop(self.backend, store, cap=self.cap, answer=True, on_event=observe)
             result = loop.run(messages)
         calls = [(a.tool, a.arguments or {}) for a in result.actions if a.tool != "none"]
