@@ -240,8 +240,15 @@ def chart(result: dict[str, Any]) -> str:
     return bar_chart(title, groups, series)
 
 
+def save(result: dict[str, Any], out: Path) -> None:
+    """Write ``result`` whole or not at all: a reader never sees a half-written file."""
+    partial = out.with_name(out.name + ".partial")
+    partial.write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
+    os.replace(partial, out)
+
+
 def measure(args: argparse.Namespace, ways: Sequence[str], out: Path) -> dict[str, Any]:
-    cases = sorted(spread(load_cases(), args.limit), key=lambda case: case.catalogue)  # prefix cache
+    cases = spread(load_cases(), args.limit)
     catalogues = {case.catalogue: load_catalogue(case.catalogue) for case in cases}
     result: dict[str, Any] = {
         "model": args.model.name,
@@ -264,37 +271,59 @@ def measure(args: argparse.Namespace, ways: Sequence[str], out: Path) -> dict[st
             problem = wait_until_healthy(server, url, work / "server.log")
             if problem:
                 sys.exit(problem)
+        owned: list[Any] = []
+        made = {name: make_way(name, args, url, owned) for name in ways}
         for name in ways:
-            owned: list[Any] = []
-            way = make_way(name, args, url, owned)
-            data: dict[str, Any] = {"records": [], "demo": []}
-            result["ways"][name] = data
-            for case in cases:
-                tools = catalogues[case.catalogue]
+            result["ways"][name] = {"records": [], "demo": []}
+        # Case by case, every way in turn: a run stopped early has compared the ways on the
+        # same cases.
+        for case in cases:
+            tools = catalogues[case.catalogue]
+            for name, way in made.items():
                 try:
                     reply = way.decide(tools, case.messages)
                 except Exception as error:  # one case's failure is recorded, not the run's end
                     failure = f"request failed: {type(error).__name__}: {error}"
                     reply = Reply(tool=None, malformed=failure[:200])
+                data = result["ways"][name]
                 data["records"].append(score(reply, case, tools))
                 data["summary"] = summary(data["records"])
                 print(f"{name} {case.id}: {reply.tool} {reply.malformed or ''}", file=sys.stderr, flush=True)
-                out.write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
-            if name in DEMO_WAYS:
-                for question, note, words in QUESTIONS[: args.demo]:
-                    data["demo"].append(demo_record(way, question, note, words))
-                    data["demo_summary"] = demo_summary(data["demo"])
-                    print(f"{name} demo {data['demo'][-1]}", file=sys.stderr, flush=True)
-                    out.write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
-            for backend in owned:
-                backend.close()
+                save(result, out)
+        for question, note, words in QUESTIONS[: args.demo]:
+            for name, way in made.items():
+                if name not in DEMO_WAYS:
+                    continue
+                data = result["ways"][name]
+                data["demo"].append(demo_record(way, question, note, words))
+                data["demo_summary"] = demo_summary(data["demo"])
+                print(f"{name} demo {data['demo'][-1]}", file=sys.stderr, flush=True)
+                save(result, out)
+        for backend in owned:
+            backend.close()
     finally:
         if server is not None:
             server.terminate()
             server.wait(timeout=30)
     result["seconds"] = round(time.perf_counter() - started)
-    out.write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
+    save(result, out)
     return result
+
+
+def merged(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One result of the ways of several runs on the same model and cases (the first run's
+    figures for a way measured twice); the commands are kept, one a line."""
+    first = results[0]
+    for other in results[1:]:
+        if (other["model"], other["cases"], other["cap"]) != (first["model"], first["cases"], first["cap"]):
+            sys.exit("--from-json: the results are not of the same model, cases and cap")
+    ways: dict[str, Any] = {}
+    for result in results:
+        for way, data in result["ways"].items():
+            ways.setdefault(way, data)
+    commands = "\n".join(result["command"] for result in results)
+    seconds = sum(result.get("seconds", 0) for result in results)
+    return {**first, "ways": ways, "command": commands, "seconds": seconds}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -310,10 +339,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--base-url", help="a llama-server already running (with --jinja) on this model")
     parser.add_argument("--out", type=Path, default=Path("versus_native.json"))
     parser.add_argument("--chart", type=Path, default=Path("versus_native.svg"))
-    parser.add_argument("--from-json", type=Path, help="render the tables and chart of a saved result")
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        nargs="+",
+        help="render the tables and chart of saved results (of runs on the same model and cases, merged)",
+    )
     args = parser.parse_args(argv)
     if args.from_json:
-        result = json.loads(args.from_json.read_text(encoding="utf-8"))
+        result = merged([json.loads(path.read_text(encoding="utf-8")) for path in args.from_json])
     else:
         ways = [name.strip() for name in args.ways.split(",") if name.strip()]
         unknown = [name for name in ways if name not in WAYS]
