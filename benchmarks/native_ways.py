@@ -226,14 +226,9 @@ def embedded_native(model: Path, cap: int, seed: int, n_ctx: int, threads: int |
         reply = llama.create_chat_completion(
             messages=messages, max_tokens=cap, temperature=0.0, seed=seed, **options
         )
-        body = dict(reply)
-        # The handler reports the usage of its last inner completion, whose prompt count leaves out
-        # what it evaluated before (tens of tokens for a prompt of hundreds); the context's length
-        # after the reply, less the reply, is the whole prompt it evaluated.
-        usage = dict(body.get("usage") or {})
-        usage["prompt_tokens"] = llama.n_tokens - int(usage.get("completion_tokens") or 0)
-        body["usage"] = usage
-        return body
+        # The handler reports the usage of its inner completions that wrote the arguments only:
+        # their uncached prompt tokens, not the prompt, and not the tokens that chose the tool.
+        return dict(reply)
 
     return NativeWay(chat, cap)
 
