@@ -36,6 +36,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -193,6 +194,8 @@ def tables(result: dict[str, Any]) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for way, data in result["ways"].items():
+        if not data["records"]:
+            continue
         s = data["summary"]
         rows.append(
             f"| {way} | {_cell(s['balanced_accuracy_pct'], '%')} "
@@ -236,7 +239,8 @@ def chart(result: dict[str, Any]) -> str:
         ("none when none fits", [s["none_pct"] for _, s in ways]),
         ("arguments valid", [s["arguments_valid_pct"] for _, s in ways]),
     ]
-    title = f"{result['model']}: {result['cases']} decision cases, medians per decision"
+    model = re.sub(r"-?[0-9a-f]{64}", "", result["model"])  # the fetched file's name holds its sha256
+    title = f"{model}: {result['cases']} decision cases, medians per decision"
     return bar_chart(title, groups, series)
 
 
@@ -248,7 +252,7 @@ def save(result: dict[str, Any], out: Path) -> None:
 
 
 def measure(args: argparse.Namespace, ways: Sequence[str], out: Path) -> dict[str, Any]:
-    cases = spread(load_cases(), args.limit)
+    cases = [] if args.limit == 0 else spread(load_cases(), args.limit)  # --limit 0: the demo alone
     catalogues = {case.catalogue: load_catalogue(case.catalogue) for case in cases}
     result: dict[str, Any] = {
         "model": args.model.name,
@@ -311,19 +315,27 @@ def measure(args: argparse.Namespace, ways: Sequence[str], out: Path) -> dict[st
 
 
 def merged(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """One result of the ways of several runs on the same model and cases (the first run's
-    figures for a way measured twice); the commands are kept, one a line."""
+    """One result of several runs on the same model and cap: each way's decisions and demo runs
+    from the first run that measured them; the commands are kept, one a line."""
     first = results[0]
     for other in results[1:]:
-        if (other["model"], other["cases"], other["cap"]) != (first["model"], first["cases"], first["cap"]):
-            sys.exit("--from-json: the results are not of the same model, cases and cap")
+        if (other["model"], other["cap"]) != (first["model"], first["cap"]):
+            sys.exit("--from-json: the results are not of the same model and cap")
+    counts = {result["cases"] for result in results if result["cases"]}
+    if len(counts) > 1:
+        sys.exit("--from-json: the results measured different cases")
     ways: dict[str, Any] = {}
     for result in results:
         for way, data in result["ways"].items():
-            ways.setdefault(way, data)
+            into = ways.setdefault(way, {"records": [], "demo": []})
+            if data["records"] and not into["records"]:
+                into["records"], into["summary"] = data["records"], data["summary"]
+            if data.get("demo") and not into["demo"]:
+                into["demo"], into["demo_summary"] = data["demo"], data["demo_summary"]
     commands = "\n".join(result["command"] for result in results)
     seconds = sum(result.get("seconds", 0) for result in results)
-    return {**first, "ways": ways, "command": commands, "seconds": seconds}
+    cases = max(counts, default=0)
+    return {**first, "cases": cases, "ways": ways, "command": commands, "seconds": seconds}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
