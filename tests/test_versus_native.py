@@ -8,10 +8,16 @@ of that shape, and no test may depend on which tool a model picks).
 
 from __future__ import annotations
 
+import json
 import sys
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Any
+
+import pytest
+from support.model import TEST_THREADS
+
+from toolrouting import default_model_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 try:
@@ -133,3 +139,35 @@ def test_the_chart_is_svg_with_a_bar_for_each_measured_value() -> None:
         [("way one", "9 tokens"), ("way <two>", "-")],
         [("right", [50.0, None]), ("none", [100.0, 0.0])],
     )
+
+
+@pytest.mark.model
+def test_the_benchmark_runs_every_in_process_way_on_a_real_model(tmp_path: Path) -> None:
+    """The whole run on the default model, in-process both ways: a result, a table and a chart,
+    whatever the model chose."""
+    out, svg = tmp_path / "result.json", tmp_path / "chart.svg"
+    argv = ["--model", str(default_model_path()), "--limit", "2", "--demo", "1"]
+    argv += [
+        "--threads",
+        str(TEST_THREADS),
+        "--ways",
+        "embedded-routed,embedded-native",
+        "--out",
+        str(out),
+        "--chart",
+        str(svg),
+    ]
+    assert versus_native.main(argv) == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["cases"] == 2
+    cases = [record["case"] for record in result["ways"]["embedded-routed"]["records"]]
+    for way in ("embedded-routed", "embedded-native"):
+        data = result["ways"][way]
+        assert [record["case"] for record in data["records"]] == cases
+        assert data["summary"]["decisions"] == 2
+        assert len(data["demo"]) == 1
+    routed = result["ways"]["embedded-routed"]["records"]
+    assert all(record["malformed"] is None for record in routed if not record["runaway"])  # the grammar's
+    assert ElementTree.fromstring(svg.read_text(encoding="utf-8")).tag == f"{SVG}svg"
+    again = versus_native.merged([result, result])
+    assert again["ways"].keys() == result["ways"].keys()
