@@ -275,16 +275,38 @@ class _FirstAction(Exception):
     pass
 
 
-class Routed:
-    """``RoutingLoop``'s first action on ``backend``, with the loop's defaults."""
+#: The sentence of the rendered catalogue that says when to answer ``none``.
+NONE_SENTENCE = 'Reply {"tool": "none"} when no tool above does what the user asks'
 
-    def __init__(self, backend: Backend, cap: int) -> None:
+
+def none_first(tools: Sequence[dict[str, Any]]) -> str:
+    """The loop's default instructions with the sentence on ``none`` moved up, before the tools
+    (one of the ideas measured against the default; the schema keeps ``none`` last)."""
+    text = catalogue_prompt(tools)
+    start = text.index(NONE_SENTENCE)
+    end = text.index(". ", start) + 2
+    sentence = text[start:end].strip().replace(" above", "")
+    return sentence + "\n" + text[:start] + text[end:]
+
+
+class Routed:
+    """``RoutingLoop``'s first action on ``backend``, with the loop's defaults, or with the
+    instructions ``instructions(tools)`` renders."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        cap: int,
+        instructions: Callable[[Sequence[dict[str, Any]]], str] | None = None,
+    ) -> None:
         self.backend = backend
         self.cap = cap
+        self.instructions = instructions
 
     def decide(self, tools: list[dict[str, Any]], messages: list[Message]) -> Reply:
         reply = Reply(tool=None)
-        loop = RoutingLoop(self.backend, CatalogueTools(tools), cap=self.cap)
+        told: str | bool = True if self.instructions is None else self.instructions(tools)
+        loop = RoutingLoop(self.backend, CatalogueTools(tools), cap=self.cap, instructions=told)
         started = time.perf_counter()
         for event in loop.iter_run(messages):
             if isinstance(event, ReplyReceived) and event.routed:

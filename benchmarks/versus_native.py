@@ -1,7 +1,8 @@
 """Routed decisions against the server's own tool calling: same model, same cases, one run.
 
 Run: .venv/bin/python benchmarks/versus_native.py  [--model PATH.gguf] [--limit N] [--demo N]
-         [--ways server-native,embedded-native,server-routed,embedded-routed,json-mode]
+         [--ways server-native,embedded-native,server-routed,embedded-routed,json-mode,
+                 server-routed-none-first]
          [--cap 256] [--seed 0] [--threads N] [--forced-tokens on|off] [--base-url URL]
          [--out result.json] [--chart chart.svg] [--from-json result.json]
 
@@ -11,7 +12,9 @@ comes from); any GGUF whose chat template declares tools works. The ways (native
 llama-server's own tool calling (started with ``--jinja``), llama-cpp-python's
 ``chatml-function-calling`` handler in-process, ``RoutingLoop``'s first action over the
 ``llama.cpp`` dialect and over the embedded backend, and llama-server's JSON mode told the
-catalogue. One llama-server serves every server way, started here from the binary
+catalogue; ``server-routed-none-first`` is ``server-routed`` with the sentence on ``none``
+moved to the top of the instructions, an idea measured against the default. One llama-server
+serves every server way, started here from the binary
 scripts/build-llama-server.sh caches (or ``--base-url``).
 
 The cases are decisions.py's (benchmarks/cases/*.jsonl, loaded and scored by its functions),
@@ -54,15 +57,22 @@ sys.path.insert(0, str(ROOT / "tests"))
 from chart import bar_chart  # noqa: E402
 from decisions import arguments_pass, load_cases, load_catalogue, spread  # noqa: E402
 from demo_questions import QUESTIONS, has_fact, reads_note, saw_note  # noqa: E402
-from native_ways import JsonMode, Reply, Routed, embedded_native, server_native  # noqa: E402
+from native_ways import JsonMode, Reply, Routed, embedded_native, none_first, server_native  # noqa: E402
 from support.llama_server import start_llama_server, wait_until_healthy  # noqa: E402
 
 from toolrouting import LlamaCpp, Message, OpenAICompatible, Settings  # noqa: E402
 from toolrouting._limits import DEFAULT_ROUTING_CAP  # noqa: E402
 from toolrouting.demo import SYSTEM_PROMPT  # noqa: E402
 
-WAYS = ("server-native", "embedded-native", "server-routed", "embedded-routed", "json-mode")
-SERVER_WAYS = {"server-native", "server-routed", "json-mode"}
+WAYS = (
+    "server-native",
+    "embedded-native",
+    "server-routed",
+    "embedded-routed",
+    "json-mode",
+    "server-routed-none-first",
+)
+SERVER_WAYS = {"server-native", "server-routed", "json-mode", "server-routed-none-first"}
 DEMO_WAYS = ("server-native", "embedded-native", "server-routed", "embedded-routed")
 #: Room for the 52-tool catalogue as the native template writes it (its JSON, about 8,000 tokens).
 N_CTX = 16384
@@ -83,7 +93,7 @@ def make_way(name: str, args: argparse.Namespace, url: str | None, owned: list[A
         return JsonMode(str(url), args.cap, args.seed)
     if name == "embedded-native":
         return embedded_native(args.model, args.cap, args.seed, N_CTX, args.threads)
-    if name == "server-routed":
+    if name.startswith("server-routed"):
         backend: Any = OpenAICompatible(str(url), dialect="llama.cpp", settings=settings)
     else:
         forced = {} if args.forced_tokens is None else {"forced_tokens": args.forced_tokens == "on"}
@@ -91,7 +101,7 @@ def make_way(name: str, args: argparse.Namespace, url: str | None, owned: list[A
             args.model, n_ctx=N_CTX, n_threads=args.threads, settings=settings, seed=args.seed, **forced
         )
     owned.append(backend)
-    return Routed(backend, DEFAULT_ROUTING_CAP)
+    return Routed(backend, DEFAULT_ROUTING_CAP, none_first if name.endswith("none-first") else None)
 
 
 def score(reply: Reply, case: Any, tools: list[dict[str, Any]]) -> dict[str, Any]:
