@@ -106,6 +106,12 @@ def load_cases() -> list[Case]:
     return cases
 
 
+def load_catalogue(path: str) -> list[dict[str, Any]]:
+    """A case's catalogue (a path from the repository root), read as ``tools_from`` reads it."""
+    source = json.loads((ROOT / path).read_text(encoding="utf-8"))
+    return [dict(tool) for tool in tools_from(source)]
+
+
 def spread(cases: Sequence[Case], limit: int | None) -> list[Case]:
     """``limit`` cases spread evenly over the list (every source and class), or all of them."""
     if limit is None or limit >= len(cases):
@@ -137,8 +143,7 @@ def run(backend: LlamaCpp, cases: Sequence[Case], configs: Sequence[str]) -> dic
     catalogues: dict[str, list[dict[str, Any]]] = {}
     for case in cases:
         if case.catalogue not in catalogues:
-            source = json.loads((ROOT / case.catalogue).read_text(encoding="utf-8"))
-            catalogues[case.catalogue] = [dict(tool) for tool in tools_from(source)]
+            catalogues[case.catalogue] = load_catalogue(case.catalogue)
     # Cases grouped by catalogue, so consecutive requests share the system message (prefix cache).
     ordered = sorted(cases, key=lambda case: case.catalogue)
     bare_prompt: dict[str, int] = {}

@@ -2,6 +2,8 @@
 
 Run: .venv/bin/python benchmarks/demo_questions.py  [--model PATH.gguf] [--limit N] [--threads N]
                                                    [--answer-tokens 256] [--configs before,now,given]
+                                                   [--seeds N --temperature T] [--forced-tokens on|off]
+                                                   [--no-transcript]
 
 Twelve questions over the demo's six notes (toolrouting/demo/data/), each with the note that
 holds its answer and the words the answer must contain (case-insensitive, every one of
@@ -12,14 +14,20 @@ them). Each question is run twice through ``RoutingLoop(answer=True)`` on the de
 - ``now``: the loop's default instructions (the run-start catalogue) merged with the demo's
   ``SYSTEM_PROMPT``.
 
-- ``given``: the retrieval scripted, not the model's: a search for the right note's title,
-  a read of that note, the handoff; it measures the answer requests alone, on the notes
-  that hold the answer.
+- ``given``: the retrieval scripted, not the model's: a read of the right note by its title,
+  the handoff; it measures the answer requests alone, on the note that holds the answer.
+
+Every run is over the demo's store as ``toolrouting run`` makes it: the sample notes offered
+by title (``MemoryStore.sample(titles=True)``).
 
 On each run's retrieval both answer requests are then made: ``grounded`` is the loop's own
 (the question and the tool results, one message); ``transcript`` is the earlier one (the
-whole conversation, actions and result headers included, then ``ANSWER_PROMPT``). Greedy
-sampling, seed 0. Prints one Markdown table.
+whole conversation, actions and result headers included, then ``ANSWER_PROMPT``;
+``--no-transcript`` skips it). Greedy sampling, seed 0; ``--seeds N --temperature T`` runs every
+question N times instead, sampled at temperature T with seeds 0 to N-1, as a newcomer's runs
+would differ on another machine. "right note read" counts a ``memory_read`` of the note that
+answers; "its text seen" counts a run where that note's text reached the model in any tool
+result (a read, or a search that returns the notes' text). Prints one Markdown table.
 """
 
 from __future__ import annotations
@@ -30,8 +38,9 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from toolrouting import (
     LlamaCpp,
@@ -41,6 +50,7 @@ from toolrouting import (
     RunResult,
     ScriptedBackend,
     Settings,
+    ToolReturned,
 )
 from toolrouting._limits import DEFAULT_ANSWER_TOKENS
 from toolrouting._loop.answer import answer_request  # the loop's own answer request
@@ -83,6 +93,7 @@ class Tally:
     runs: int = 0
     handoffs: int = 0
     right_note: int = 0
+    saw_note: int = 0
     grounded: int = 0
     transcript: int = 0
     rounds: list[int] = field(default_factory=list)
@@ -96,39 +107,69 @@ def has_fact(answer: str | None, words: Sequence[str]) -> bool:
 
 
 def read_note(result: RunResult, note: str) -> bool:
+    return reads_note(((action.tool, action.arguments or {}) for action in result.actions), note)
+
+
+def reads_note(calls: Iterable[tuple[str, dict[str, Any]]], note: str) -> bool:
+    """Whether one of ``calls`` (tool, arguments) is a ``memory_read`` of ``note``, by id or by title."""
+    title = dict(NOTES)[note]
     return any(
-        action.tool == "memory_read" and note in (action.arguments or {}).get("ids", [])
-        for action in result.actions
+        tool == "memory_read" and (note in arguments.get("ids", []) or arguments.get("title") == title)
+        for tool, arguments in calls
     )
 
 
+def saw_note(results: Iterable[str], note: str) -> bool:
+    """Whether the text of ``note`` reached the model in one of the tool ``results``, however
+    it was asked for (a read, or a search that returns the notes' text)."""
+    body = dict(zip((id for id, _ in NOTES), (body for _, body in sample_notes()), strict=True))[note]
+    quoted = json.dumps(body[:60], ensure_ascii=False)[1:-1]
+    return any(quoted in result for result in results)
+
+
+def result_collector() -> tuple[list[str], Callable[[object], None]]:
+    """A list, and an event observer that appends the content of every tool result that is no error."""
+    results: list[str] = []
+
+    def observe(event: object) -> None:
+        if isinstance(event, ToolReturned) and not event.is_error:
+            results.append(event.content)
+
+    return results, observe
+
+
 def scripted(note: str) -> ScriptedBackend:
-    """A backend that searches for ``note``'s title, reads it and hands off."""
+    """A backend that reads ``note`` by its title and hands off."""
     title = dict(NOTES)[note]
     return ScriptedBackend(
-        [
-            json.dumps({"tool": "memory_search", "arguments": {"query": title}}),
-            json.dumps({"tool": "memory_read", "arguments": {"ids": [note]}}),
-            '{"tool": "none"}',
-        ]
+        [json.dumps({"tool": "memory_read", "arguments": {"title": title}}), '{"tool": "none"}']
     )
 
 
 def run(
-    backend: LlamaCpp, questions: Sequence[tuple[str, str, tuple[str, ...]]], configs: Sequence[str]
+    backend: LlamaCpp,
+    questions: Sequence[tuple[str, str, tuple[str, ...]]],
+    configs: Sequence[str],
+    seeds: Sequence[int | None] = (None,),
+    transcript: bool = True,
 ) -> dict[str, Tally]:
     tallies = {config: Tally() for config in configs}
+    original = backend
+    runs = [(question, seed) for question in questions for seed in seeds]
     for config, tally in tallies.items():
-        for question, note, words in questions:
+        for (question, note, words), seed in runs:
+            if seed is not None:
+                backend = original.clone(settings=original.settings.clone(seed=seed))
+            results, observe = result_collector()
             system = BEFORE_PROMPT if config == "before" else SYSTEM_PROMPT
             messages: list[Message] = [
                 {"role": "system", "content": system},
                 {"role": "user", "content": question},
             ]
             started = time.perf_counter()
-            with MemoryStore.sample() as store:
+            with MemoryStore.sample(titles=True) as store:
                 if config == "given":
-                    result = RoutingLoop(scripted(note), store).run(messages)
+                    result = RoutingLoop(scripted(note), store, on_event=observe).run(messages)
                     grounded = answer_request(result.messages, len(messages))
                     answer = backend.complete([Message(role="user", content=grounded)]).text
                     asked_and_answered = (
@@ -139,21 +180,25 @@ def run(
                         result, messages=(*result.messages, *asked_and_answered), answer=answer
                     )
                 else:
-                    loop = RoutingLoop(backend, store, answer=True, instructions=config == "now")
+                    loop = RoutingLoop(
+                        backend, store, answer=True, instructions=config == "now", on_event=observe
+                    )
                     result = loop.run(messages)
             tally.seconds.append(time.perf_counter() - started)
             asked = [*result.messages[:-2], Message(role="user", content=ANSWER_PROMPT)]
-            earlier = backend.complete(asked).text
+            earlier = backend.complete(asked).text if transcript else None
             tally.runs += 1
             tally.handoffs += result.reason == "handoff"
             tally.right_note += read_note(result, note)
+            tally.saw_note += saw_note(results, note)
             tally.grounded += has_fact(result.answer, words)
             tally.transcript += has_fact(earlier, words)
             tally.rounds.append(result.rounds)
             tally.grounded_chars.append(len(result.messages[-2]["content"]))
             tally.transcript_chars.append(sum(len(m["content"]) for m in asked))
             print(
-                f"{config} {question!r}: {result.reason}, {[a.tool for a in result.actions]}, "
+                f"{config} {question!r} seed {seed}: {result.reason}, "
+                f"{[(a.tool, a.arguments) for a in result.actions]}, "
                 f"grounded={result.answer!r:.120} transcript={earlier!r:.120}",
                 file=sys.stderr,
                 flush=True,
@@ -163,13 +208,15 @@ def run(
 
 def table(tallies: dict[str, Tally]) -> str:
     rows = [
-        "| prompt | handoff | right note read | fact in answer, grounded | fact in answer, transcript "
-        "| rounds, mean | answer request chars, grounded / transcript | seconds per run, median |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| prompt | handoff | right note read | its text seen | fact in answer, grounded "
+        "| fact in answer, transcript | rounds, mean | answer request chars, grounded / transcript "
+        "| seconds per run, median |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for config, t in tallies.items():
         rows.append(
-            f"| {config} | {t.handoffs}/{t.runs} | {t.right_note}/{t.runs} | {t.grounded}/{t.runs} "
+            f"| {config} | {t.handoffs}/{t.runs} | {t.right_note}/{t.runs} | {t.saw_note}/{t.runs} "
+            f"| {t.grounded}/{t.runs} "
             f"| {t.transcript}/{t.runs} | {statistics.mean(t.rounds):.1f} "
             f"| {statistics.mean(t.grounded_chars):.0f} / {statistics.mean(t.transcript_chars):.0f} "
             f"| {statistics.median(t.seconds):.1f} |"
@@ -184,15 +231,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int)
     parser.add_argument("--answer-tokens", type=int, default=DEFAULT_ANSWER_TOKENS)
     parser.add_argument("--configs", default="before,now,given")
+    parser.add_argument("--seeds", type=int, help="run each question with seeds 0..N-1 (with --temperature)")
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--forced-tokens", choices=("on", "off"), help="the embedded model's decoding")
+    parser.add_argument("--no-transcript", action="store_true", help="skip the transcript answer request")
     args = parser.parse_args(argv)
     questions = QUESTIONS[: args.limit]
-    settings = Settings(temperature=0.0, seed=0, max_tokens=args.answer_tokens)
+    seeds: list[int | None] = list(range(args.seeds)) if args.seeds else [None]
+    settings = Settings(temperature=args.temperature, seed=0, max_tokens=args.answer_tokens)
+    forced = {} if args.forced_tokens is None else {"forced_tokens": args.forced_tokens == "on"}
     started = time.perf_counter()
-    with LlamaCpp(args.model, n_threads=args.threads, settings=settings, seed=0) as backend:
-        tallies = run(backend, questions, args.configs.split(","))
+    with LlamaCpp(args.model, n_threads=args.threads, settings=settings, seed=0, **forced) as backend:
+        tallies = run(backend, questions, args.configs.split(","), seeds, not args.no_transcript)
         model = backend.model_path.name
+    sampling = f"temperature {args.temperature:g}, seeds 0-{len(seeds) - 1}" if args.seeds else "greedy"
+    decoding = "" if args.forced_tokens is None else f", forced tokens {args.forced_tokens}"
     print(
-        f"{model}, {len(questions)} questions over the demo notes, greedy, seed 0, "
+        f"{model}, {len(questions)} questions over the demo notes, {sampling}{decoding}, "
         f"answer cap {args.answer_tokens} tokens, {time.perf_counter() - started:.0f} s in all\n"
     )
     print(table(tallies))

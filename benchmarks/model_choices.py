@@ -32,7 +32,7 @@ from toolrouting import (
     route_tool_names,
     routed_backend,
 )
-from toolrouting.demo import SYSTEM_PROMPT, MemoryStore
+from toolrouting.demo import SEARCH_PROMPT, MemoryStore
 
 SEEDS = range(5)
 THREADS = (1, 2)
@@ -104,7 +104,7 @@ def decisions(
 
 def demo_run(backend: EmbeddedLlama) -> str:
     conversation: list[Message] = [
-        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "system", "content": SEARCH_PROMPT},
         {"role": "user", "content": QUESTION},
     ]
     with MemoryStore.sample() as store:

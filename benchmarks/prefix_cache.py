@@ -37,7 +37,7 @@ from toolrouting import (
     routed_backend,
 )
 from toolrouting._loop.instructions import INSTRUCTIONS_SEPARATOR
-from toolrouting.demo import SYSTEM_PROMPT
+from toolrouting.demo import SEARCH_PROMPT
 
 QUESTION = "What does the latch on the storage-room door do?"
 ACTIONS = [
@@ -62,14 +62,14 @@ def recorded() -> list[tuple[list[Message], list[dict[str, object]]]]:
 
         store.tools_for_llm = watched  # type: ignore[method-assign]
         RoutingLoop(backend, store).run(
-            [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": QUESTION}]
+            [{"role": "system", "content": SEARCH_PROMPT}, {"role": "user", "content": QUESTION}]
         )
     # The first catalogue read renders the instructions; each round reads it again.
     return [(list(r.messages), tools) for r, tools in zip(backend.requests, catalogues[1:], strict=True)]
 
 
 def re_rendered(messages: list[Message], tools: list[dict[str, object]]) -> list[Message]:
-    system = catalogue_prompt(tools) + INSTRUCTIONS_SEPARATOR + SYSTEM_PROMPT  # type: ignore[arg-type]
+    system = catalogue_prompt(tools) + INSTRUCTIONS_SEPARATOR + SEARCH_PROMPT  # type: ignore[arg-type]
     return [Message(role="system", content=system), *messages[1:]]
 
 

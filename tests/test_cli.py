@@ -26,7 +26,7 @@ from toolrouting._loop.transcript import read_transcript
 DOC = ROOT / "docs" / "cli.md"
 QUESTION = "What does the latch on the storage-room door do?"
 SEARCH = '{"tool": "memory_search", "arguments": {"query": "latch"}}'
-READ = '{"tool": "memory_read", "arguments": {"ids": ["M4"]}}'
+READ = '{"tool": "memory_read", "arguments": {"title": "The storage-room latch"}}'
 NONE = '{"tool": "none"}'
 _EXIT_TABLE = re.compile(r"^\| status \| meaning \|\n\|---\|---\|\n(?:\|.*\|\n)*", re.M)
 _BLOCK = re.compile(r"^### `(?P<command>[^`]+) --help`\n\n```text\n(?P<text>.*?)```\n", re.M | re.S)
@@ -149,39 +149,37 @@ def test_python_m_toolrouting_parses_and_prints_schemas(catalogue: Path) -> None
 def test_run_shows_progress_on_stderr_and_the_outcome_on_stdout(
     scripted: ScriptedBackend, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    scripted.enqueue("Let me see.", SEARCH, READ, NONE)
+    scripted.enqueue("Let me see.", READ, NONE)
     transcript = tmp_path / "run.jsonl"
     assert main(["run", QUESTION, "--transcript", str(transcript)]) == 0
     out, err = capsys.readouterr()
-    assert out == "ended: handoff after 3 rounds, 2 tool calls\n"
+    assert out == "ended: handoff after 2 rounds, 1 tool call\n"
+    # The demo's notes are few enough to offer by title: no search, and one read.
     assert err.splitlines() == [
-        "round 1: memory_search | none",
+        "round 1: memory_read | none",
         "  repair 1: the reply is not a JSON object",
-        "round 1: memory_search | none",
-        '  -> memory_search {"query": "latch"}',
-        '  <- {"records":[{"id":"M4","title":"The storage-room latch"}]}',
-        "round 2: memory_read | none",
-        '  -> memory_read {"ids": ["M4"]}',
+        "round 1: memory_read | none",
+        '  -> memory_read {"title": "The storage-room latch"}',
         '  <- {"records":[{"id":"M4","title":"The storage-room latch","text":"The storage-room door '
         "has a spring …",
-        "round 3: memory_search | memory_read | none",
+        "round 2: none",
         "  -> none",
     ]
     lines = _run_lines(transcript)
     assert lines[1] == ("user", QUESTION)
-    assert len(lines) == 9
+    assert len(lines) == 7
 
 
 def test_run_json_answer_and_resume(
     scripted: ScriptedBackend, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     transcript = tmp_path / "run.jsonl"
-    scripted.enqueue(SEARCH, NONE, "It locks by itself.")
+    scripted.enqueue(READ, NONE, "It locks by itself.")
     assert main(["run", QUESTION, "--answer", "--json", "--transcript", str(transcript)]) == 0
     outcome = json.loads(capsys.readouterr().out)
     assert outcome["reason"] == "handoff"
     assert outcome["answer"] == "It locks by itself."
-    assert [a["tool"] for a in outcome["actions"]] == ["memory_search", "none"]
+    assert [a["tool"] for a in outcome["actions"]] == ["memory_read", "none"]
     assert outcome["messages"][-1] == {"role": "assistant", "content": "It locks by itself."}
     # Cut the transcript back to before the handoff, with a torn line, and resume it.
     data = transcript.read_bytes()
@@ -254,7 +252,7 @@ def test_run_library_errors_are_one_line(
 
 def test_run_over_a_folder_of_notes(scripted: ScriptedBackend, tmp_path: Path) -> None:
     (tmp_path / "pump.txt").write_text("The pump\nPrime it with a cup of water.\n", encoding="utf-8")
-    scripted.enqueue('{"tool": "memory_search", "arguments": {"query": "pump"}}', NONE)
+    scripted.enqueue('{"tool": "memory_read", "arguments": {"title": "The pump"}}', NONE)
     transcript = tmp_path / "run.jsonl"
     assert (
         main(["run", "How do I prime the pump?", "--db", str(tmp_path), "--transcript", str(transcript)]) == 0
@@ -320,7 +318,7 @@ def test_the_sample_question_on_the_embedded_default_model(tmp_path: Path, decod
     assert done.returncode == 0, done.stderr
     outcome = json.loads(done.stdout)
     _check_run_mechanics(transcript, outcome)
-    assert "round 1: memory_search | none" in done.stderr  # nothing is listed yet: nothing to read
+    assert "round 1: memory_read | none" in done.stderr  # the demo's notes, offered by title
 
 
 @pytest.mark.model

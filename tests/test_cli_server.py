@@ -32,7 +32,7 @@ from toolrouting._cli import main
 from toolrouting.demo import SYSTEM_PROMPT, MemoryStore
 
 QUESTION = "What does the latch on the storage-room door do?"
-SEARCH = '{"tool": "memory_search", "arguments": {"query": "latch"}}'
+READ = '{"tool": "memory_read", "arguments": {"title": "The storage-room latch"}}'
 NONE = '{"tool": "none"}'
 #: A key no output could contain by chance.
 KEY = "sk-toolrouting-test-7Qx2Vb9Lw4Rk"
@@ -155,7 +155,7 @@ def test_the_key_goes_as_a_bearer_header_and_never_into_any_output(
 ) -> None:
     transcript = tmp_path / "run.jsonl"
     # The server quotes the key in a 500, which the retry line and the run's end both show.
-    keyed.replies.extend([(500, f"overloaded; key {KEY}"), (200, SEARCH), (200, NONE), (200, "It locks.")])
+    keyed.replies.extend([(500, f"overloaded; key {KEY}"), (200, READ), (200, NONE), (200, "It locks.")])
     argv = _run(keyed.url, "--api-key", KEY, "--answer", "--json", "--transcript", str(transcript))
     assert main(argv) == 0
     out, err = capsys.readouterr()
@@ -235,7 +235,7 @@ def test_key_usage_errors_never_show_the_key(capsys: pytest.CaptureFixture[str])
 def test_sampling_options_reach_the_routed_requests_and_the_answer(
     server: LoopbackServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server.replies.extend([(200, SEARCH), (200, NONE), (200, "It locks by itself.")])
+    server.replies.extend([(200, READ), (200, NONE), (200, "It locks by itself.")])
     sampling = ["--temperature", "0.7", "--top-p", "0.9", "--seed", "11", "--answer"]
     assert main([*_run(server.url, "--cap", "64", "--answer-tokens", "99"), *sampling]) == 0
     assert capsys.readouterr().out.startswith("It locks by itself.\n")  # streamed, before the outcome
@@ -258,7 +258,7 @@ def test_system_text_is_added_to_the_demo_prompt(
     assert main([*_run(server.url), "--system", "Answer in French."]) == 0
     system = server.chat_bodies()[-1]["messages"][0]
     # The loop's instructions (the demo's catalogue) first, then the demo's note, then the caller's.
-    with MemoryStore.sample() as store:
+    with MemoryStore.sample(titles=True) as store:  # as the command makes it
         catalogue = catalogue_prompt(store.tools_for_llm())
     assert system == {"role": "system", "content": f"{catalogue}\n\n{SYSTEM_PROMPT}\n\nAnswer in French."}
     instructions = tmp_path / "system.txt"
@@ -329,7 +329,7 @@ def test_stdin_as_a_process_reads_utf8_and_refuses_other_bytes(server: LoopbackS
 def test_quiet_prints_no_progress_only_the_outcome(
     server: LoopbackServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server.replies.extend([(200, SEARCH), (200, NONE)])
+    server.replies.extend([(200, READ), (200, NONE)])
     assert main([*_run(server.url), "--quiet"]) == 0
     assert capsys.readouterr() == ("ended: handoff after 2 rounds, 1 tool call\n", "")
     assert main([*_run(server.url), "-q", "--dialect", "ollama"]) == 2  # errors still show

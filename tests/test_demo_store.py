@@ -15,7 +15,13 @@ from hypothesis import strategies as st
 
 from toolrouting import route_schema
 from toolrouting._errors import MemoryStoreError
-from toolrouting._limits import MEMORY_QUERY_CHARS, MEMORY_SEARCH_RESULTS, SHOWN_NAME_CHARS, SHOWN_VALUE_CHARS
+from toolrouting._limits import (
+    MEMORY_QUERY_CHARS,
+    MEMORY_SEARCH_RESULTS,
+    MEMORY_TITLES_LISTED,
+    SHOWN_NAME_CHARS,
+    SHOWN_VALUE_CHARS,
+)
 from toolrouting._provider import RestorableToolProvider, ToolOutput, ToolProvider
 from toolrouting.demo.store import MemoryStore, sample_notes
 
@@ -225,3 +231,64 @@ def test_a_store_is_used_from_threads_other_than_the_one_that_made_it() -> None:
         assert len({output.content for output in outputs}) == 1
         assert not outputs[0].is_error
         assert json.loads(outputs[0].content)["records"]
+
+
+def _offer(store: MemoryStore) -> list[str] | None:
+    """The titles the store's memory_read offers, ``None`` when it offers no read by title."""
+    for tool in store.tools_for_llm():
+        title = tool["function"]["parameters"]["properties"].get("title")
+        if title is not None:
+            return list(title["enum"])
+    return None
+
+
+def test_a_small_store_with_titles_offers_its_notes_by_title_until_one_is_read() -> None:
+    store = MemoryStore.sample(titles=True)
+    titles = [title for title, _ in sample_notes()]
+    assert [t["function"]["name"] for t in store.tools_for_llm()] == ["memory_read"]  # no search
+    assert _offer(store) == titles
+    schema = route_schema(store.tools_for_llm())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid({"tool": "memory_read", "arguments": {"title": "The storage-room latch"}})
+    assert not validator.is_valid({"tool": "memory_read", "arguments": {"title": "TITLE"}})
+    (record,) = _records(store.call("memory_read", {"title": "The storage-room latch"}))
+    assert record["id"] == "M4"
+    assert "locks the door by itself" in record["text"]
+    assert store.tools_for_llm() == []  # a note was read: only the handoff is left
+    assert not store.call("memory_read", {"title": "The wood stove"}).is_error  # called anyway, it reads
+
+
+def test_reading_by_title_refuses_what_is_not_a_listed_title() -> None:
+    store = MemoryStore.sample(titles=True)
+    unknown = store.call("memory_read", {"title": "TITLE"})
+    assert unknown.is_error
+    assert 'no note has the title "TITLE"' in unknown.content
+    for arguments in ({"title": 4}, {"title": "The wood stove", "ids": ["M5"]}):
+        output = store.call("memory_read", arguments)
+        assert output.is_error
+        assert 'memory_read takes {"title": "a title"}' in output.content
+    assert _offer(store) == [title for title, _ in sample_notes()]  # nothing was read
+
+
+def test_a_store_too_large_to_list_is_searched_whatever_titles_says(tmp_path: Path) -> None:
+    for number in range(MEMORY_TITLES_LISTED + 1):
+        (tmp_path / f"note{number:02d}.md").write_text(f"# Note {number}\nbody {number}\n", encoding="utf-8")
+    store = MemoryStore.from_folder(tmp_path, titles=True)
+    assert store.listed_titles() is None
+    assert [t["function"]["name"] for t in store.tools_for_llm()] == ["memory_search"]
+    (tmp_path / "note00.md").unlink()
+    small = MemoryStore.from_folder(tmp_path, titles=True)
+    assert _offer(small) == [f"Note {number}" for number in range(1, MEMORY_TITLES_LISTED + 1)]
+    assert MemoryStore.from_folder(tmp_path).listed_titles() is None  # titles are asked for
+
+
+def test_restore_reads_the_titles_again() -> None:
+    first = MemoryStore.sample(titles=True)
+    output = first.call("memory_read", {"title": "The wood stove"})
+    resumed = MemoryStore.sample(titles=True)
+    resumed.restore([("memory_read", {"title": "The wood stove"}, output)])
+    assert resumed.tools_for_llm() == first.tools_for_llm()
+    failed = ToolOutput("no note has the title", is_error=True)
+    resumed.restore([("memory_read", {"title": "The water filter"}, failed)])
+    assert resumed.tools_for_llm() == first.tools_for_llm()  # a failed read read nothing

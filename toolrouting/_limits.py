@@ -49,6 +49,7 @@ __all__ = [
     "MEMORY_QUERY_CHARS",
     "MEMORY_QUERY_TERMS",
     "MEMORY_SEARCH_RESULTS",
+    "MEMORY_TITLES_LISTED",
     "OUTLINES_MAX_STRING_BOUND",
     "PROGRESS_PREVIEW_CHARS",
     "PROMPT_DESCRIPTION_CHARS",
@@ -169,6 +170,11 @@ MAX_RETRY_AFTER = 60.0
 
 #: Records one memory search returns: a few titles keep the result short for a small model.
 MEMORY_SEARCH_RESULTS = 5
+
+#: Notes a store may hold and still offer them by title (``MemoryStore(titles=True)``): as many
+#: as a catalogue prompt shows values of an enum (``PROMPT_ENUM_VALUES``), so the model reads
+#: every title it may choose.
+MEMORY_TITLES_LISTED = 12
 
 #: Characters a search query may have in the grammar: without a bound a small model can
 #: write one string until the completion cap cuts the action off.

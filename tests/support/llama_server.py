@@ -192,16 +192,19 @@ def start_llama_server(
     ctx_size: int = 2048,
     *,
     ports: Iterable[int] | None = None,
+    extra: Sequence[str] = (),
 ) -> tuple[subprocess.Popen[bytes], str]:
     """Start the cached llama-server on loopback with ``model``: the process and its base URL,
-    once /health answers from it (:func:`start_on_free_port`); :class:`ServerStartError` if not."""
+    once /health answers from it (:func:`start_on_free_port`); :class:`ServerStartError` if not.
+
+    ``extra`` are more command-line options (``--jinja`` for the server's own tool calling)."""
 
     def command(port: int) -> list[str]:
         return [
             str(llama_server_binary()), "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
             "--ctx-size", str(ctx_size), "--parallel", "1",
             "--threads", str(threads), "--threads-batch", str(threads),
-            "--no-webui",
+            "--no-webui", *extra,
         ]  # fmt: skip
 
     return start_on_free_port(

@@ -65,7 +65,8 @@ def guaranteed_cap(schema: Mapping[str, Any]) -> int:
 
 
 def demo_cap() -> int:
-    """A routing cap no action of the demo store can reach: its widest catalogue, every note listed."""
+    """A routing cap no action of the demo store can reach: its widest catalogue, every note listed,
+    or its notes offered by title (as ``toolrouting run`` makes it), whichever is wider."""
     from toolrouting import MemoryStore, route_schema
 
     with MemoryStore.sample() as fresh, MemoryStore.sample() as searched:
@@ -75,4 +76,6 @@ def demo_cap() -> int:
         read = [tool for tool in searched.tools_for_llm() if tool["function"]["name"] == "memory_read"]
         ids = read[0]["function"]["parameters"]["properties"]["ids"]["items"]["enum"]
         assert len(ids) == len(searched.read(f"M{k}" for k in range(1, 100))), "a note was never listed"
-    return guaranteed_cap(route_schema([*search, *read]))
+    with MemoryStore.sample(titles=True) as titled:
+        by_title = titled.tools_for_llm()
+    return max(guaranteed_cap(route_schema([*search, *read])), guaranteed_cap(route_schema(by_title)))

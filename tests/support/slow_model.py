@@ -1,7 +1,7 @@
 """A fake model server on 127.0.0.1 that answers slowly, for killing a batch while runs are in flight.
 
 It is a fake: it speaks the OpenAI chat-completions wire, and its reply depends only on the
-conversation (search the notes once, then hand off; a plain answer when no schema is sent),
+conversation (read the note on the latch by its title, then hand off; a plain answer when no schema is sent),
 so any run of it, killed and resumed or not, is the same run. Each answer waits ``delay``
 seconds, so a batch has runs in flight when a test kills it. Every request is recorded with
 the question it belongs to (the text after ``QUESTION_MARK`` in the user's first message).
@@ -17,12 +17,13 @@ from typing import Any
 
 from support.fault_server import completion_body
 
-__all__ = ["QUESTION_MARK", "SEARCH", "SlowModelServer"]
+__all__ = ["QUESTION_MARK", "READ", "SlowModelServer"]
 
 #: What a question's text starts with, followed by its id, so the server can tell runs apart.
 QUESTION_MARK = "Question "
 
-SEARCH = '{"tool": "memory_search", "arguments": {"query": "latch"}}'
+#: The one tool call: the demo store as ``toolrouting`` makes it offers its notes by title.
+READ = '{"tool": "memory_read", "arguments": {"title": "The storage-room latch"}}'
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -39,7 +40,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.server.requests.append(question.removeprefix(QUESTION_MARK).split(":")[0])
         time.sleep(self.server.delay)
         routed = "response_format" in body or "json_schema" in body or "grammar" in body
-        text = (SEARCH if results == 0 else '{"tool": "none"}') if routed else "The latch holds the door."
+        text = (READ if results == 0 else '{"tool": "none"}') if routed else "The latch holds the door."
         reply = completion_body(text)
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

@@ -21,7 +21,7 @@ from .._limits import DEFAULT_ANSWER_TOKENS, DEFAULT_MAX_ROUNDS, DEFAULT_ROUTING
 from .._loop import Event, RoutingLoop, RunResult
 from .._provider import ToolProvider
 from .._settings import Settings
-from ..demo import SYSTEM_PROMPT, MemoryStore
+from ..demo import MemoryStore, demo_prompt
 from .arguments import Subparsers, UsageError, non_negative, positive, stdin_text
 from .exits import DONE
 from .progress import AnswerPrinter, Progress
@@ -216,11 +216,15 @@ def _messages(args: argparse.Namespace) -> list[Message]:
 
 
 def system_prompt(args: argparse.Namespace) -> str | None:
-    """The demo's note (none over other tools) with the caller's ``--system`` additions, if any.
+    """The demo's note for its store (none over other tools) with the caller's ``--system``
+    additions, if any.
 
     The loop puts the tools' descriptions in front of it (its instructions).
     """
-    parts = [] if uses_tools(args) else [SYSTEM_PROMPT]
+    parts = []
+    if not uses_tools(args):
+        with demo_store(args.db) as store:
+            parts.append(demo_prompt(store))
     extra = args.system if args.system_file is None else _read_text(args.system_file, "--system-file")
     if extra is not None:
         if not extra.strip():
@@ -248,15 +252,16 @@ def _read_text(path: str, option: str) -> str:
 
 
 def demo_store(db: str | None) -> MemoryStore:
-    """The demo notes store: the sample notes, or ``--db``'s database or folder of notes."""
+    """The demo notes store: the sample notes, or ``--db``'s database or folder of notes, each
+    offering its notes by title when it is small enough to list them."""
     if db is None:
-        return MemoryStore.sample()
+        return MemoryStore.sample(titles=True)
     path = Path(db)
     if path.is_dir():
-        return MemoryStore.from_folder(path)
+        return MemoryStore.from_folder(path, titles=True)
     if not path.is_file():
         raise UsageError(f"--db {db}: no such database file or folder of notes")
-    return MemoryStore(path)
+    return MemoryStore(path, titles=True)
 
 
 def model_backend(args: argparse.Namespace) -> Backend:

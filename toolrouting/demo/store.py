@@ -8,6 +8,16 @@ an ``enum`` of exactly the ids listed so far, so the grammar keeps the model fro
 inventing one. While a search has listed notes that no read has opened yet, ``memory_search``
 is left out: the model reads what it found (or hands off) before it searches again, which
 keeps a small model from repeating one search until the repeat limit ends the run.
+
+With ``titles=True`` a store small enough to list (at most ``MEMORY_TITLES_LISTED`` notes)
+offers its notes by title instead: ``memory_read`` from the first round, its ``title`` an
+``enum`` of every title, and no search; once a note is read, only the handoff is left. A small
+model cannot write a query that finds anything (it copies words from its instructions:
+"none", "TITLE"), but it can choose among titles, and the grammar holds it to the ones that
+exist. One read, because each demo note answers its own questions, and a small model offered
+more reads reads every note (SmolLM2-135M did in 12 runs of 12), which buries the note that
+answers in the answer request. A larger store is searched as above whatever ``titles`` says.
+The demo (``toolrouting run``) lists its titles.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from .._limits import (
     MEMORY_QUERY_CHARS,
     MEMORY_QUERY_TERMS,
     MEMORY_SEARCH_RESULTS,
+    MEMORY_TITLES_LISTED,
     SHOWN_NAME_CHARS,
     SHOWN_VALUE_CHARS,
 )
@@ -75,19 +86,37 @@ def _search_tool() -> dict[str, Any]:
     }
 
 
+def _title_tool(titles: Sequence[str]) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": "memory_read",
+            "description": "Read the note with this title: its full text.",
+            "parameters": {
+                "type": "object",
+                "properties": {"title": {"type": "string", "enum": list(titles)}},
+                "required": ["title"],
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
 class MemoryStore:
     """Notes with short ids (``M1``, ``M2``, ...) in an SQLite database, searched with FTS5.
 
     ``path`` is a database file (created when missing) or ``":memory:"``. As a tool
     provider it remembers the ids its searches have listed, which narrow ``memory_read``.
+    ``titles=True`` offers the notes of a small store by title instead (see the module).
 
     A store may be used from any thread, one call at a time (a lock sees to it): the async
     loop calls a sync provider in a worker thread, not the thread that made it, and a
     cancelled run's call may still be under way in its thread when the store is closed.
     """
 
-    def __init__(self, path: str | os.PathLike[str] = ":memory:") -> None:
+    def __init__(self, path: str | os.PathLike[str] = ":memory:", *, titles: bool = False) -> None:
         self.path = os.fspath(path)
+        self.titles = titles
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False)
             self._db.execute(_SCHEMA)
@@ -99,17 +128,24 @@ class MemoryStore:
             ) from error
         self._listed: list[str] = []
         self._opened: set[str] = set()
+        self._read_titles: set[str] = set()
         self._lock = threading.RLock()
 
     @classmethod
-    def sample(cls) -> Self:
+    def sample(cls, *, titles: bool = False) -> Self:
         """An in-memory store of the demo's sample notes."""
-        store = cls()
+        store = cls(titles=titles)
         store.add_many(sample_notes())
         return store
 
     @classmethod
-    def from_folder(cls, folder: str | os.PathLike[str], path: str | os.PathLike[str] = ":memory:") -> Self:
+    def from_folder(
+        cls,
+        folder: str | os.PathLike[str],
+        path: str | os.PathLike[str] = ":memory:",
+        *,
+        titles: bool = False,
+    ) -> Self:
         """A store of every ``.txt`` and ``.md`` file in ``folder`` (title: the first line), by file name."""
         root = Path(folder)
         if not root.is_dir():
@@ -126,7 +162,7 @@ class MemoryStore:
                 notes.append(_note(file.read_text(encoding="utf-8")))
             except (OSError, UnicodeDecodeError) as error:
                 raise MemoryStoreError(f"{file} cannot be read as UTF-8 text ({error})") from error
-        store = cls(path)
+        store = cls(path, titles=titles)
         store.add_many(notes)
         return store
 
@@ -180,7 +216,23 @@ class MemoryStore:
         """The ids searches have handed out so far, in the order first listed."""
         return tuple(self._listed)
 
+    def listed_titles(self) -> list[str] | None:
+        """Every note's title, once each, in order, when this store offers its notes by title
+        (``titles=True`` and at most ``MEMORY_TITLES_LISTED`` notes); else ``None``."""
+        if not self.titles:
+            return None
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT title FROM memories ORDER BY rowid LIMIT ?", (MEMORY_TITLES_LISTED + 1,)
+            ).fetchall()
+        if len(rows) > MEMORY_TITLES_LISTED:
+            return None
+        return list(dict.fromkeys(str(title) for (title,) in rows))
+
     def tools_for_llm(self) -> list[dict[str, Any]]:
+        titles = self.listed_titles()
+        if titles is not None:
+            return [] if self._read_titles else [_title_tool(titles)]
         tools: list[dict[str, Any]] = []
         if set(self._listed) <= self._opened:
             tools.append(_search_tool())
@@ -224,6 +276,8 @@ class MemoryStore:
                 if id not in self._listed:
                     self._listed.append(id)
             return ToolOutput(_json({"records": [{"id": id, "title": title} for id, title in records]}))
+        if name == "memory_read" and "title" in arguments:
+            return self._read_title(arguments)
         if name == "memory_read":
             ids = arguments.get("ids")
             if set(arguments) != {"ids"} or not isinstance(ids, list) or not ids:
@@ -245,9 +299,31 @@ class MemoryStore:
             )
         return ToolOutput(f"there is no tool {quoted(name, SHOWN_NAME_CHARS)} here", is_error=True)
 
+    def _read_title(self, arguments: dict[str, Any]) -> ToolOutput:
+        title = arguments.get("title")
+        if set(arguments) != {"title"} or not isinstance(title, str):
+            return ToolOutput(
+                'memory_read takes {"title": "a title"}, one of the titles listed', is_error=True
+            )
+        rows = self._db.execute(
+            "SELECT id, title, body FROM memories WHERE title = ? ORDER BY rowid", (title,)
+        ).fetchall()
+        if not rows:
+            return ToolOutput(
+                f"no note has the title {quoted(title, SHOWN_VALUE_CHARS)}; use one of the titles listed",
+                is_error=True,
+            )
+        self._read_titles.add(title)
+        self._opened.update(str(row[0]) for row in rows)
+        return ToolOutput(_json({"records": [{"id": id, "title": t, "text": body} for id, t, body in rows]}))
+
     def restore(self, calls: Sequence[RecordedCall]) -> None:
-        """List and open again the ids of a resumed run's searches and reads (a RestorableToolProvider)."""
+        """List and open again the ids of a resumed run's searches and reads, and the titles it
+        read (a RestorableToolProvider)."""
         for name, arguments, output in calls:
+            title = arguments.get("title")
+            if name == "memory_read" and not output.is_error and isinstance(title, str):
+                self._read_titles.add(title)
             ids = arguments.get("ids")
             if name == "memory_read" and not output.is_error and isinstance(ids, list):
                 self._opened.update(id for id in ids if isinstance(id, str))
