@@ -163,6 +163,7 @@ def test_a_replaced_value_is_still_checked(replaced: str, fragment: str) -> None
     text = '{"tool":"memory_search","arguments":{"q":' + replaced + ',"q":"x"}}'
     assert fragment in refused(text)
 
+
 def test_deep_nesting_is_refused_not_raised() -> None:
     for depth in (5_000, 190_000):
         assert "nests too deeply" in refused('{"a":' * depth)
