@@ -384,7 +384,9 @@ def test_a_batch_stopped_mid_way_finishes_every_question_once(
     """SIGKILL, or Ctrl-C (SIGINT), which exits at once without waiting for the runs in flight."""
     questions = _questions(tmp_path / "q.jsonl", 9)
     out = tmp_path / "out"
-    server = SlowModelServer(ANSWER_SECONDS)
+    # Five requests answered, the rest held: with three runs at a time the fourth request is a
+    # second decision, so at least one run finishes, and a run whose request is held cannot.
+    server = SlowModelServer(ANSWER_SECONDS, hold_after=5)
     try:
         process = _batch_process(questions, out, server.url)
         deadline = time.monotonic() + BATCH_LIMIT
@@ -393,7 +395,9 @@ def test_a_batch_stopped_mid_way_finishes_every_question_once(
             # A run in flight has committed its question (one write, at its start).
             begun = {p.stem for p in out.glob("*.jsonl") if p.stat().st_size} if out.exists() else set()
             in_flight = begun - finished
-            if len(finished) >= 2 and in_flight:
+            with server.lock:
+                held = server.held
+            if finished and in_flight and held:
                 break
             assert process.poll() is None, process.communicate()
             assert time.monotonic() < deadline, "the batch never had runs finished and in flight at once"
@@ -410,6 +414,7 @@ def test_a_batch_stopped_mid_way_finishes_every_question_once(
         }
         with server.lock:
             asked_before = len(server.requests)
+        server.release()
 
         process = _batch_process(questions, out, server.url)
         stdout, stderr = process.communicate(timeout=BATCH_LIMIT)

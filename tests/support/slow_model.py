@@ -3,7 +3,8 @@
 It is a fake: it speaks the OpenAI chat-completions wire, and its reply depends only on the
 conversation (read the note on the latch by its title, then hand off; a plain answer when no schema is sent),
 so any run of it, killed and resumed or not, is the same run. Each answer waits ``delay``
-seconds, so a batch has runs in flight when a test kills it. Every request is recorded with
+seconds, and with ``hold_after`` the later requests wait until ``release()``, so a batch has
+runs in flight when a test kills it. Every request is recorded with
 the question it belongs to (the text after ``QUESTION_MARK`` in the user's first message).
 """
 
@@ -38,7 +39,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         results = sum(1 for m in messages if m["role"] == "user" and m["content"].startswith("Tool result"))
         with self.server.lock:
             self.server.requests.append(question.removeprefix(QUESTION_MARK).split(":")[0])
+            held = self.server.hold_after is not None and len(self.server.requests) > self.server.hold_after
+            self.server.held += held
         time.sleep(self.server.delay)
+        if held:
+            self.server.released.wait()
         routed = "response_format" in body or "json_schema" in body or "grammar" in body
         text = (READ if results == 0 else '{"tool": "none"}') if routed else "The latch holds the door."
         reply = completion_body(text)
@@ -57,9 +62,14 @@ class SlowModelServer(http.server.ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, delay: float) -> None:
+    def __init__(self, delay: float, *, hold_after: int | None = None) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.delay = delay
+        #: Requests past this many are held until :meth:`release`, so a test can stop a batch
+        #: while runs are surely in flight, however slowly the machine lets the test look.
+        self.hold_after = hold_after
+        self.held = 0
+        self.released = threading.Event()
         self.lock = threading.Lock()
         self.requests: list[str] = []
         threading.Thread(target=self.serve_forever, daemon=True).start()
@@ -71,6 +81,12 @@ class SlowModelServer(http.server.ThreadingHTTPServer):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
+    def release(self) -> None:
+        """Answer the held requests and every later one."""
+        self.hold_after = None
+        self.released.set()
+
     def close(self) -> None:
+        self.release()
         self.shutdown()
         self.server_close()
