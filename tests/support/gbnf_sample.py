@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 import random
-import re
-from dataclasses import dataclass
+
+from support.gbnf import Alt, Cls, Item, Lit, Node, Ref, parse
 
 __all__ = ["STYLES", "Sampler", "to_lark"]
 
@@ -22,10 +22,6 @@ __all__ = ["STYLES", "Sampler", "to_lark"]
 #: longest strings), "edges" a minimum or a maximum at random at each choice, "random" anything.
 STYLES = ("short", "long", "edges", "random")
 
-_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\", '"': '"', "[": "[", "]": "]", "-": "-", "^": "^"}
-_NAME = re.compile(r"[A-Za-z0-9_-]+")
-_RULE_START = re.compile(r"[A-Za-z0-9_-]+\s*::=")
-_REPEAT = re.compile(r"\{\s*(\d+)\s*(?:(,)\s*(\d*)\s*)?\}")
 #: Characters a negated class is tried with first: the neighbours of what JSON strings exclude,
 #: the line and paragraph separators JavaScript once refused, the ends of each plane.
 _EDGE_CHARS = (
@@ -34,161 +30,6 @@ _EDGE_CHARS = (
 )  # fmt: skip
 #: Unbounded repetitions (``*``, ``+``, ``{n,}``) go at most this far past their minimum.
 _OPEN_END = 24
-
-
-@dataclass(frozen=True)
-class _Lit:
-    text: str
-
-
-@dataclass(frozen=True)
-class _Cls:
-    ranges: tuple[tuple[int, int], ...]
-    negated: bool
-
-
-@dataclass(frozen=True)
-class _Ref:
-    name: str
-
-
-@dataclass(frozen=True)
-class _Alt:
-    options: tuple[tuple[_Item, ...], ...]
-
-
-_Node = _Lit | _Cls | _Ref | _Alt
-
-
-@dataclass(frozen=True)
-class _Item:
-    node: _Node
-    low: int
-    high: float
-
-
-class _Parser:
-    """GBNF as llama.cpp reads it, kept whole (literal texts and class ranges)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.at = 0
-
-    def rules(self) -> dict[str, _Alt]:
-        found: dict[str, _Alt] = {}
-        self._space(newlines=True)
-        while self.at < len(self.text):
-            name = self._name()
-            self._space()
-            assert self.text.startswith("::=", self.at), self.text[self.at : self.at + 40]
-            self.at += 3
-            found[name] = self._alternatives(nested=False)
-            self._space(newlines=True)
-        return found
-
-    def _space(self, *, newlines: bool = False) -> None:
-        while self.at < len(self.text):
-            char = self.text[self.at]
-            if char == "#":
-                while self.at < len(self.text) and self.text[self.at] != "\n":
-                    self.at += 1
-            elif char in " \t" or (char in "\r\n" and newlines):
-                self.at += 1
-            else:
-                return
-
-    def _name(self) -> str:
-        match = _NAME.match(self.text, self.at)
-        assert match, self.text[self.at : self.at + 40]
-        self.at = match.end()
-        return match.group()
-
-    def _alternatives(self, *, nested: bool) -> _Alt:
-        options = [self._sequence(nested)]
-        while self.at < len(self.text) and self.text[self.at] == "|":
-            self.at += 1
-            options.append(self._sequence(nested))
-        return _Alt(tuple(options))
-
-    def _sequence(self, nested: bool) -> tuple[_Item, ...]:
-        items: list[_Item] = []
-        while True:
-            self._space(newlines=nested)
-            if self.at >= len(self.text) or self.text[self.at] in "|)\n":
-                return tuple(items)
-            char = self.text[self.at]
-            node: _Node
-            if char == '"':
-                node = self._literal()
-            elif char == "[":
-                node = self._class()
-            elif char == "(":
-                self.at += 1
-                node = self._alternatives(nested=True)
-                self._space(newlines=True)
-                assert self.text[self.at] == ")"
-                self.at += 1
-            elif char == ".":
-                self.at += 1
-                node = _Cls((), True)
-            else:
-                if _RULE_START.match(self.text, self.at):
-                    return tuple(items)
-                node = _Ref(self._name())
-            low, high = self._repetition()
-            items.append(_Item(node, low, high))
-
-    def _repetition(self) -> tuple[int, float]:
-        if self.at < len(self.text) and self.text[self.at] in "*+?":
-            mark = self.text[self.at]
-            self.at += 1
-            return {"*": (0, math.inf), "+": (1, math.inf), "?": (0, 1)}[mark]
-        match = _REPEAT.match(self.text, self.at)
-        if not match:
-            return 1, 1
-        self.at = match.end()
-        low = int(match.group(1))
-        if match.group(2) is None:
-            return low, low
-        return low, (int(match.group(3)) if match.group(3) else math.inf)
-
-    def _char(self) -> str:
-        char = self.text[self.at]
-        if char != "\\":
-            self.at += 1
-            return char
-        code = self.text[self.at + 1]
-        if code in "xuU":
-            width = {"x": 2, "u": 4, "U": 8}[code]
-            digits = self.text[self.at + 2 : self.at + 2 + width]
-            self.at += 2 + width
-            return chr(int(digits, 16))
-        self.at += 2
-        return _ESCAPES.get(code, code)
-
-    def _literal(self) -> _Lit:
-        self.at += 1
-        chars = []
-        while self.text[self.at] != '"':
-            chars.append(self._char())
-        self.at += 1
-        return _Lit("".join(chars))
-
-    def _class(self) -> _Cls:
-        self.at += 1
-        negated = self.text[self.at] == "^"
-        if negated:
-            self.at += 1
-        ranges = []
-        while self.text[self.at] != "]":
-            first = self._char()
-            last = first
-            if self.text[self.at] == "-" and self.text[self.at + 1] != "]":
-                self.at += 1
-                last = self._char()
-            ranges.append((ord(first), ord(last)))
-        self.at += 1
-        return _Cls(tuple(ranges), negated)
 
 
 class Sampler:
@@ -200,11 +41,11 @@ class Sampler:
     """
 
     def __init__(self, gbnf: str, *, budget: int = 20_000, depth: int = 12) -> None:
-        self.rules = _Parser(gbnf).rules()
+        self.rules = parse(gbnf)
         self.budget, self.depth = budget, depth
         self._shortest = self._shortest_lengths()
-        self._least: dict[int, tuple[int, int]] = {}  # id of an _Alt: its shortest and longest option
-        self._edges: dict[int, list[int]] = {}  # id of a negated _Cls: the edge characters it takes
+        self._least: dict[int, tuple[int, int]] = {}  # id of an Alt: its shortest and longest option
+        self._edges: dict[int, list[int]] = {}  # id of a negated Cls: the edge characters it takes
 
     def _shortest_lengths(self) -> dict[str, float]:
         lengths = dict.fromkeys(self.rules, math.inf)
@@ -217,16 +58,16 @@ class Sampler:
                     lengths[name], changed = length, True
         return lengths
 
-    def _node_min(self, node: _Node, lengths: dict[str, float]) -> float:
-        if isinstance(node, _Lit):
+    def _node_min(self, node: Node, lengths: dict[str, float]) -> float:
+        if isinstance(node, Lit):
             return len(node.text)
-        if isinstance(node, _Cls):
+        if isinstance(node, Cls):
             return 1
-        if isinstance(node, _Ref):
+        if isinstance(node, Ref):
             return lengths[node.name]
         return min(self._seq_min(option, lengths) for option in node.options)
 
-    def _seq_min(self, items: tuple[_Item, ...], lengths: dict[str, float]) -> float:
+    def _seq_min(self, items: tuple[Item, ...], lengths: dict[str, float]) -> float:
         return sum(item.low * self._node_min(item.node, lengths) if item.low else 0 for item in items)
 
     def sample(self, rng: random.Random, style: str, root: str = "root") -> str:
@@ -234,7 +75,7 @@ class Sampler:
         size = 0
         open_rules: dict[str, int] = {}
         # Work: a node to write (with whether to take the shortest way), or a rule to close.
-        stack: list[tuple[str, object, bool]] = [("node", _Ref(root), False)]
+        stack: list[tuple[str, object, bool]] = [("node", Ref(root), False)]
         while stack:
             kind, payload, short = stack.pop()
             if kind == "close":
@@ -242,13 +83,13 @@ class Sampler:
                 continue
             node = payload
             short = short or size > self.budget
-            if isinstance(node, _Lit):
+            if isinstance(node, Lit):
                 out.append(node.text)
                 size += len(node.text)
-            elif isinstance(node, _Cls):
+            elif isinstance(node, Cls):
                 out.append(chr(self._char(rng, node, style)))
                 size += 1
-            elif isinstance(node, _Ref):
+            elif isinstance(node, Ref):
                 name = node.name
                 deep = open_rules.get(name, 0)
                 open_rules[name] = deep + 1
@@ -256,14 +97,14 @@ class Sampler:
                 limit = self.depth if style in ("long", "edges") else 3
                 stack.append(("node", self.rules[name], short or deep >= limit))
             else:
-                assert isinstance(node, _Alt)
+                assert isinstance(node, Alt)
                 option = self._option(rng, node, style, short)
                 for item in reversed(option):
                     count = self._count(rng, item, style, short)
                     stack.extend(("node", item.node, short) for _ in range(count))
         return "".join(out)
 
-    def _option(self, rng: random.Random, node: _Alt, style: str, short: bool) -> tuple[_Item, ...]:
+    def _option(self, rng: random.Random, node: Alt, style: str, short: bool) -> tuple[Item, ...]:
         options = node.options
         if len(options) == 1:
             return options[0]
@@ -277,7 +118,7 @@ class Sampler:
             return options[known[1]] if rng.random() < 0.5 else rng.choice(options)
         return rng.choice(options)
 
-    def _count(self, rng: random.Random, item: _Item, style: str, short: bool) -> int:
+    def _count(self, rng: random.Random, item: Item, style: str, short: bool) -> int:
         low = item.low
         high = low + _OPEN_END if math.isinf(item.high) else int(item.high)
         if short or style == "short" or high == low:
@@ -288,7 +129,7 @@ class Sampler:
             return rng.choice((low, high, low + 1 if low < high else low))
         return rng.randint(low, min(high, low + 6))
 
-    def _char(self, rng: random.Random, node: _Cls, style: str) -> int:
+    def _char(self, rng: random.Random, node: Cls, style: str) -> int:
         def inside(code: int) -> bool:
             hit = any(low <= code <= high for low, high in node.ranges)
             return hit != node.negated and not 0xD800 <= code <= 0xDFFF
@@ -320,21 +161,21 @@ def _lark_class(ranges: tuple[tuple[int, int], ...], negated: bool) -> str:
     return f"/[{'^' if negated else ''}{body}]/"
 
 
-def _lark_node(node: _Node) -> str:
-    if isinstance(node, _Lit):
+def _lark_node(node: Node) -> str:
+    if isinstance(node, Lit):
         return " ".join(_lark_class(((ord(char), ord(char)),), False) for char in node.text) or '""'
-    if isinstance(node, _Cls):
+    if isinstance(node, Cls):
         return _lark_class(node.ranges, node.negated)
-    if isinstance(node, _Ref):
+    if isinstance(node, Ref):
         return _lark_name(node.name)
     return "(" + " | ".join(_lark_sequence(option) for option in node.options) + ")"
 
 
-def _lark_sequence(items: tuple[_Item, ...]) -> str:
+def _lark_sequence(items: tuple[Item, ...]) -> str:
     parts = []
     for item in items:
         text = _lark_node(item.node)
-        if isinstance(item.node, _Lit) and len(item.node.text) > 1:
+        if isinstance(item.node, Lit) and len(item.node.text) > 1:
             text = f"({text})"
         if (item.low, item.high) != (1, 1):
             high = "" if math.isinf(item.high) else str(int(item.high))
@@ -350,7 +191,7 @@ def to_lark(gbnf: str) -> str:
     then refuses texts where one such lexeme is a prefix of another (``{`` against
     ``{"a":null}``); lexemes of one character each never overlap, so the grammar is the same.
     """
-    rules = _Parser(gbnf).rules()
+    rules = parse(gbnf)
     lines = ["%llguidance {}", "start: r_root"]
     lines += [f"{_lark_name(name)}: {_lark_node(body)[1:-1]}" for name, body in rules.items()]
     return "\n".join(lines) + "\n"
