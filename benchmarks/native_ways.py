@@ -275,20 +275,6 @@ class _FirstAction(Exception):
     pass
 
 
-#: The sentence of the rendered catalogue that says when to answer ``none``.
-NONE_SENTENCE = 'Reply {"tool": "none"} when no tool above does what the user asks'
-
-
-def none_first(tools: Sequence[dict[str, Any]]) -> str:
-    """The loop's default instructions with the sentence on ``none`` moved up, before the tools
-    (one of the ideas measured against the default; the schema keeps ``none`` last)."""
-    text = catalogue_prompt(tools)
-    start = text.index(NONE_SENTENCE)
-    end = text.index(". ", start) + 2
-    sentence = text[start:end].strip().replace(" above", "")
-    return sentence + "\n" + text[:start] + text[end:]
-
-
 class Routed:
     """``RoutingLoop``'s first action on ``backend``, with the loop's defaults, or with the
     instructions ``instructions(tools)`` renders."""

@@ -2,7 +2,8 @@
 
 Run: .venv/bin/python benchmarks/versus_native.py  [--model PATH.gguf] [--limit N] [--demo N]
          [--ways server-native,embedded-native,server-routed,embedded-routed,json-mode,
-                 server-routed-none-first]
+                 server-routed-none-first,server-routed-example,server-routed-format,
+                 server-routed-two-step]
          [--cap 256] [--seed 0] [--threads N] [--forced-tokens on|off] [--base-url URL]
          [--out result.json] [--chart chart.svg] [--from-json result.json]
 
@@ -12,8 +13,11 @@ comes from); any GGUF whose chat template declares tools works. The ways (native
 llama-server's own tool calling (started with ``--jinja``), llama-cpp-python's
 ``chatml-function-calling`` handler in-process, ``RoutingLoop``'s first action over the
 ``llama.cpp`` dialect and over the embedded backend, and llama-server's JSON mode told the
-catalogue; ``server-routed-none-first`` is ``server-routed`` with the sentence on ``none``
-moved to the top of the instructions, an idea measured against the default. One llama-server
+catalogue. The ideas measured against the default decision are ``server-routed`` ways too
+(routed_ideas.py): ``-none-first`` moves the sentence on ``none`` to the top of the
+instructions, ``-example`` adds one worked example on a made-up tool, ``-format`` tells the
+reply format as the function call a chat template already describes, and ``-two-step`` asks a
+constrained yes/no on whether a listed tool fits before the tool. One llama-server
 serves every server way, started here from the binary
 scripts/build-llama-server.sh caches (or ``--base-url``).
 
@@ -57,7 +61,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from chart import bar_chart  # noqa: E402
 from decisions import arguments_pass, load_cases, load_catalogue, spread  # noqa: E402
 from demo_questions import QUESTIONS, has_fact, reads_note, saw_note  # noqa: E402
-from native_ways import JsonMode, Reply, Routed, embedded_native, none_first, server_native  # noqa: E402
+from native_ways import JsonMode, Reply, Routed, embedded_native, server_native  # noqa: E402
+from routed_ideas import IDEAS, idea_way  # noqa: E402
 from support.llama_server import start_llama_server, wait_until_healthy  # noqa: E402
 
 from toolrouting import LlamaCpp, Message, OpenAICompatible, Settings  # noqa: E402
@@ -70,9 +75,9 @@ WAYS = (
     "server-routed",
     "embedded-routed",
     "json-mode",
-    "server-routed-none-first",
+    *IDEAS,
 )
-SERVER_WAYS = {"server-native", "server-routed", "json-mode", "server-routed-none-first"}
+SERVER_WAYS = {"server-native", "server-routed", "json-mode", *IDEAS}
 DEMO_WAYS = ("server-native", "embedded-native", "server-routed", "embedded-routed")
 #: Room for the 52-tool catalogue as the native template writes it (its JSON, about 8,000 tokens).
 N_CTX = 16384
@@ -101,7 +106,9 @@ def make_way(name: str, args: argparse.Namespace, url: str | None, owned: list[A
             args.model, n_ctx=N_CTX, n_threads=args.threads, settings=settings, seed=args.seed, **forced
         )
     owned.append(backend)
-    return Routed(backend, DEFAULT_ROUTING_CAP, none_first if name.endswith("none-first") else None)
+    if name in IDEAS:
+        return idea_way(name, backend, DEFAULT_ROUTING_CAP)
+    return Routed(backend, DEFAULT_ROUTING_CAP)
 
 
 def score(reply: Reply, case: Any, tools: list[dict[str, Any]]) -> dict[str, Any]:

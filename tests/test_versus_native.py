@@ -17,13 +17,14 @@ from typing import Any
 import pytest
 from support.model import TEST_THREADS
 
-from toolrouting import default_model_path
+from toolrouting import ScriptedBackend, catalogue_prompt, default_model_path, route_choices
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 try:
     import chart
     import decisions
     import native_ways
+    import routed_ideas
     import versus_native
 finally:
     sys.path.pop(0)
@@ -114,6 +115,52 @@ def test_balanced_accuracy_is_the_mean_of_the_two_rates() -> None:
     assert (summary["right_tool"], summary["none"]) == ([2, 4], [1, 2])
     assert summary["balanced_accuracy_pct"] == 50.0
     assert summary["malformed"] == 2
+
+
+CATALOGUE: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"The {name} tool.",
+            "parameters": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+        },
+    }
+    for name in NAMES
+]
+ASKED: list[Any] = [{"role": "user", "content": "What is the weather in Oslo?"}]
+
+
+@pytest.mark.parametrize("name", sorted(routed_ideas.VARIANTS))
+def test_each_idea_on_the_instructions_keeps_every_tool_and_the_sentence_on_none(name: str) -> None:
+    default = catalogue_prompt(CATALOGUE)
+    text = routed_ideas.VARIANTS[name](CATALOGUE)
+    assert text != default
+    listed = default[: default.index(routed_ideas.REPLY_FORMAT)].strip().splitlines()
+    assert all(line in text.splitlines() for line in listed)
+    assert 'Reply {"tool": "none"} when no tool' in text
+
+
+def test_a_two_step_no_is_none_without_a_second_request() -> None:
+    """A scripted backend (a fake, by design): which requests the two steps send and how their
+    replies are counted is our code's, whatever a model would answer."""
+    backend = ScriptedBackend(['{"answer":"no"}'])
+    reply = routed_ideas.TwoStep(backend, 64).decide(CATALOGUE, ASKED)
+    assert (reply.tool, reply.malformed, len(backend.requests)) == (None, None, 1)
+    asked = backend.requests[0]
+    assert asked.settings.json_schema == routed_ideas.YES_NO_SCHEMA
+    assert asked.settings.max_tokens == routed_ideas.YES_NO_CAP
+    assert asked.messages[0]["content"].endswith(routed_ideas.QUESTION)
+
+
+def test_a_two_step_yes_asks_for_a_tool_with_none_not_offered() -> None:
+    backend = ScriptedBackend(['{"answer":"yes"}', '{"tool":"get_weather","arguments":{"q":"Oslo"}}'])
+    reply = routed_ideas.TwoStep(backend, 64).decide(CATALOGUE, ASKED)
+    assert (reply.tool, reply.arguments, reply.malformed) == ("get_weather", {"q": "Oslo"}, None)
+    second = backend.requests[1]
+    offered = [alt["properties"]["tool"]["const"] for alt in second.settings.json_schema["anyOf"]]
+    assert offered == route_choices(CATALOGUE)[:-1]
+    assert second.messages[0]["content"] == catalogue_prompt(CATALOGUE)
 
 
 GROUPS = [("way one", "9 tokens"), ("way <two>", "-")]
