@@ -271,10 +271,6 @@ class JsonMode:
         )
 
 
-class _FirstAction(Exception):
-    pass
-
-
 class Routed:
     """``RoutingLoop``'s first action on ``backend``, with the loop's defaults, or with the
     instructions ``instructions(tools)`` renders."""

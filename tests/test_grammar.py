@@ -77,6 +77,20 @@ def test_longest_reply_is_what_the_grammar_allows(case: str, mode: str) -> None:
             assert len(_text(json.loads(action), MODES[mode]).encode()) <= grammar.max_bytes
 
 
+@pytest.mark.parametrize(
+    ("gbnf", "bound"),
+    [
+        ('root ::= ""* "a"', 1),
+        ('root ::= ()+ "ab"', 2),
+        ('root ::= "a"* "b"', float("inf")),
+        ('root ::= "é"{0,3}', 6),
+    ],
+)
+def test_the_reference_bound_of_edge_repetitions(gbnf: str, bound: float) -> None:
+    # The bound the tests trust: a repetition of nothing writes nothing, however often.
+    assert max_bytes(gbnf) == bound
+
+
 @pytest.mark.model
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("case", CASES)

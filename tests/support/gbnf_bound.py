@@ -42,7 +42,7 @@ def max_bytes(grammar: str, root: str = "root") -> float:
                 size = rule(node.name, visiting)
             else:
                 size = alternatives(node, visiting)
-            if item.high == 0:
+            if item.high == 0 or size == 0:  # nothing written: 0 * inf would make the bound NaN
                 continue
             total += math.inf if (item.high == math.inf and size > 0) else size * item.high
         return total
