@@ -35,32 +35,9 @@ from typing import Any
 
 import httpx
 
-TOOLS: list[Any] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "search",
-            "description": "Search the notes for a word.",
-            "parameters": {
-                "type": "object",
-                "properties": {"query": {"type": "string", "maxLength": 40}},
-                "required": ["query"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "read",
-            "description": "Read one note by its id.",
-            "parameters": {
-                "type": "object",
-                "properties": {"id": {"type": "string", "enum": ["M1", "M2", "M3"]}},
-                "required": ["id"],
-            },
-        },
-    },
-]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.serve import TOOLS
+
 MESSAGES: list[Any] = [
     {"role": "system", "content": "Answer from the notes."},
     {"role": "user", "content": "What does the latch on the storage-room door do?"},
@@ -147,7 +124,6 @@ async def overhead(url: str, requests: int, repeat: int, server: int) -> None:
 
 
 def first_chunk(repeat: int) -> None:
-    sys.path.insert(0, "tests")
     from support.serve import served
 
     from toolrouting import AsyncEmbeddedLlama, EmbeddedLlama, Settings, default_model_path

@@ -33,36 +33,11 @@ import uvicorn
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from support.llama_server import start_llama_server, wait_until_healthy
+from support.serve import TOOLS
 
 from toolrouting import AsyncOpenAICompatible, Settings, default_model_path
 from toolrouting._serve import serve_app, server_config
 
-TOOLS: list[Any] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "search",
-            "description": "Search the notes for a word.",
-            "parameters": {
-                "type": "object",
-                "properties": {"query": {"type": "string", "maxLength": 40}},
-                "required": ["query"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "read",
-            "description": "Read one note by its id.",
-            "parameters": {
-                "type": "object",
-                "properties": {"id": {"type": "string", "enum": ["M1", "M2", "M3"]}},
-                "required": ["id"],
-            },
-        },
-    },
-]
 QUESTION = "What does the latch on the storage-room door do?"
 RESULTS = {
     "search": "M1: the latch on the storage-room door",

@@ -19,36 +19,11 @@ import jsonschema
 import openai
 import pytest
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
-from support.serve import served
+from support.serve import SEARCH, TOOLS, served
 
 from toolrouting import AsyncScriptedBackend, ScriptedRequest
 from toolrouting._serve import serve_app
 
-SEARCH = {
-    "type": "function",
-    "function": {
-        "name": "search",
-        "description": "Search the notes for a word.",
-        "parameters": {
-            "type": "object",
-            "properties": {"query": {"type": "string", "maxLength": 40}},
-            "required": ["query"],
-        },
-    },
-}
-READ = {
-    "type": "function",
-    "function": {
-        "name": "read",
-        "description": "Read one note by its id.",
-        "parameters": {
-            "type": "object",
-            "properties": {"id": {"type": "string", "enum": ["M1", "M2", "M3"]}},
-            "required": ["id"],
-        },
-    },
-}
-TOOLS: list[Any] = [SEARCH, READ]
 SCHEMAS = {tool["function"]["name"]: tool["function"]["parameters"] for tool in TOOLS}
 QUESTION: list[Any] = [{"role": "user", "content": "What does the latch on the storage-room door do?"}]
 ACTION = '{"tool":"search","arguments":{"query":"latch"}}'

@@ -7,13 +7,42 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
 
 from toolrouting._serve import server_config
 
-__all__ = ["served"]
+__all__ = ["READ", "SEARCH", "TOOLS", "served"]
+
+#: The small notes catalogue the serve tests and benchmarks route over: a bounded search and a read
+#: by one of three ids.
+SEARCH: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "search",
+        "description": "Search the notes for a word.",
+        "parameters": {
+            "type": "object",
+            "properties": {"query": {"type": "string", "maxLength": 40}},
+            "required": ["query"],
+        },
+    },
+}
+READ: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "read",
+        "description": "Read one note by its id.",
+        "parameters": {
+            "type": "object",
+            "properties": {"id": {"type": "string", "enum": ["M1", "M2", "M3"]}},
+            "required": ["id"],
+        },
+    },
+}
+TOOLS: list[Any] = [SEARCH, READ]
 
 
 @contextlib.contextmanager
