@@ -233,24 +233,32 @@ EVERY_BYTE = os.environ.get("KILL_EVERY_BYTE") == "1"
 STRIDE = 61
 
 
+def _line_ends(data: bytes) -> list[int]:
+    """The offset after each line of a transcript."""
+    return [i + 1 for i, byte in enumerate(data) if byte == ord("\n")]
+
+
+def _commits(data: bytes) -> list[tuple[int, int]]:
+    """Each commit after the header: the index of its first line and how many lines it holds."""
+    return [(index, json.loads(line).get("commit", 1)) for index, line in enumerate(data.splitlines()[1:], 1)]
+
+
 def _boundaries(data: bytes) -> tuple[list[int], list[int]]:
     """Every line end of a transcript, and those that fall inside a commit of several lines."""
-    ends = [i + 1 for i, byte in enumerate(data) if byte == ord("\n")]
-    inside: list[int] = []
-    for index, line in enumerate(data.splitlines()[1:], 1):  # after the header
-        inside.extend(ends[index : index + json.loads(line).get("commit", 1) - 1])
+    ends = _line_ends(data)
+    inside = [end for index, count in _commits(data) for end in ends[index : index + count - 1]]
     return ends, inside
 
 
 def _middles(data: bytes) -> list[int]:
     """The middle byte of every line of every commit of several lines."""
-    ends = [0, *(i + 1 for i, byte in enumerate(data) if byte == ord("\n"))]
-    middles: list[int] = []
-    for index, line in enumerate(data.splitlines()[1:], 1):
-        count = json.loads(line).get("commit", 1)
-        if count > 1:
-            middles.extend((ends[n] + ends[n + 1]) // 2 for n in range(index, index + count))
-    return middles
+    starts = [0, *_line_ends(data)]
+    return [
+        (starts[n] + starts[n + 1]) // 2
+        for index, count in _commits(data)
+        if count > 1
+        for n in range(index, index + count)
+    ]
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])
