@@ -64,6 +64,7 @@ class Reply:
     completion_tokens: int = 0
     seconds: float = 0.0
     text: str = ""
+    detail: dict[str, Any] | None = None  # what a way records beyond the decision (its scores)
 
 
 @dataclass
@@ -221,14 +222,36 @@ def embedded_native(model: Path, cap: int, seed: int, n_ctx: int, threads: int |
         verbose=False,
     )
 
+    # The handler passes max_tokens=None to its inner completions (the arguments, a message
+    # after "message:"), so one reply can write on to the end of the context: tens of minutes
+    # on two cores. Each inner completion is capped here at the request's cap, as a user would
+    # have to, and a reply with one that stopped at the cap counts as a runaway.
+    inner = llama.create_completion
+    capped: list[bool] = []
+
+    def create_completion(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("max_tokens") is None or kwargs["max_tokens"] > cap:
+            kwargs["max_tokens"] = cap
+        completion = inner(*args, **kwargs)
+        if not kwargs.get("stream") and completion["choices"][0].get("finish_reason") == "length":
+            capped.append(True)
+        return completion
+
+    llama.create_completion = create_completion
+
     def chat(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         options: dict[str, Any] = {"tools": tools, "tool_choice": "auto"} if tools else {}
-        reply = llama.create_chat_completion(
-            messages=messages, max_tokens=cap, temperature=0.0, seed=seed, **options
+        capped.clear()
+        reply = dict(
+            llama.create_chat_completion(
+                messages=messages, max_tokens=cap, temperature=0.0, seed=seed, **options
+            )
         )
+        if capped:
+            reply["choices"][0]["finish_reason"] = "length"
         # The handler reports the usage of its inner completions that wrote the arguments only:
         # their uncached prompt tokens, not the prompt, and not the tokens that chose the tool.
-        return dict(reply)
+        return reply
 
     return NativeWay(chat, cap)
 

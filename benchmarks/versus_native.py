@@ -2,8 +2,8 @@
 
 Run: .venv/bin/python benchmarks/versus_native.py  [--model PATH.gguf] [--limit N] [--demo N]
          [--ways server-native,embedded-native,server-routed,embedded-routed,json-mode,
-                 server-routed-none-first,server-routed-example,server-routed-format,
-                 server-routed-two-step]
+                 server-routed-none-first,server-routed-no-example,server-routed-format,
+                 server-routed-two-step,embedded-routed-scored]
          [--cap 256] [--seed 0] [--threads N] [--forced-tokens on|off] [--base-url URL]
          [--out result.json] [--chart chart.svg] [--from-json result.json]
 
@@ -15,9 +15,12 @@ llama-server's own tool calling (started with ``--jinja``), llama-cpp-python's
 ``llama.cpp`` dialect and over the embedded backend, and llama-server's JSON mode told the
 catalogue. The ideas measured against the default decision are ``server-routed`` ways too
 (routed_ideas.py): ``-none-first`` moves the sentence on ``none`` to the top of the
-instructions, ``-example`` adds one worked example on a made-up tool, ``-format`` tells the
-reply format as the function call a chat template already describes, and ``-two-step`` asks a
-constrained yes/no on whether a listed tool fits before the tool. One llama-server
+instructions, ``-no-example`` leaves out their worked example (the default before it was
+measured), ``-format`` tells the reply format as the function call a chat template already
+describes, and ``-two-step`` asks a constrained yes/no on whether a listed tool fits before the
+tool; ``embedded-routed-scored`` chooses the action by likelihood in-process (every action's
+name scored on one evaluated prompt), then decodes the arguments, and its table line gives a
+``none`` bias fit on half the cases and tested on the other half. One llama-server
 serves every server way, started here from the binary
 scripts/build-llama-server.sh caches (or ``--base-url``).
 
@@ -62,7 +65,7 @@ from chart import bar_chart  # noqa: E402
 from decisions import arguments_pass, load_cases, load_catalogue, spread  # noqa: E402
 from demo_questions import QUESTIONS, has_fact, reads_note, saw_note  # noqa: E402
 from native_ways import JsonMode, Reply, Routed, embedded_native, server_native  # noqa: E402
-from routed_ideas import IDEAS, idea_way  # noqa: E402
+from routed_ideas import IDEAS, SCORED, calibrated, idea_way  # noqa: E402
 from support.llama_server import start_llama_server, wait_until_healthy  # noqa: E402
 
 from toolrouting import LlamaCpp, Message, OpenAICompatible, Settings  # noqa: E402
@@ -126,6 +129,8 @@ def score(reply: Reply, case: Any, tools: list[dict[str, Any]]) -> dict[str, Any
         "arguments_valid": None,
         "arguments_right": None,
     }
+    if reply.detail is not None:
+        record["detail"] = reply.detail
     parameters = {t["function"]["name"]: t["function"].get("parameters") or {} for t in tools}
     if reply.malformed is None and reply.tool in parameters and reply.arguments is not None:
         schema = parameters[reply.tool]
@@ -223,6 +228,17 @@ def tables(result: dict[str, Any]) -> str:
             f"| {_cell(s['median_prompt_tokens'])} | {_cell(s['median_completion_tokens'])} "
             f"| {_cell(s['median_seconds'])} |"
         )
+    scored = result["ways"].get(SCORED, {}).get("records")
+    if scored:
+        c = calibrated(scored)
+        rows += [
+            "",
+            f"{SCORED} with a `none` bias fit on the {c['fit_cases']} even-numbered cases "
+            f"(bias {c['bias']:g}: {c['fit_balanced_accuracy_pct']:g}% there) and applied to the "
+            f"{c['held_cases']} odd-numbered ones: balanced accuracy {c['held_balanced_accuracy_pct']:g}% "
+            f"there, against {c['held_balanced_accuracy_at_0_pct']:g}% at bias 0 "
+            f"({c['all_balanced_accuracy_at_0_pct']:g}% on all cases at bias 0).",
+        ]
     demo = {way: data["demo_summary"] for way, data in result["ways"].items() if data.get("demo")}
     if demo:
         rows += [
@@ -270,6 +286,7 @@ def save(result: dict[str, Any], out: Path) -> None:
 
 def measure(args: argparse.Namespace, ways: Sequence[str], out: Path) -> dict[str, Any]:
     cases = [] if args.limit == 0 else spread(load_cases(), args.limit)  # --limit 0: the demo alone
+    cases = cases[args.skip :]  # the rest of a run that stopped: --from-json joins the two
     catalogues = {case.catalogue: load_catalogue(case.catalogue) for case in cases}
     result: dict[str, Any] = {
         "model": args.model.name,
@@ -332,33 +349,39 @@ def measure(args: argparse.Namespace, ways: Sequence[str], out: Path) -> dict[st
 
 
 def merged(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """One result of several runs on the same model and cap: each way's decisions and demo runs
-    from the first run that measured them; the commands are kept, one a line."""
+    """One result of several runs on the same model and cap: each way's decisions joined case by
+    case (a case measured twice counts from the first run that measured it, so a run and the
+    rest of it after a stop make one), and its demo runs from the first run that measured them;
+    the commands are kept, one a line."""
     first = results[0]
     for other in results[1:]:
         if (other["model"], other["cap"]) != (first["model"], first["cap"]):
             sys.exit("--from-json: the results are not of the same model and cap")
-    counts = {result["cases"] for result in results if result["cases"]}
-    if len(counts) > 1:
-        sys.exit("--from-json: the results measured different cases")
     ways: dict[str, Any] = {}
+    cases: set[str] = set()
     for result in results:
         for way, data in result["ways"].items():
             into = ways.setdefault(way, {"records": [], "demo": []})
-            if data["records"] and not into["records"]:
-                into["records"], into["summary"] = data["records"], data["summary"]
+            seen = {record["case"] for record in into["records"]}
+            into["records"] += [record for record in data["records"] if record["case"] not in seen]
+            cases |= {record["case"] for record in data["records"]}
             if data.get("demo") and not into["demo"]:
                 into["demo"], into["demo_summary"] = data["demo"], data["demo_summary"]
+    for data in ways.values():
+        if data["records"]:
+            data["summary"] = summary(data["records"])
     commands = "\n".join(result["command"] for result in results)
     seconds = sum(result.get("seconds", 0) for result in results)
-    cases = max(counts, default=0)
-    return {**first, "cases": cases, "ways": ways, "command": commands, "seconds": seconds}
+    return {**first, "cases": len(cases), "ways": ways, "command": commands, "seconds": seconds}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--model", type=Path, help="a GGUF file (default: the fetched measurement model)")
     parser.add_argument("--limit", type=int, help="this many decision cases, spread evenly over the 160")
+    parser.add_argument(
+        "--skip", type=int, default=0, help="leave out the first N of those cases (the rest of a stopped run)"
+    )
     parser.add_argument("--demo", type=int, default=len(QUESTIONS), help="demo questions per way (0: none)")
     parser.add_argument("--ways", default=",".join(WAYS), help="comma-separated: " + ", ".join(WAYS))
     parser.add_argument("--cap", type=int, default=256, help="completion cap of every request, in tokens")

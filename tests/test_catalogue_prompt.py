@@ -203,3 +203,15 @@ def test_an_unknown_style_or_a_bad_budget_is_refused() -> None:
 def test_an_empty_catalogue_leaves_only_none() -> None:
     text = catalogue_prompt([])
     assert all(fragment in text for fragment in ("No tools are available.", '{"tool": "none"}'))
+
+
+@pytest.mark.parametrize("style", PROMPT_STYLES)
+def test_the_worked_example_comes_last_after_the_reply_format_in_every_style(style: Any) -> None:
+    """The example names a made-up tool, after the reply format, the same bytes in every style
+    and with no tools at all."""
+    for tools in ([], [_tool("get_weather", "Weather.", {"city": {"type": "string"}})]):
+        lines = catalogue_prompt(tools, style=style).splitlines()
+        assert lines[-2].startswith(FORMAT_LINE)
+        assert lines[-1].startswith("For example, if the only tool were find_recipe(")
+        assert lines[-1].endswith('{"tool": "find_recipe", "arguments": {"ingredient": "lentils"}}.')
+        assert lines[-1] == catalogue_prompt([], style=style).splitlines()[-1]

@@ -52,7 +52,7 @@ def test_search_lists_ids_and_titles_and_read_returns_the_text() -> None:
     assert records == [{"id": "M4", "title": "The storage-room latch"}]
     read = _records(store.call("memory_read", {"ids": ["M4"]}))
     assert read[0]["id"] == "M4"
-    assert read[0]["text"].startswith("The storage-room door has a spring latch")
+    assert read[0]["text"].startswith("The latch on the storage-room door is a spring latch")
 
 
 def test_search_stems_and_ranks_and_bounds_its_results() -> None:

@@ -218,3 +218,91 @@ def test_the_benchmark_runs_every_in_process_way_on_a_real_model(tmp_path: Path)
     assert ElementTree.fromstring(svg.read_text(encoding="utf-8")).tag == f"{SVG}svg"
     again = versus_native.merged([result, result])
     assert again["ways"].keys() == result["ways"].keys()
+
+
+def _scored(expect: list[str], none: float, best: str | None, best_score: float | None) -> dict[str, Any]:
+    return {"expect": expect, "detail": {"none": none, "best": best, "best_score": best_score}}
+
+
+def test_the_none_bias_is_fit_on_one_half_and_applied_to_the_other() -> None:
+    """``calibrated`` fits the bias on the even-numbered cases only: records whose margins would
+    pull a bias fit on all of them elsewhere sit at odd places and do not move it."""
+    records = [
+        _scored(["a"], -5.0, "a", -6.0),  # fit: right only with a bias below -1
+        _scored(["none"], -1.0, "a", -9.0),  # held out
+        _scored(["none"], -3.0, "a", -6.0),  # fit: none at any bias above -3
+        _scored(["a"], -1.0, "a", -20.0),  # held out: right only with a bias below -19
+    ]
+    result = routed_ideas.calibrated(records)
+    assert (result["fit_cases"], result["held_cases"]) == (2, 2)
+    assert -3.0 < result["bias"] < -1.0
+    assert result["fit_balanced_accuracy_pct"] == 100.0
+    assert result["held_balanced_accuracy_pct"] == 50.0  # the held-out tool case stays wrong
+    assert result["held_balanced_accuracy_at_0_pct"] == 50.0
+
+
+@pytest.mark.model
+def test_a_scored_choice_is_each_actions_whole_likelihood_on_the_real_model() -> None:
+    """The scored way's trie walk (each inner node evaluated once, on a context it shares with
+    its siblings) gives every action the log-probability a fresh, whole evaluation of that
+    action's tokens gives; the choice is the best tool only when it beats ``none``; a chosen
+    tool's arguments come from the grammar."""
+    import llama_cpp
+    import numpy
+
+    from toolrouting import EmbeddedLlama, Settings
+
+    catalogue = [
+        *CATALOGUE,
+        {"type": "function", "function": {"name": "get_weather_alerts", "description": "Alerts."}},
+    ]
+    settings = Settings(temperature=0.0, max_tokens=64)
+    with EmbeddedLlama(n_threads=TEST_THREADS, settings=settings) as backend:
+        way = routed_ideas.Scored(backend, 64)
+        reply = way.decide(catalogue, ASKED)
+        shared, paths = way.paths(routed_ideas.instructed(ASKED, True, catalogue), route_choices(catalogue))
+    scores = reply.detail["scores"]
+    assert list(scores) == route_choices(catalogue)
+    # The reference evaluates each path alone, from an empty context: the shared prefix as one
+    # batch, then its own tokens one at a time, as the walk does (the same arithmetic, so a
+    # slip in which context a node is evaluated on shows, where batch shapes alone would not).
+    reference = llama_cpp.Llama(str(default_model_path()), n_ctx=4096, n_threads=TEST_THREADS, verbose=False)
+
+    def logprobs() -> Any:
+        pointer = llama_cpp.llama_get_logits_ith(reference.ctx, -1)
+        row = numpy.ctypeslib.as_array(pointer, shape=(reference.n_vocab(),)).astype(numpy.float64)
+        top = row.max()
+        return row - (top + numpy.log(numpy.exp(row - top).sum()))
+
+    try:
+        for name, path in paths.items():
+            reference.reset()
+            reference.eval(path[:shared])
+            total = 0.0
+            for token in path[shared:]:
+                total += float(logprobs()[token])
+                reference.eval([token])
+            assert scores[name] == pytest.approx(total, abs=1e-3), name
+    finally:
+        reference.close()
+    best = max([*NAMES, "get_weather_alerts"], key=scores.__getitem__)
+    assert reply.tool == (best if scores[best] > scores["none"] else None)
+    if reply.tool is not None and not reply.truncated:
+        assert reply.malformed is None
+        assert isinstance(reply.arguments, dict)
+
+
+def test_a_run_and_the_rest_of_it_join_case_by_case() -> None:
+    """``--from-json`` joins a stopped run and its rest (``--skip``): each case once, from the
+    first run that measured it, and the summary counted again over the joined cases."""
+
+    def result(cases: list[str], tool: str | None) -> dict[str, Any]:
+        records = [_record(["none"], tool) | {"case": case} for case in cases]
+        way = {"records": records, "summary": versus_native.summary(records), "demo": []}
+        return {"model": "m.gguf", "cap": 256, "cases": len(cases), "command": "c", "ways": {"w": way}}
+
+    joined = versus_native.merged([result(["a", "b"], None), result(["b", "c"], "x")])
+    assert joined["cases"] == 3
+    records = joined["ways"]["w"]["records"]
+    assert [(r["case"], r["tool"]) for r in records] == [("a", None), ("b", None), ("c", "x")]
+    assert joined["ways"]["w"]["summary"]["none"] == [2, 3]

@@ -40,12 +40,22 @@ _EMPTY_HEAD = "You choose the next action. No tools are available."
 # The call's example comes last, nearest the conversation: a first draft that ended on
 # {"tool": "none"} got none from the default model on every case of a 10-case sample. This
 # order did no better there (docs/prompts.md has the full run); it is kept as the neutral one.
-_FOOT = (
+_REPLY = (
     'Reply with one JSON object and nothing else, "tool" first. Reply {"tool": "none"} when no '
     "tool above does what the user asks, or when no tool is needed (a greeting, thanks, general "
     "knowledge, or the tool results above already answer it). Otherwise call the tool that does "
     'what the user asks: {"tool": "NAME", "arguments": {...}}.'
 )
+# One worked example, on a made-up tool, after the reply format: one request the tool does not
+# do, one it does. On the decision benchmark with the 0.5B measurement model it raised
+# balanced accuracy on both classes (docs/benchmarks.md, "What was tried for decision quality").
+_EXAMPLE = (
+    "For example, if the only tool were find_recipe(ingredient: string), which finds recipes "
+    'that use an ingredient: "Book me a table for two tonight" gets {"tool": "none"}, as '
+    'finding recipes does not book tables; "What can I cook with lentils?" gets '
+    '{"tool": "find_recipe", "arguments": {"ingredient": "lentils"}}.'
+)
+_FOOT = f"{_REPLY}\n{_EXAMPLE}"
 
 # The degradation steps, tried in order until the text fits; each but the first says so.
 _FULL, _SHORT, _BRIEF, _NAMES = range(4)
