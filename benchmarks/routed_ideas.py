@@ -18,6 +18,11 @@ the route's grammar without ``none`` (``route_schema(tools, handoff=False)``), s
 chooses which tool and its arguments. This is KoboldCpp's tool poll, constrained on both
 steps. Its cost is both requests: their prompt and completion tokens added, their seconds end
 to end.
+
+``embedded-routed-scored`` (:class:`Scored`) chooses the action by likelihood in-process, every
+name scored whole on one evaluated prompt, then decodes the chosen tool's arguments under the
+grammar; :func:`calibrated` fits a bias on ``none`` on half of its cases and tests it on the
+other half.
 """
 
 from __future__ import annotations
