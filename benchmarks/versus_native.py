@@ -80,7 +80,7 @@ WAYS = (
     "json-mode",
     *IDEAS,
 )
-SERVER_WAYS = {"server-native", "server-routed", "json-mode", *IDEAS}
+SERVER_WAYS = {"server-native", "server-routed", "json-mode", *IDEAS} - {SCORED}
 DEMO_WAYS = ("server-native", "embedded-native", "server-routed", "embedded-routed")
 #: Room for the 52-tool catalogue as the native template writes it (its JSON, about 8,000 tokens).
 N_CTX = 16384

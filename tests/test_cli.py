@@ -160,8 +160,8 @@ def test_run_shows_progress_on_stderr_and_the_outcome_on_stdout(
         "  repair 1: the reply is not a JSON object",
         "round 1: memory_read | none",
         '  -> memory_read {"title": "The storage-room latch"}',
-        '  <- {"records":[{"id":"M4","title":"The storage-room latch","text":"The storage-room door '
-        "has a spring …",
+        '  <- {"records":[{"id":"M4","title":"The storage-room latch","text":"The latch on the '
+        "storage-room door …",
         "round 2: none",
         "  -> none",
     ]

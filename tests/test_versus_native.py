@@ -198,7 +198,7 @@ def test_the_benchmark_runs_every_in_process_way_on_a_real_model(tmp_path: Path)
         "--threads",
         str(TEST_THREADS),
         "--ways",
-        "embedded-routed,embedded-native",
+        "embedded-routed,embedded-native,embedded-routed-scored",
         "--out",
         str(out),
         "--chart",
@@ -213,6 +213,9 @@ def test_the_benchmark_runs_every_in_process_way_on_a_real_model(tmp_path: Path)
         assert [record["case"] for record in data["records"]] == cases
         assert data["summary"]["decisions"] == 2
         assert len(data["demo"]) == 1
+    scored = result["ways"]["embedded-routed-scored"]["records"]
+    assert [record["case"] for record in scored] == cases
+    assert all(set(record["detail"]["scores"]) >= {"none"} for record in scored)
     routed = result["ways"]["embedded-routed"]["records"]
     assert all(record["malformed"] is None for record in routed if not record["runaway"])  # the grammar's
     assert ElementTree.fromstring(svg.read_text(encoding="utf-8")).tag == f"{SVG}svg"
