@@ -15,6 +15,8 @@ import anyio
 import httpx
 import pytest
 from starlette.testclient import TestClient
+from support.serve import BARE_READ as READ
+from support.serve import BARE_SEARCH as SEARCH
 
 from toolrouting import (
     AsyncScriptedBackend,
@@ -28,14 +30,6 @@ from toolrouting import (
 from toolrouting._limits import SERVE_ANSWER_TOKENS, SERVE_MAX_BODY_BYTES
 from toolrouting._serve import serve_app
 
-SEARCH = {
-    "type": "function",
-    "function": {
-        "name": "search",
-        "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
-    },
-}
-READ = {"type": "function", "function": {"name": "read", "parameters": {"type": "object", "properties": {}}}}
 QUESTION = [{"role": "user", "content": "What does the latch do?"}]
 ACTION = '{"tool":"search","arguments":{"query":"latch"}}'
 

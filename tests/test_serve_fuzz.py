@@ -19,19 +19,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from starlette.testclient import TestClient
+from support.serve import BARE_READ as READ
+from support.serve import BARE_SEARCH as SEARCH
 from support.serve import served
 
 from toolrouting import AsyncScriptedBackend, ScriptedRequest
 from toolrouting._serve import serve_app
 
-SEARCH = {
-    "type": "function",
-    "function": {
-        "name": "search",
-        "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
-    },
-}
-READ = {"type": "function", "function": {"name": "read", "parameters": {"type": "object", "properties": {}}}}
 ACTIONS = {"search": '{"tool":"search","arguments":{"query":"x"}}', "read": '{"tool":"read","arguments":{}}'}
 
 

@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 
 from toolrouting._serve import server_config
 
-__all__ = ["READ", "SEARCH", "TOOLS", "served"]
+__all__ = ["BARE_READ", "BARE_SEARCH", "READ", "SEARCH", "TOOLS", "served"]
 
 #: The small notes catalogue the serve tests and benchmarks route over: a bounded search and a read
 #: by one of three ids.
@@ -43,6 +43,20 @@ READ: dict[str, Any] = {
     },
 }
 TOOLS: list[Any] = [SEARCH, READ]
+
+#: The least a catalogue holds, for the app's own tests: a search with a free query, and a read
+#: that takes no arguments.
+BARE_SEARCH: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "search",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    },
+}
+BARE_READ: dict[str, Any] = {
+    "type": "function",
+    "function": {"name": "read", "parameters": {"type": "object", "properties": {}}},
+}
 
 
 @contextlib.contextmanager
