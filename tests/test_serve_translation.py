@@ -19,7 +19,7 @@ from toolrouting._serve import (
 )
 from toolrouting._serve.calls import CallStream
 from toolrouting._serve.plan import answer_messages, answer_settings
-from toolrouting._serve.responses import OutCall
+from toolrouting._serve.request import ToolCall
 
 
 def search(query: str) -> str:
@@ -276,7 +276,7 @@ def test_a_streamed_call_hands_out_its_head_first_and_its_arguments_as_written()
     stream = CallStream(["search", "read"], "route-1", spaced=False)
     deltas = [delta for char in reply for delta in stream.feed(char)]
     arguments = arguments_text(reply, "search", {"query": "the {latch}"}, spaced=False)
-    deltas += stream.finish(OutCall(id="route-1", name="search", arguments=arguments))
+    deltas += stream.finish(ToolCall(id="route-1", name="search", arguments=arguments))
     head = deltas[0]["tool_calls"][0]
     assert (head["index"], head["id"], head["type"], head["function"]["name"]) == (
         0,

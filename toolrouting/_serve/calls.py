@@ -18,7 +18,7 @@ from typing import Any
 from .._errors import BackendResponseError
 from .._names import NONE_TOOL
 from .conversation import action_head
-from .responses import OutCall
+from .request import ToolCall
 
 __all__ = ["CallStream", "call_delta"]
 
@@ -88,7 +88,7 @@ class CallStream:
         ]
         return fits[0] if len(fits) == 1 and fits[0] != NONE_TOOL else None
 
-    def finish(self, call: OutCall) -> list[dict[str, Any]]:
+    def finish(self, call: ToolCall) -> list[dict[str, Any]]:
         """The deltas still owed once the decision is whole and accepted as ``call``."""
         if self._name is not None and self._name != call.name:
             raise BackendResponseError(

@@ -21,8 +21,8 @@ from .._routed_backend import routed_backend
 from .calls import CallStream
 from .conversation import Conversation, arguments_text, conversation_of
 from .plan import Decision, answer_messages, answer_settings, decision_of, decision_settings
-from .request import ChatRequest
-from .responses import OutCall, Piece, Reply
+from .request import ChatRequest, ToolCall
+from .responses import Piece, Reply
 
 __all__ = ["ServedChat"]
 
@@ -135,7 +135,7 @@ class ServedChat:
 
     def _accepted(
         self, decision: Decision, completion: Completion, conversation: Conversation
-    ) -> OutCall | None:
+    ) -> ToolCall | None:
         """The call a decision makes, ``None`` for ``none``; a reply that is no valid action is refused."""
         route = parse_route(completion.text, decision.names)
         if completion.truncated:
@@ -154,7 +154,7 @@ class ServedChat:
         if route.tool == NONE_TOOL or route.tool is None or route.text is None:
             return None
         arguments = arguments_text(route.text, route.tool, route.arguments or {}, spaced=self.spaced)
-        return OutCall(id=routed_call_id(conversation.calls + 1), name=route.tool, arguments=arguments)
+        return ToolCall(id=routed_call_id(conversation.calls + 1), name=route.tool, arguments=arguments)
 
 
 async def _pieces(backend: Any, messages: Any) -> AsyncIterator[TextDelta | Completion]:

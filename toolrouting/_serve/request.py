@@ -28,7 +28,8 @@ _MAX_STOPS = 4
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ToolCall:
-    """One ``tool_calls`` entry of an assistant message: its id, the tool and the arguments' text."""
+    """One ``tool_calls`` entry of an assistant message, in a request or in a reply: its id, the
+    tool and the arguments' text."""
 
     id: str
     name: str

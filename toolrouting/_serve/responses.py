@@ -9,10 +9,10 @@ import uuid
 from typing import Any, Literal
 
 from .._backends import Usage
+from .request import ToolCall
 
 __all__ = [
     "FinishReason",
-    "OutCall",
     "Piece",
     "Reply",
     "ReplyIds",
@@ -27,20 +27,12 @@ FinishReason = Literal["stop", "length", "tool_calls"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class OutCall:
-    """The one tool call a reply makes: its id in the conversation, the tool, the arguments' JSON text."""
-
-    id: str
-    name: str
-    arguments: str
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
 class Reply:
     """A whole reply: text, or one tool call, why it ended, and the tokens it took."""
 
     content: str | None
-    call: OutCall | None
+    call: ToolCall | None
+    """The one tool call the reply makes: its id in the conversation, the tool, the arguments' JSON text."""
     finish_reason: FinishReason
     usage: Usage
 
