@@ -45,6 +45,7 @@ from toolrouting import (
     route_tool_names,
     routed_backend,
 )
+from toolrouting._catalogue_prompt import _EXAMPLE as WORKED_EXAMPLE
 from toolrouting._loop import instructed
 
 #: The sentence of the rendered catalogue that says when to answer ``none``.
@@ -61,16 +62,11 @@ def none_first(tools: Sequence[dict[str, Any]]) -> str:
     return sentence + "\n" + text[:start] + text[end:]
 
 
-#: Where the default instructions' worked example starts (a made-up tool that no case's
-#: catalogue has, after the reply format); measured as an idea, it became the default.
-EXAMPLE_START = "\nFor example, if the only tool were find_recipe"
-
-
 def no_example(tools: Sequence[dict[str, Any]]) -> str:
     """The loop's default instructions without their worked example: the default before the
     example was measured and adopted (one of the ideas, kept to measure against the default)."""
     text = catalogue_prompt(tools)
-    return text[: text.index(EXAMPLE_START)]
+    return text[: text.index("\n" + WORKED_EXAMPLE)]
 
 
 #: Where the rendered catalogue's reply format starts: everything after it is the frame.
