@@ -9,13 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from support.catalogues import NONE, QUESTION, lookup, tool
 from support.drivers import Driver
 
 from toolrouting import ScriptedBackend, ToolOutput
 from toolrouting._limits import ANSWER_CONTEXT_CHARS, ANSWER_RESULT_CHARS
 from toolrouting._loop.answer import ANSWER_LEAD, answer_request
-from toolrouting._loop.feedback import ANSWER_PROMPT
+from toolrouting._loop.feedback import ANSWER_PROMPT, EARLIER_ANSWER_PROMPT
 from toolrouting._loop.transcript import encode_header, encode_message
 
 
@@ -44,9 +45,8 @@ def _answered(driver: Driver, *words: str, path: Path | None = None) -> tuple[Sc
 def test_the_request_holds_the_question_and_the_results_that_succeeded(driver: Driver) -> None:
     _, asked = _answered(driver, "latch", "missing", "latch", "door")
     assert asked == (
-        f"{ANSWER_LEAD}{QUESTION[-1]['content']}\n\n"
-        "What the tools returned:\nlookup: latch: a fastening.\nlookup: door: a fastening.\n\n"
-        f"{ANSWER_PROMPT}"
+        f"{ANSWER_LEAD}\nlatch: a fastening.\n\ndoor: a fastening.\n\n"
+        f"Question: {QUESTION[-1]['content']}\n{ANSWER_PROMPT}"
     )
     assert "{" not in asked  # none of the run's JSON actions
     assert "Tool result for" not in asked
@@ -55,16 +55,16 @@ def test_the_request_holds_the_question_and_the_results_that_succeeded(driver: D
 def test_the_request_is_bounded_and_keeps_the_newest_results(driver: Driver) -> None:
     _, asked = _answered(driver, "long3000", "long2800", "long1900", "latch")
     frame = len(answer_request([QUESTION[-1]], 1))
-    results = asked.split("What the tools returned:\n", 1)[1]
+    results = asked.split(f"{ANSWER_LEAD}\n", 1)[1].split("\n\nQuestion: ", 1)[0]
     assert len(asked) <= frame + ANSWER_CONTEXT_CHARS + 100
     assert "(1 earlier result left out, to fit.)" in results
-    assert results.endswith(f"lookup: latch: a fastening.\n\n{ANSWER_PROMPT}")
+    assert results.endswith("\n\nlatch: a fastening.")
     assert all(len(line) <= ANSWER_RESULT_CHARS for line in results.splitlines())
 
 
 def test_no_result_says_so(driver: Driver) -> None:
     _, asked = _answered(driver, "missing")
-    assert "What the tools returned: nothing (no tool call succeeded)." in asked
+    assert asked.startswith(f"{ANSWER_LEAD} nothing (no tool call succeeded).\n\nQuestion: ")
 
 
 def test_a_resumed_run_sends_the_request_it_committed_or_builds_the_same_one(
@@ -84,9 +84,21 @@ def test_a_resumed_run_sends_the_request_it_committed_or_builds_the_same_one(
         assert killed.read_bytes() == whole.read_bytes()
 
 
-def test_a_transcript_with_the_bare_answer_prompt_still_resumes(tmp_path: Path, driver: Driver) -> None:
-    # Written before the answer request existed: the prompt alone, after the handoff.
-    old = [*QUESTION, {"role": "assistant", "content": NONE}, {"role": "user", "content": ANSWER_PROMPT}]
+@pytest.mark.parametrize(
+    "asked",
+    [
+        # Written before the answer request existed: the prompt alone, after the handoff.
+        EARLIER_ANSWER_PROMPT,
+        # Written by versions that asked the question first, then what the tools returned.
+        f"Question: {QUESTION[-1]['content']}\n\nWhat the tools returned:\nlookup: latch\n\n"
+        f"{EARLIER_ANSWER_PROMPT}",
+    ],
+    ids=["bare-prompt", "question-first"],
+)
+def test_a_transcript_with_an_earlier_answer_request_still_resumes(
+    tmp_path: Path, driver: Driver, asked: str
+) -> None:
+    old = [*QUESTION, {"role": "assistant", "content": NONE}, {"role": "user", "content": asked}]
     path = tmp_path / "old.jsonl"
     path.write_bytes(encode_header(2) + b"".join(encode_message(m) for m in old))  # type: ignore[arg-type]
     backend = ScriptedBackend(["The answer."])

@@ -86,7 +86,7 @@ def test_tool_choice_none_asks_no_decision_and_answers_from_the_answer_request()
     conversation = conversation_of(request, spaced=False)
     assert decision_of(request, conversation) is None
     [asked] = answer_messages(request, conversation)
-    assert asked["content"].startswith("Question: What does the latch do?")
+    assert "\n\nQuestion: What does the latch do?\n" in asked["content"]
 
 
 def test_without_tools_the_messages_pass_through() -> None:

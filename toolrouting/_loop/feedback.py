@@ -13,6 +13,7 @@ from .result import LimitName
 
 __all__ = [
     "ANSWER_PROMPT",
+    "EARLIER_ANSWER_PROMPT",
     "REPAIR_LEAD",
     "bad_tool_output",
     "is_repair_message",
@@ -27,10 +28,14 @@ REPAIR_LEAD = "Your last reply is not a valid action: "
 
 _HANDOFF = json.dumps({"tool": NONE_TOOL})
 
-#: How the answer request after the handoff ends (see ``answer``); transcripts written before
-#: that request existed hold it as a message of its own. Without it a small model answers the
-#: last tool result with one more action, in the shape it has been writing.
-ANSWER_PROMPT = "Now answer the question in plain words, from the tool results above."
+#: How the answer request after the handoff ends, after the question (see ``answer``). Without
+#: it a small model answers the last tool result with one more action, in the shape it has been
+#: writing.
+ANSWER_PROMPT = "Answer the question in plain words, from what was found above."
+
+#: The answer prompt of earlier versions: transcripts written before the answer request existed
+#: hold it as a message of its own, and later ones end their answer request with it.
+EARLIER_ANSWER_PROMPT = "Now answer the question in plain words, from the tool results above."
 
 
 def repair_message(problem: str, tools: Sequence[Mapping[str, Any]], *, thought: bool = False) -> str:
