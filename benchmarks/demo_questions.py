@@ -16,13 +16,15 @@ them). Each question is run twice through ``RoutingLoop(answer=True)`` on the de
 
 - ``given``: the retrieval scripted, not the model's: a read of the right note by its title,
   the handoff; it measures the answer requests alone, on the note that holds the answer.
+- ``given-earlier``: the same, answered from the answer request earlier versions wrote (the
+  question first, then "What the tools returned:", then ``EARLIER_ANSWER_PROMPT``).
 
 Every run is over the demo's store as ``toolrouting run`` makes it: the sample notes offered
 by title (``MemoryStore.sample(titles=True)``).
 
 On each run's retrieval both answer requests are then made: ``grounded`` is the loop's own
 (the question and the tool results, one message); ``transcript`` is the earlier one (the
-whole conversation, actions and result headers included, then ``ANSWER_PROMPT``;
+whole conversation, actions and result headers included, then ``EARLIER_ANSWER_PROMPT``;
 ``--no-transcript`` skips it). Greedy sampling, seed 0; ``--seeds N --temperature T`` runs every
 question N times instead, sampled at temperature T with seeds 0 to N-1, as a newcomer's runs
 would differ on another machine. "right note read" counts a ``memory_read`` of the note that
@@ -52,9 +54,11 @@ from toolrouting import (
     Settings,
     ToolReturned,
 )
-from toolrouting._limits import DEFAULT_ANSWER_TOKENS
+from toolrouting._limits import ANSWER_CONTEXT_CHARS, ANSWER_RESULT_CHARS, DEFAULT_ANSWER_TOKENS
 from toolrouting._loop.answer import answer_request  # the loop's own answer request
-from toolrouting._loop.feedback import ANSWER_PROMPT
+from toolrouting._loop.feedback import EARLIER_ANSWER_PROMPT
+from toolrouting._provider import cut_middle
+from toolrouting._result_messages import read_routed_result
 from toolrouting.demo import SYSTEM_PROMPT, sample_notes
 
 #: The demo's system message before the loop rendered the catalogue (toolrouting 0.1.0's
@@ -138,6 +142,34 @@ def result_collector() -> tuple[list[str], Callable[[object], None]]:
     return results, observe
 
 
+def earlier_answer_request(messages: Sequence[Message], conversation: int) -> str:
+    """The answer request as earlier versions wrote it: the question first, then "What the
+    tools returned:" and each result that succeeded after its tool's name (the newest kept,
+    each and all bounded as the loop bounds them), then ``EARLIER_ANSWER_PROMPT``."""
+    question = next(m["content"] for m in reversed(messages[:conversation]) if m["role"] == "user")
+    results: list[str] = []
+    for message in messages[conversation:]:
+        result = read_routed_result(message["content"]) if message["role"] == "user" else None
+        if result is not None and not result.is_error:
+            head = f"{result.tool}: "
+            entry = head + cut_middle(result.content, ANSWER_RESULT_CHARS - len(head))
+            if entry not in results:
+                results.append(entry)
+    kept: list[str] = []
+    for entry in reversed(results):
+        if sum(map(len, kept)) + len(entry) > ANSWER_CONTEXT_CHARS:
+            break
+        kept.insert(0, entry)
+    left_out = len(results) - len(kept)
+    lines = [f"({left_out} earlier result{'s' * (left_out != 1)} left out, to fit.)"] if left_out else []
+    body = (
+        "\n".join(["What the tools returned:", *lines, *kept])
+        if kept
+        else ("What the tools returned: nothing (no tool call succeeded).")
+    )
+    return f"Question: {question}\n\n{body}\n\n{EARLIER_ANSWER_PROMPT}"
+
+
 def scripted(note: str) -> ScriptedBackend:
     """A backend that reads ``note`` by its title and hands off."""
     title = dict(NOTES)[note]
@@ -168,9 +200,10 @@ def run(
             ]
             started = time.perf_counter()
             with MemoryStore.sample(titles=True) as store:
-                if config == "given":
+                if config in ("given", "given-earlier"):
                     result = RoutingLoop(scripted(note), store, on_event=observe).run(messages)
-                    grounded = answer_request(result.messages, len(messages))
+                    request = earlier_answer_request if config == "given-earlier" else answer_request
+                    grounded = request(result.messages, len(messages))
                     answer = backend.complete([Message(role="user", content=grounded)]).text
                     asked_and_answered = (
                         Message(role="user", content=grounded),
@@ -185,7 +218,7 @@ def run(
                     )
                     result = loop.run(messages)
             tally.seconds.append(time.perf_counter() - started)
-            asked = [*result.messages[:-2], Message(role="user", content=ANSWER_PROMPT)]
+            asked = [*result.messages[:-2], Message(role="user", content=EARLIER_ANSWER_PROMPT)]
             earlier = backend.complete(asked).text if transcript else None
             tally.runs += 1
             tally.handoffs += result.reason == "handoff"
