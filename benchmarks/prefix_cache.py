@@ -11,7 +11,9 @@ the scripted backend; its routing requests are then sent to the real model in or
 - ``re-rendered``: the same requests with the system message rendered again from each
   round's catalogue, as a loop that "says what is offered now" in the system message would.
 
-Each request is capped at one completion token, so the time is the prompt's. The in-process
+Each request is capped at one completion token, so the time is the prompt's; the model decodes
+with llama.cpp's grammar sampler (``forced_tokens=False``), which evaluates the prompt before that
+token, where forced tokens would stop at the cap before evaluating anything. The in-process
 model keeps the previous prompt's KV cache and evaluates only what follows the common
 prefix, as a server's prefix cache does. A different prompt is sent before each pass so no
 pass starts warm. Prints one Markdown table: seconds per round, median over the repeats.
@@ -86,7 +88,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     seconds: dict[str, list[list[float]]] = {name: [[] for _ in rounds] for name in variants}
     tokens: dict[str, list[int]] = {name: [] for name in variants}
-    with LlamaCpp(args.model, n_threads=args.threads, settings=Settings(temperature=0.0, seed=0)) as model:
+    # The grammar sampler: it evaluates the whole prompt before its first token, where forced tokens
+    # stop at a 1-token cap before the model is run (the forced {"tool":" is more than one token).
+    settings = Settings(temperature=0.0, seed=0)
+    with LlamaCpp(args.model, n_threads=args.threads, settings=settings, forced_tokens=False) as model:
         for _ in range(args.repeats):
             for name, requests in variants.items():
                 model.complete([{"role": "user", "content": "Say hello."}])  # a cold start for each pass
