@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import re
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,190 @@ def test_the_readme_draws_the_error_tree_of_the_code() -> None:
     assert sorted(drawn) == sorted(set(_errors.__all__) - {"ToolRoutingError"})
     for name in drawn:
         assert issubclass(getattr(toolrouting, name), toolrouting.ToolRoutingError)
+
+
+# Docs that stay true: what the docs count, list or call missing is checked against the code.
+
+PACKAGE = ROOT / "toolrouting"
+#: The counts the docs write out in words.
+NUMBERS = dict(
+    zip(
+        ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"],
+        range(1, 13),
+        strict=True,
+    )
+)
+
+
+def _section(text: str, heading: str) -> str:
+    """The text under ``## heading``, up to the next heading of that level."""
+    start = text.index(f"\n## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else len(text)]
+
+
+def _rows(section: str) -> list[list[str]]:
+    """The body rows of the section's Markdown tables, each a list of cells."""
+    rows = []
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("|") and not set("".join(cells)) <= set("-: "):
+            rows.append(cells)
+    return [row for row in rows if row[0] != "part"]
+
+
+def _code_parts() -> dict[str, list[str]]:
+    """Each part of the package and the modules it holds: the flat core, then one per package."""
+    parts = {"core": sorted(p.stem for p in PACKAGE.glob("_*.py") if p.stem not in ("__init__", "__main__"))}
+    for package in sorted(p.parent for p in PACKAGE.glob("*/__init__.py")):
+        parts[package.name] = sorted(p.stem for p in package.glob("*.py") if p.stem != "__init__")
+    return parts
+
+
+def _documented_parts() -> dict[str, tuple[str, str]]:
+    """docs/architecture.md's parts of the package: the part's key -> (its name there, what it holds)."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    parts: dict[str, tuple[str, str]] = {}
+    for name, where, what in _rows(_section(text, "The parts")):
+        if where == "`toolrouting/_*.py`":
+            parts["core"] = (name, what)
+        elif where.startswith("`toolrouting/"):
+            parts[where.strip("`").removeprefix("toolrouting/").rstrip("/")] = (name, what)
+    return parts
+
+
+def _bare(name: str) -> str:
+    return name.removeprefix("the ")
+
+
+def test_the_parts_table_holds_the_packages_and_their_modules() -> None:
+    from test_architecture import MAY_IMPORT
+
+    code, documented = _code_parts(), _documented_parts()
+    assert sorted(documented) == sorted(code)
+    assert set(code) <= set(MAY_IMPORT)
+    unnamed = {
+        part: [module for module in modules if f"`{module}`" not in documented[part][1]]
+        for part, modules in code.items()
+    }
+    assert {part: modules for part, modules in unnamed.items() if modules} == {}
+
+
+def test_the_import_table_is_the_architecture_tests() -> None:
+    from test_architecture import MAY_IMPORT
+
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    by_name = {name: part for part, (name, _) in _documented_parts().items()}
+    by_name["the core"] = "core"  # the table's short name for the routing core
+    drawn: dict[str, set[str]] = {}
+    for name, allowed in _rows(_section(text, "Which part may import which")):
+        if name not in by_name:
+            continue  # a part of the repository outside the package, drawn beside it
+        part = by_name[name]
+        if allowed == "every part":
+            drawn[part] = set(_code_parts()) - {part}
+        elif allowed == "nothing outside the core":
+            drawn[part] = set()
+        else:
+            drawn[part] = {by_name[other.strip()] for other in allowed.split(",")}
+    assert drawn == {part: MAY_IMPORT[part] for part in _code_parts()}
+
+
+def test_every_count_of_parts_is_the_packages() -> None:
+    count = len(_code_parts())
+    for page in (ROOT / "README.md", ROOT / "docs" / "architecture.md"):
+        text = page.read_text(encoding="utf-8")
+        counts = [NUMBERS.get(word.lower(), word) for word in re.findall(r"\b(\w+) parts\b", text)]
+        said = [n for n in counts if isinstance(n, int) or n.isdigit()]  # "of parts" counts nothing
+        assert said, page.name
+        assert {int(n) for n in said} == {count}, page.name
+
+
+def test_the_readme_names_every_part() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    sentence = re.search(r"The package has (\w+) parts: (.+?)\.\n", readme, re.DOTALL)
+    assert sentence is not None
+    listed = " ".join(sentence[2].split())
+    missing = [name for name, _ in _documented_parts().values() if _bare(name) not in listed]
+    assert missing == []
+    assert len(re.split(r", | and ", listed)) == len(_code_parts())  # "a, b, ... and k": no part more
+
+
+def _commands() -> set[str]:
+    from toolrouting._cli.parser import help_texts
+
+    return {command.split()[1] for command in help_texts() if command != "toolrouting"}
+
+
+def _code(text: str) -> list[str]:
+    """The shell and text code blocks and the inline code of a page, where commands are shown."""
+    blocks = re.findall(r"^```(\w*)\n(.*?)^```", text, re.DOTALL | re.MULTILINE)
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.DOTALL | re.MULTILINE)
+    shown = [re.sub(r"\s#.*", "", body) for language, body in blocks if language != "python"]  # no comments
+    return shown + re.findall(r"`([^`\n]+)`", prose)
+
+
+def test_every_command_the_docs_name_is_in_the_parser() -> None:
+    named: dict[str, str] = {}
+    for page in PAGES:
+        for code in _code(page.read_text(encoding="utf-8")):
+            for command in re.findall(r"(?<![\w./-])toolrouting ([a-z][\w-]*)", code):
+                named.setdefault(command, page.name)
+    assert {command: page for command, page in named.items() if command not in _commands()} == {}
+
+
+def test_the_command_lists_name_every_command() -> None:
+    commands = _commands()
+    cli = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert set(re.findall(r"^- `toolrouting (\w+)", cli, re.MULTILINE)) == commands
+    assert set(re.findall(r"^### `toolrouting (\w+) --help`", cli, re.MULTILINE)) == commands
+    count = re.search(r"has (\w+) subcommands", cli)
+    assert count is not None
+    assert NUMBERS[count[1]] == len(commands)
+    block = _section((ROOT / "README.md").read_text(encoding="utf-8"), "The command line")
+    assert set(re.findall(r"^(?:\S+=\S+ )?toolrouting (\w+)", block, re.MULTILINE)) == commands
+    row = _documented_parts()["_cli"][1]  # docs/architecture.md's row of the command line
+    assert {command for command in commands if not re.search(rf"`(toolrouting )?{command}`", row)} == set()
+
+
+def _mcp_offers_only_tools() -> None:
+    """docs/mcp.md "Not yet": no resources, prompts, sampling or elicitation; no ${VAR} in configs."""
+    from toolrouting import mcp_servers_from_config
+
+    source = "".join(path.read_text(encoding="utf-8") for path in (PACKAGE / "_catalogues").glob("mcp*.py"))
+    for feature in (
+        "list_resources",
+        "read_resource",
+        "list_prompts",
+        "get_prompt",
+        "sampling_callback",
+        "elicitation_callback",
+    ):
+        assert feature not in source, feature
+    (server,) = mcp_servers_from_config({"mcpServers": {"s": {"command": "x", "env": {"K": "${HOME}"}}}})
+    assert getattr(server, "env", None) == {"K": "${HOME}"}
+
+
+#: Each claim that something is not there yet, by page and the line that makes it, with the
+#: check that it still is not; any other such claim must go.
+NOT_YET = {("mcp.md", "## Not yet"): _mcp_offers_only_tools}
+
+
+def test_every_not_yet_claim_is_checked_against_the_code() -> None:
+    found = set()
+    for page in PAGES:
+        for line in page.read_text(encoding="utf-8").splitlines():
+            if re.search(r"\b(yet|for now|today)\b", line, re.IGNORECASE):
+                found.add((page.name, line.strip()))
+    assert found == set(NOT_YET)
+    for check in NOT_YET.values():
+        check()
+
+
+def test_no_doc_cites_an_issue_of_its_own() -> None:
+    cited = []
+    for page in PAGES:
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"\bissues? #?\d+|\bthe issue\b(?! tracker)|\bthe issue's\b", line, re.IGNORECASE):
+                cited.append(f"{page.name}:{number}: {line.strip()}")
+    assert cited == []
