@@ -16,6 +16,7 @@ Importing it loads no model and imports neither llama_cpp nor anything of tests/
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -40,6 +41,7 @@ from toolrouting.demo import sample_notes
 __all__ = [
     "CASES",
     "HOSTILE_NAMES",
+    "MEMORY_TOOLS",
     "NOTES",
     "QUESTIONS",
     "ROOT",
@@ -57,8 +59,10 @@ __all__ = [
     "local_server",
     "merged",
     "native_reply",
+    "openai_tool",
     "reads_note",
     "result_collector",
+    "run_way",
     "saw_note",
     "score",
     "serving",
@@ -114,6 +118,24 @@ def spread(cases: Sequence[Case], limit: int | None) -> list[Case]:
         return list(cases)
     step = len(cases) / limit
     return [cases[int(i * step)] for i in range(limit)]
+
+
+def openai_tool(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI-style tool whose every property is required."""
+    parameters = {"type": "object", "properties": properties, "required": list(properties)}
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": parameters},
+    }
+
+
+#: A search and a read of memories, their strings and arrays unbounded.
+MEMORY_TOOLS = [
+    openai_tool("memory_search", "Search the memories for a phrase.", {"query": {"type": "string"}}),
+    openai_tool(
+        "memory_read", "Read memories by their ids.", {"ids": {"type": "array", "items": {"type": "string"}}}
+    ),
+]
 
 
 def arguments_pass(checks: dict[str, str], arguments: dict[str, Any] | None) -> bool:
@@ -451,6 +473,14 @@ def bar_chart(
             out.append(f'<text x="{LABEL_WIDTH + length + 4:.1f}" y="{y + _BAR - 3}">{value:.0f}%</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def run_way(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
+    """Run the way ``argv`` names: a subcommand of ``parser`` whose ``run`` default takes the
+    parsed options (the scripts of several ways: ``decoding.py WAY``, ``compile.py WAY``)."""
+    args = parser.parse_args(argv)
+    args.run(args)
+    return 0
 
 
 # --- the model's tokenizer, and model servers on loopback ---

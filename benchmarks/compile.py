@@ -50,7 +50,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
-from common import ROOT, llama_server_binary, local_server
+from common import ROOT, llama_server_binary, local_server, run_way
 
 from toolrouting import default_model_path, route_grammar, route_schema, tools_from
 from toolrouting._backends import check_gbnf, llama_grammar_source
@@ -262,9 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     way.add_argument("--runs", type=int, default=5)
     way.add_argument("--threads", type=int, default=2)
     way.set_defaults(run=ours_way)
-    args = parser.parse_args(argv)
-    args.run(args)
-    return 0
+    return run_way(parser, argv)
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from common import (
+    MEMORY_TOOLS,
     QUESTIONS,
     Case,
     Tokenizer,
@@ -61,6 +62,7 @@ from common import (
     load_cases,
     load_catalogue,
     local_server,
+    run_way,
     spread,
 )
 
@@ -107,32 +109,10 @@ def timed(request: Callable[[], Completion]) -> tuple[float, Completion]:
 # --- unconstrained: routed against the backend's own budget ---
 
 OWN_BUDGET = 1024
-NOTES_CATALOGUE: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "memory_search",
-            "description": "Search the memories for a phrase.",
-            "parameters": {
-                "type": "object",
-                "properties": {"query": {"type": "string"}},
-                "required": ["query"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "memory_read",
-            "description": "Read memories by their ids.",
-            "parameters": {
-                "type": "object",
-                "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
-                "required": ["ids"],
-            },
-        },
-    },
-]
+
+
+#: The catalogue of the prompts: a search and a read of memories, unbounded.
+NOTES_CATALOGUE = MEMORY_TOOLS
 PROMPTS = [
     "What did I write about the latch on the storage-room door?",
     "Open memories M1 and M3.",
@@ -701,9 +681,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     way.add_argument("--skip-demo", action="store_true")
     way.add_argument("--skip-cases", action="store_true")
     way.set_defaults(run=decoders)
-    args = parser.parse_args(argv)
-    args.run(args)
-    return 0
+    return run_way(parser, argv)
 
 
 if __name__ == "__main__":
