@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import json
 
-from toolrouting import MemoryStore, Message, RoutingLoop, ScriptedBackend
+from toolrouting import Message, RoutingLoop, ScriptedBackend
 from toolrouting._loop import answer_request, earlier_answer_request
 from toolrouting._loop.answer import is_answer_request
+from toolrouting.demo import MemoryStore
 
 
 def test_the_earlier_answer_request_asks_the_question_first_on_the_same_results() -> None:
     messages = [Message(role="user", content="Which key opens the storage room?")]
-    read = {"tool": "memory_read", "arguments": {"title": "Where the keys hang"}}
+    action = {"tool": "memory_read", "arguments": {"title": "Where the keys hang"}}
     with MemoryStore.sample(titles=True) as store:
-        result = RoutingLoop(ScriptedBackend([json.dumps(read), '{"tool": "none"}']), store).run(messages)
+        result = RoutingLoop(ScriptedBackend([json.dumps(action), '{"tool": "none"}']), store).run(messages)
     # The run's conversation: the instructions the loop put first, then the question.
     now = answer_request(result.messages, 2)
     earlier = earlier_answer_request(result.messages, 2)
