@@ -1,45 +1,59 @@
-"""Grammar compile time of route schemas, beside vLLM's tool_choice="required" schema.
+"""Grammar compile time of route schemas, two ways.
 
-For catalogues of 10, 50, 200 and 1,000 tools (the corpus in tests/catalogues/, cycled
-and renamed), it builds two schemas over the same tools:
+    OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/compile.py schemas [--sizes 10,50,200,1000] [--runs 5]
+    OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/compile.py ours [--sizes 10,100,1000] [--runs 5]
+                                                                       [--threads 2]
 
-- route: ``route_schema(tools)``, an object with an ``anyOf`` alternative per tool and
-  ``none``;
-- vllm-required: what vLLM builds for ``tool_choice="required"``, an array with
-  ``minItems: 1`` whose items are ``anyOf`` ``{name: {enum: [NAME]}, parameters}``, the
-  tools' ``$defs`` hoisted to the top as vLLM does;
+The catalogues are the corpus in tests/catalogues/, cycled and renamed. Each figure is the
+median of ``--runs`` (half as many at 1,000 tools).
 
-and times, as the median of a few runs, llama.cpp's converter (llama-cpp-python's
-``LlamaGrammar.from_json_schema``, then llama.cpp parsing the GBNF over the default
-model's vocabulary) and llguidance (building an ``LLMatcher`` over the same vocabulary,
-then its first token mask, where it builds its lexer lazily).
+``schemas``: the route schema beside vLLM's ``tool_choice="required"`` schema over the same tools:
+
+- route: ``route_schema(tools)``, an object with an ``anyOf`` alternative per tool and ``none``;
+- vllm-required: what vLLM builds for ``tool_choice="required"``, an array with ``minItems: 1``
+  whose items are ``anyOf`` ``{name: {enum: [NAME]}, parameters}``, the tools' ``$defs`` hoisted
+  to the top as vLLM does;
+
+each timed through llama.cpp's converter (llama-cpp-python's ``LlamaGrammar.from_json_schema``,
+then llama.cpp parsing the GBNF over the default model's vocabulary) and llguidance (building an
+``LLMatcher`` over the same vocabulary, then its first token mask, where it builds its lexer
+lazily).
+
+``ours``: our compiler against llama.cpp's converters:
+
+- ours, cold: ``route_grammar(schema, bounded=True)`` on a schema it has not seen (each run adds
+  a different ``$comment``, which the grammar ignores, so the cache never answers);
+- ours, cached: the same schema again, as a loop's next round asks for it;
+- llama-cpp-python's converter (``LlamaGrammar.from_json_schema``), the Python port of llama.cpp's
+  that llama_cpp.server and the embedded backend's ``grammar="server"`` run on every new schema;
+- llama.cpp parsing each GBNF over the default model's vocabulary, as a sampler does on each
+  request (``llama_sampler_init_grammar``);
+- with the cached llama-server running: a whole request with ``max_tokens`` 1, the schema for
+  its C++ converter against our GBNF, so the difference is its conversion (the prompt is the same).
 
 Every GBNF passes the embedded backend's own check (``check_gbnf``: its nesting depth, then
-llama.cpp's parser with its reason kept) once before it is timed, so a grammar llama.cpp would
-refuse, or overflow its stack on, is a ``GrammarError`` here as in the backend, never a crash
-of the benchmark; the timed parse is then the bare one every request pays.
-
-    OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/compile.py [--sizes 10,50,200,1000] [--runs 5]
+llama.cpp's parser with its reason kept) once, untimed, before it is timed, so a grammar
+llama.cpp would refuse, or overflow its stack on, is a ``GrammarError`` here as in the backend,
+never a crash of the benchmark; the timed parse is then the bare one every request pays.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import json
 import statistics
 import sys
 import time
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import httpx
+from common import ROOT, llama_server_binary, local_server, run_way
 
-from toolrouting import route_schema  # noqa: E402
-from toolrouting._backends.embedded import default_model_path  # noqa: E402
-from toolrouting._backends.grammar_check import check_gbnf, llama_grammar_source  # noqa: E402
-from toolrouting._catalogues.adapters import tools_from  # noqa: E402
+from toolrouting import default_model_path, route_grammar, route_schema, tools_from
+from toolrouting._backends import check_gbnf, llama_grammar_source
 
 
 def corpus_tools(count: int) -> list[dict[str, Any]]:
@@ -83,32 +97,44 @@ def vllm_required_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
     if definitions:
         # vLLM hoists $defs only; "#/definitions/..." refs are rewritten here so the schema compiles.
         schema["$defs"] = definitions
-    return json.loads(json.dumps(schema).replace('"#/definitions/', '"#/$defs/'))
+    hoisted: dict[str, Any] = json.loads(json.dumps(schema).replace('"#/definitions/', '"#/$defs/'))
+    return hoisted
 
 
-def median_ms(action: Callable[[], object], runs: int) -> float:
+def median_ms(action: Callable[[int], object], runs: int) -> float:
+    """The median of ``runs`` timings of ``action(run)``, in milliseconds."""
     times = []
-    for _ in range(runs):
+    for run in range(runs):
         start = time.perf_counter()
-        action()
+        action(run)
         times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times)
 
 
+def each(action: Callable[[], object]) -> Callable[[int], object]:
+    """``action`` as :func:`median_ms` times it, whatever the run."""
+    return lambda _: action()
+
+
 class Compilers:
+    """llama.cpp's converter and parser and llguidance's compiler, over the default model's vocabulary."""
+
     def __init__(self) -> None:
         import llama_cpp
         import llguidance
         import llguidance.llamacpp
 
-        self.llama_cpp = llama_cpp
-        self.llguidance = llguidance
+        self.llama_cpp: Any = llama_cpp
+        self.llguidance: Any = llguidance
         self.model = llama_cpp.Llama(model_path=str(default_model_path()), vocab_only=True, verbose=False)
-        self.vocab = llama_cpp.llama_model_get_vocab(self.model._model.model)
+        self.vocab = llama_cpp.llama_model_get_vocab(self.model.model)
         self.tokenizer = llguidance.llamacpp.lltokenizer_from_vocab(self.vocab)
 
     def gbnf(self, text: str) -> str:
-        return llama_grammar_source(self.llama_cpp.LlamaGrammar.from_json_schema(text, verbose=False))[0]
+        source: str = llama_grammar_source(self.llama_cpp.LlamaGrammar.from_json_schema(text, verbose=False))[
+            0
+        ]
+        return source
 
     def check(self, gbnf: str) -> str:
         """``gbnf`` once the embedded backend's check has passed it; a ``GrammarError`` if not."""
@@ -132,11 +158,7 @@ class Compilers:
         self.matcher(text).compute_bitmask()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10,50,200,1000")
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args(argv)
+def schemas_way(args: argparse.Namespace) -> None:
     compilers = Compilers()
     header = (
         "| tools | schema | schema bytes | GBNF bytes | llama.cpp convert ms | llama.cpp parse ms "
@@ -155,14 +177,93 @@ def main(argv: list[str] | None = None) -> int:
                 label,
                 f"{len(text.encode()):,}",
                 f"{len(gbnf.encode()):,}",
-                f"{median_ms(lambda text=text: compilers.gbnf(text), runs):.1f}",
-                f"{median_ms(lambda gbnf=gbnf: compilers.parse_gbnf(gbnf), runs):.1f}",
-                f"{median_ms(lambda text=text: compilers.matcher(text), runs):.1f}",
-                f"{median_ms(lambda text=text: compilers.first_mask(text), runs):.1f}",
+                f"{median_ms(each(functools.partial(compilers.gbnf, text)), runs):.1f}",
+                f"{median_ms(each(functools.partial(compilers.parse_gbnf, gbnf)), runs):.1f}",
+                f"{median_ms(each(functools.partial(compilers.matcher, text)), runs):.1f}",
+                f"{median_ms(each(functools.partial(compilers.first_mask, text)), runs):.1f}",
             ]
             print("| " + " | ".join(row) + " |", flush=True)
-    return 0
+
+
+def fresh(schema: dict[str, Any], run: int) -> dict[str, Any]:
+    return {"$comment": f"run {run} {time.time_ns()}", **schema}
+
+
+def cold_grammar(schema: dict[str, Any], run: int) -> object:
+    """Our grammar of ``schema`` as one its cache has not seen (run ``run``'s own ``$comment``)."""
+    return route_grammar(fresh(schema, run), bounded=True)
+
+
+def server_ms(url: str, body: dict[str, Any], runs: int) -> float:
+    def post(_: int) -> None:
+        answer = httpx.post(f"{url}/v1/chat/completions", json=body, timeout=600)
+        answer.raise_for_status()
+
+    return median_ms(post, runs)
+
+
+def ours_way(args: argparse.Namespace) -> None:
+    compilers = Compilers()
+    with contextlib.ExitStack() as stack:
+        url = None
+        if llama_server_binary().is_file():
+            url = stack.enter_context(local_server("llama-server", default_model_path(), args.threads, 2048))
+        else:
+            print(f"no llama-server at {llama_server_binary()}: its columns are left out\n")
+        ours_rows(compilers, args, url)
+
+
+def ours_rows(compilers: Compilers, args: argparse.Namespace, url: str | None) -> None:
+    print(
+        "| tools | schema bytes | our GBNF bytes | llama.cpp's GBNF bytes | ours, cold ms | ours, cached ms "
+        "| llama-cpp-python converter ms | llama.cpp parses ours ms | llama.cpp parses its own ms "
+        "| llama-server request, schema ms | llama-server request, our GBNF ms |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for size in (int(s) for s in args.sizes.split(",")):
+        schema = route_schema(corpus_tools(size))
+        text = json.dumps(schema, separators=(",", ":"))
+        # Both pass the embedded backend's check once before llama.cpp's parser is timed on them.
+        ours = compilers.check(route_grammar(schema, bounded=True).gbnf)
+        theirs = compilers.check(compilers.gbnf(text))
+        runs = max(1, args.runs if size < 1000 else args.runs // 2)
+        cold = functools.partial(cold_grammar, schema)
+        cached = each(functools.partial(route_grammar, schema, bounded=True))
+        row = [
+            str(size),
+            f"{len(text.encode()):,}",
+            f"{len(ours.encode()):,}",
+            f"{len(theirs.encode()):,}",
+            f"{median_ms(cold, runs):.1f}",
+            f"{median_ms(cached, runs):.2f}",
+            f"{median_ms(each(functools.partial(compilers.gbnf, text)), runs):.1f}",
+            f"{median_ms(each(functools.partial(compilers.parse_gbnf, ours)), runs):.1f}",
+            f"{median_ms(each(functools.partial(compilers.parse_gbnf, theirs)), runs):.1f}",
+        ]
+        if url is not None:
+            request = {"messages": [{"role": "user", "content": "Hi."}], "max_tokens": 1}
+            with_schema = {**request, "response_format": {"type": "json_object", "schema": schema}}
+            row.append(f"{server_ms(url, with_schema, runs):.0f}")
+            row.append(f"{server_ms(url, {**request, 'grammar': ours}, runs):.0f}")
+        else:
+            row += ["-", "-"]
+        print("| " + " | ".join(row) + " |", flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ways = parser.add_subparsers(dest="way", required=True, metavar="WAY")
+    way = ways.add_parser("schemas", help="the route schema beside vLLM's required schema")
+    way.add_argument("--sizes", default="10,50,200,1000")
+    way.add_argument("--runs", type=int, default=5)
+    way.set_defaults(run=schemas_way)
+    way = ways.add_parser("ours", help="our compiler against llama.cpp's converters and llama-server")
+    way.add_argument("--sizes", default="10,100,1000")
+    way.add_argument("--runs", type=int, default=5)
+    way.add_argument("--threads", type=int, default=2)
+    way.set_defaults(run=ours_way)
+    return run_way(parser, argv)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

@@ -9,6 +9,7 @@ and 1,000 tools. Ratios, not absolute times, are what carries from machine to ma
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 import timeit
@@ -61,9 +62,9 @@ def main() -> None:
     print("{:>10} {:>12} {:>12} {:>17} {:>9} {:>16}".format(*columns))
     for label, text in (("60 B", small), ("10 KB", large)):
         assert parse_route(text, names).ok
-        bare = per_call(lambda text=text: json.loads(text))
-        ours = per_call(lambda text=text: parse_route(text, names))
-        schema = per_call(lambda text=text: validated(text))
+        bare = per_call(functools.partial(json.loads, text))
+        ours = per_call(functools.partial(parse_route, text, names))
+        schema = per_call(functools.partial(validated, text))
         print(
             f"{label:>10} {bare * 1e6:>10.2f}us {ours * 1e6:>10.2f}us {schema * 1e6:>15.2f}us"
             f" {ours / bare:>8.2f}x {schema / ours:>15.1f}x"
@@ -78,8 +79,8 @@ def main() -> None:
     for size in (10, 100, 1000):
         tools = catalogue(size)
         output = json.dumps(route_schema(tools))
-        seconds = per_call(lambda tools=tools: route_schema(tools), repeat=5)
-        floor = per_call(lambda output=output: json.loads(output), repeat=5)
+        seconds = per_call(functools.partial(route_schema, tools), repeat=5)
+        floor = per_call(functools.partial(json.loads, output), repeat=5)
         print(
             f"{size:>10} {seconds * 1e3:>10.3f}ms {seconds / size * 1e6:>10.2f}us {floor * 1e3:>12.3f}ms"
             f" {seconds / floor:>9.1f}x {len(output):>10}"

@@ -32,7 +32,6 @@ bounded, compact).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -40,8 +39,9 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+
+from common import Case, arguments_pass, load_cases, load_catalogue, spread
 
 from toolrouting import (
     LlamaCpp,
@@ -52,27 +52,15 @@ from toolrouting import (
     route_schema,
     route_tool_names,
     routed_backend,
-    tools_from,
 )
-from toolrouting._loop.instructions import instructed  # the loop's own rendering, not a copy
+from toolrouting._loop import instructed  # the loop's own rendering, not a copy
 
-ROOT = Path(__file__).resolve().parent.parent
-CASES = ROOT / "benchmarks" / "cases"
 CONFIGS = ("bare", "names", "text", "json", "typescript", "thought")
 ROUTING_CAP = 512
 #: The reasoning slot's length in the ``thought`` configuration (``--thought``).
 THOUGHT_SLOT = [80]
 # Room for the 52-tool catalogue in the JSON style beside a conversation.
 N_CTX = 8192
-
-
-@dataclass(frozen=True)
-class Case:
-    id: str
-    catalogue: str
-    messages: list[Message]
-    expect: list[str]
-    arguments: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -92,34 +80,6 @@ class Tally:
     cap_hits: int = 0
 
 
-def load_cases() -> list[Case]:
-    cases = []
-    for path in sorted(CASES.glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                raw = json.loads(line)
-                cases.append(
-                    Case(
-                        raw["id"], raw["catalogue"], raw["messages"], raw["expect"], raw.get("arguments", {})
-                    )
-                )
-    return cases
-
-
-def load_catalogue(path: str) -> list[dict[str, Any]]:
-    """A case's catalogue (a path from the repository root), read as ``tools_from`` reads it."""
-    source = json.loads((ROOT / path).read_text(encoding="utf-8"))
-    return [dict(tool) for tool in tools_from(source)]
-
-
-def spread(cases: Sequence[Case], limit: int | None) -> list[Case]:
-    """``limit`` cases spread evenly over the list (every source and class), or all of them."""
-    if limit is None or limit >= len(cases):
-        return list(cases)
-    step = len(cases) / limit
-    return [cases[int(i * step)] for i in range(limit)]
-
-
 def system_text(config: str, tools: list[dict[str, Any]], messages: list[Message]) -> str | None:
     if config == "bare":
         return None
@@ -129,14 +89,6 @@ def system_text(config: str, tools: list[dict[str, Any]], messages: list[Message
         names = ", ".join(route_tool_names(tools)) or "(none)"
         return f'Choose the next action: one JSON object, a tool call or {{"tool": "none"}}.\nTools: {names}'
     return catalogue_prompt(tools, style=config)  # type: ignore[arg-type]
-
-
-def arguments_pass(checks: dict[str, str], arguments: dict[str, Any] | None) -> bool:
-    arguments = arguments or {}
-    return all(
-        name in arguments and text.lower() in json.dumps(arguments[name], ensure_ascii=False).lower()
-        for name, text in checks.items()
-    )
 
 
 def run(backend: LlamaCpp, cases: Sequence[Case], configs: Sequence[str]) -> dict[str, Tally]:

@@ -5,9 +5,10 @@ Run: .venv/bin/python benchmarks/demo_questions.py  [--model PATH.gguf] [--limit
                                                    [--seeds N --temperature T] [--forced-tokens on|off]
                                                    [--no-transcript]
 
-Twelve questions over the demo's six notes (toolrouting/demo/data/), each with the note that
-holds its answer and the words the answer must contain (case-insensitive, every one of
-them). Each question is run twice through ``RoutingLoop(answer=True)`` on the demo store:
+Twelve questions over the demo's six notes (toolrouting/demo/data/; common.py's
+``QUESTIONS``), each with the note that holds its answer and the words the answer must contain
+(case-insensitive, every one of them). Each question is run twice through
+``RoutingLoop(answer=True)`` on the demo store:
 
 - ``before``: what the loop sent before it had instructions: no catalogue, and the demo's
   earlier hand-written system message (``BEFORE_PROMPT`` below, verbatim);
@@ -16,8 +17,9 @@ them). Each question is run twice through ``RoutingLoop(answer=True)`` on the de
 
 - ``given``: the retrieval scripted, not the model's: a read of the right note by its title,
   the handoff; it measures the answer requests alone, on the note that holds the answer.
-- ``given-earlier``: the same, answered from the answer request earlier versions wrote (the
-  question first, then "What the tools returned:", then ``EARLIER_ANSWER_PROMPT``).
+- ``given-earlier``: the same, answered from the answer request earlier versions wrote
+  (``earlier_answer_request``: the question first, then "What the tools returned:", then
+  ``EARLIER_ANSWER_PROMPT``).
 
 Every run is over the demo's store as ``toolrouting run`` makes it: the sample notes offered
 by title (``MemoryStore.sample(titles=True)``).
@@ -40,26 +42,26 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+from common import NOTES, QUESTIONS, has_fact, reads_note, result_collector, saw_note
 
 from toolrouting import (
     LlamaCpp,
-    MemoryStore,
     Message,
     RoutingLoop,
     RunResult,
     ScriptedBackend,
     Settings,
-    ToolReturned,
 )
-from toolrouting._limits import ANSWER_CONTEXT_CHARS, ANSWER_RESULT_CHARS, DEFAULT_ANSWER_TOKENS
-from toolrouting._loop.answer import answer_request  # the loop's own answer request
-from toolrouting._loop.feedback import EARLIER_ANSWER_PROMPT
-from toolrouting._provider import cut_middle
-from toolrouting._result_messages import read_routed_result
-from toolrouting.demo import SYSTEM_PROMPT, sample_notes
+from toolrouting._limits import DEFAULT_ANSWER_TOKENS
+from toolrouting._loop import (  # the loop's own answer request, and the one earlier versions wrote
+    EARLIER_ANSWER_PROMPT,
+    answer_request,
+    earlier_answer_request,
+)
+from toolrouting.demo import SYSTEM_PROMPT, MemoryStore
 
 #: The demo's system message before the loop rendered the catalogue (toolrouting 0.1.0's
 #: toolrouting/demo/prompt.py), the baseline of this benchmark.
@@ -68,28 +70,6 @@ BEFORE_PROMPT = (
     "notes about the question, memory_read to read notes a search listed, or none once you have what "
     "you need."
 )
-
-#: (question, id of the note that answers it, words the answer must contain). The ids follow
-#: the notes' file names: M1 generator, M2 keys, M3 radio, M4 storage-room latch, M5 stove,
-#: M6 water.
-QUESTIONS: list[tuple[str, str, tuple[str, ...]]] = [
-    ("What does the latch on the storage-room door do?", "M4", ("itself",)),
-    ("How do I start the generator?", "M1", ("cord",)),
-    ("Which key opens the storage room?", "M2", ("brass",)),
-    ("At what time is the evening radio check?", "M3", ("19:00",)),
-    ("How should the water filter candle be cleaned?", "M6", ("brush",)),
-    ("Where is the dry wood for the stove stacked?", "M5", ("east",)),
-    ("What colour is the tag on the generator shed key?", "M2", ("blue",)),
-    ("On which day is the generator's oil level checked?", "M1", ("sunday",)),
-    ("What happens when the water tank is below one quarter?", "M6", ("shower",)),
-    ("What if the valley base does not answer the radio call?", "M3", ("19:30",)),
-    ("What should be done with the stove's damper before lighting it?", "M5", ("open",)),
-    ("How do you open the storage-room door from inside?", "M4", ("lever",)),
-]
-
-
-#: The notes' ids and titles, as the sample store numbers them.
-NOTES = [(f"M{number}", title) for number, (title, _) in enumerate(sample_notes(), start=1)]
 
 
 @dataclass
@@ -106,68 +86,8 @@ class Tally:
     transcript_chars: list[int] = field(default_factory=list)
 
 
-def has_fact(answer: str | None, words: Sequence[str]) -> bool:
-    return answer is not None and all(word.lower() in answer.lower() for word in words)
-
-
 def read_note(result: RunResult, note: str) -> bool:
     return reads_note(((action.tool, action.arguments or {}) for action in result.actions), note)
-
-
-def reads_note(calls: Iterable[tuple[str, dict[str, Any]]], note: str) -> bool:
-    """Whether one of ``calls`` (tool, arguments) is a ``memory_read`` of ``note``, by id or by title."""
-    title = dict(NOTES)[note]
-    return any(
-        tool == "memory_read" and (note in arguments.get("ids", []) or arguments.get("title") == title)
-        for tool, arguments in calls
-    )
-
-
-def saw_note(results: Iterable[str], note: str) -> bool:
-    """Whether the text of ``note`` reached the model in one of the tool ``results``, however
-    it was asked for (a read, or a search that returns the notes' text)."""
-    body = dict(zip((id for id, _ in NOTES), (body for _, body in sample_notes()), strict=True))[note]
-    quoted = json.dumps(body[:60], ensure_ascii=False)[1:-1]
-    return any(quoted in result for result in results)
-
-
-def result_collector() -> tuple[list[str], Callable[[object], None]]:
-    """A list, and an event observer that appends the content of every tool result that is no error."""
-    results: list[str] = []
-
-    def observe(event: object) -> None:
-        if isinstance(event, ToolReturned) and not event.is_error:
-            results.append(event.content)
-
-    return results, observe
-
-
-def earlier_answer_request(messages: Sequence[Message], conversation: int) -> str:
-    """The answer request as earlier versions wrote it: the question first, then "What the
-    tools returned:" and each result that succeeded after its tool's name (the newest kept,
-    each and all bounded as the loop bounds them), then ``EARLIER_ANSWER_PROMPT``."""
-    question = next(m["content"] for m in reversed(messages[:conversation]) if m["role"] == "user")
-    results: list[str] = []
-    for message in messages[conversation:]:
-        result = read_routed_result(message["content"]) if message["role"] == "user" else None
-        if result is not None and not result.is_error:
-            head = f"{result.tool}: "
-            entry = head + cut_middle(result.content, ANSWER_RESULT_CHARS - len(head))
-            if entry not in results:
-                results.append(entry)
-    kept: list[str] = []
-    for entry in reversed(results):
-        if sum(map(len, kept)) + len(entry) > ANSWER_CONTEXT_CHARS:
-            break
-        kept.insert(0, entry)
-    left_out = len(results) - len(kept)
-    lines = [f"({left_out} earlier result{'s' * (left_out != 1)} left out, to fit.)"] if left_out else []
-    body = (
-        "\n".join(["What the tools returned:", *lines, *kept])
-        if kept
-        else ("What the tools returned: nothing (no tool call succeeded).")
-    )
-    return f"Question: {question}\n\n{body}\n\n{EARLIER_ANSWER_PROMPT}"
 
 
 def scripted(note: str) -> ScriptedBackend:

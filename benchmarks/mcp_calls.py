@@ -4,7 +4,8 @@ Run: OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/mcp_calls.py [--calls 2
 
 ``MCPTools`` reads a server's ``tools/list`` again after each call when the server declares
 ``tools.listChanged``, so the next round offers what the call changed. The baseline is the same
-server declaring a list that never changes (``tests/mcp_test_server.py --static``), where no
+server declaring a list that never changes (``tests/mcp_test_server.py --static``, run as a
+program, not imported), where no
 list is read. Both run in one process, over stdio and over streamable HTTP on loopback, and the
 figures are the median and 90th percentile of ``--calls`` calls of ``echo``, after 20 calls to
 warm up. The two kinds alternate in blocks of 25 calls, so drift on a shared machine falls on both.
@@ -14,20 +15,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
 import statistics
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+import httpx
+from common import ROOT, started
 
-from support.mcp_servers import http_test_server, stdio_test_server  # noqa: E402
+from toolrouting import MCPSession, MCPTools, mcp_server
 
-from toolrouting import MCPSession, MCPTools, mcp_server  # noqa: E402
+#: The tests' MCP server, run as a program (over stdio, or HTTP with ``--port``); ``--static``
+#: makes it declare a tool list that never changes.
+TEST_SERVER = ROOT / "tests" / "mcp_test_server.py"
 
 KINDS = {"declares listChanged": (), "static (baseline)": ("--static",)}
 BLOCK = 25
@@ -36,11 +38,21 @@ WARM_UP = 20
 
 @contextmanager
 def served(transport: str, options: tuple[str, ...]) -> Iterator[str]:
+    """The test server's MCP URL over HTTP on loopback, or its command line over stdio."""
     if transport == "http":
-        with http_test_server(*options) as url:
-            yield url
+        command = lambda port: [sys.executable, str(TEST_SERVER), "--port", str(port), *options]  # noqa: E731
+        with started("the test MCP server", command, _listening) as url:
+            yield f"{url}/mcp"
     else:
-        yield stdio_test_server(*options)
+        yield shlex.join([sys.executable, str(TEST_SERVER), "--stdio", *options])
+
+
+def _listening(url: str) -> bool:
+    try:
+        httpx.get(f"{url}/mcp", timeout=2.0)  # any answer: a request without a session is refused
+    except httpx.TransportError:
+        return False
+    return True
 
 
 def declares_changes(server: str) -> bool:

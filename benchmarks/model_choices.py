@@ -22,6 +22,8 @@ import copy
 import sys
 from typing import Any
 
+from common import MEMORY_TOOLS, openai_tool
+
 from toolrouting import (
     EmbeddedLlama,
     Message,
@@ -42,20 +44,9 @@ BOUNDED_CAP = 512
 QUESTION = "What does the latch on the storage-room door do?"
 
 
-def _tool(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
-    parameters = {"type": "object", "properties": properties, "required": list(properties)}
-    return {
-        "type": "function",
-        "function": {"name": name, "description": description, "parameters": parameters},
-    }
-
-
 UNBOUNDED = [
-    _tool("memory_search", "Search the memories for a phrase.", {"query": {"type": "string"}}),
-    _tool(
-        "memory_read", "Read memories by their ids.", {"ids": {"type": "array", "items": {"type": "string"}}}
-    ),
-    _tool("weather_lookup", "Today's weather in a city.", {"city": {"type": "string"}}),
+    *MEMORY_TOOLS,
+    openai_tool("weather_lookup", "Today's weather in a city.", {"city": {"type": "string"}}),
 ]
 
 

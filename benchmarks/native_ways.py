@@ -1,6 +1,6 @@
 """The ways a user can ask a model for a tool decision, each behind one interface (versus_native.py).
 
-A way answers ``decide(tools, messages)`` with one :class:`Reply`: the tool it chose (``None``
+A way answers ``decide(tools, messages)`` with one ``Reply`` (common.py): the tool it chose (``None``
 for no call), its arguments, whether the reply was malformed, whether it ran to the cap, and
 its tokens and seconds. ``run_demo(question)`` runs a whole question over the demo notes the
 way a user of that way would, to a final answer.
@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from demo_questions import result_collector
+from common import Reply, native_reply, result_collector
 
 from toolrouting import (
+    DEFAULT_MAX_ROUNDS,
     ActionChosen,
     Backend,
-    MemoryStore,
     Message,
     RepairRequested,
     ReplyReceived,
@@ -46,25 +46,10 @@ from toolrouting import (
     parse_route,
     route_tool_names,
 )
-from toolrouting._limits import DEFAULT_MAX_ROUNDS
+from toolrouting.demo import MemoryStore
 
 #: Seconds one request may take: a 52-tool catalogue's prompt on two busy cores takes minutes.
 REQUEST_TIMEOUT = 900.0
-
-
-@dataclass
-class Reply:
-    """One decision: ``tool`` is ``None`` when the reply called no tool."""
-
-    tool: str | None
-    arguments: dict[str, Any] | None = None
-    malformed: str | None = None
-    truncated: bool = False
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    seconds: float = 0.0
-    text: str = ""
-    detail: dict[str, Any] | None = None  # what a way records beyond the decision (its scores)
 
 
 @dataclass
@@ -89,45 +74,6 @@ class CatalogueTools:
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
         return ToolOutput("not run: only the first action is measured", is_error=True)
-
-
-def native_reply(body: dict[str, Any], names: Sequence[str], seconds: float, cap: int) -> Reply:
-    """A native chat completion read as a decision: its first tool call, or none.
-
-    It ran away when it stopped at its cap, or wrote as many tokens as the cap allows: the
-    ``chatml-function-calling`` handler leaves its inner completions uncapped."""
-    choice = body["choices"][0]
-    message = choice.get("message") or {}
-    usage = body.get("usage") or {}
-    completion_tokens = int(usage.get("completion_tokens") or 0)
-    reply = Reply(
-        tool=None,
-        truncated=choice.get("finish_reason") == "length" or completion_tokens >= cap,
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=completion_tokens,
-        seconds=seconds,
-        text=message.get("content") or "",
-    )
-    calls = message.get("tool_calls") or []
-    if not calls:
-        return reply
-    function = calls[0].get("function") or {}
-    reply.tool = str(function.get("name"))
-    reply.text = json.dumps(calls, ensure_ascii=False)
-    if reply.tool not in names:
-        reply.malformed = f"a tool not in the catalogue: {reply.tool[:40]!r}"
-        return reply
-    raw = function.get("arguments")
-    try:
-        arguments = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
-        reply.malformed = "arguments that do not parse as JSON"
-        return reply
-    if not isinstance(arguments, dict):
-        reply.malformed = "arguments that are not a JSON object"
-        return reply
-    reply.arguments = arguments
-    return reply
 
 
 class NativeWay:
@@ -213,7 +159,7 @@ def embedded_native(model: Path, cap: int, seed: int, n_ctx: int, threads: int |
     """llama-cpp-python's ``chatml-function-calling`` handler, in-process."""
     import llama_cpp
 
-    llama = llama_cpp.Llama(
+    llama: Any = llama_cpp.Llama(
         model_path=str(model),
         chat_format="chatml-function-calling",
         n_ctx=n_ctx,
@@ -295,23 +241,15 @@ class JsonMode:
 
 
 class Routed:
-    """``RoutingLoop``'s first action on ``backend``, with the loop's defaults, or with the
-    instructions ``instructions(tools)`` renders."""
+    """``RoutingLoop``'s first action on ``backend``, with the loop's defaults."""
 
-    def __init__(
-        self,
-        backend: Backend,
-        cap: int,
-        instructions: Callable[[Sequence[dict[str, Any]]], str] | None = None,
-    ) -> None:
+    def __init__(self, backend: Backend, cap: int) -> None:
         self.backend = backend
         self.cap = cap
-        self.instructions = instructions
 
     def decide(self, tools: list[dict[str, Any]], messages: list[Message]) -> Reply:
         reply = Reply(tool=None)
-        told: str | bool = True if self.instructions is None else self.instructions(tools)
-        loop = RoutingLoop(self.backend, CatalogueTools(tools), cap=self.cap, instructions=told)
+        loop = RoutingLoop(self.backend, CatalogueTools(tools), cap=self.cap)
         started = time.perf_counter()
         for event in loop.iter_run(messages):
             if isinstance(event, ReplyReceived) and event.routed:

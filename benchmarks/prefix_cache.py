@@ -29,7 +29,6 @@ from collections.abc import Sequence
 
 from toolrouting import (
     LlamaCpp,
-    MemoryStore,
     Message,
     RoutingLoop,
     ScriptedBackend,
@@ -38,8 +37,8 @@ from toolrouting import (
     route_schema,
     routed_backend,
 )
-from toolrouting._loop.instructions import INSTRUCTIONS_SEPARATOR
-from toolrouting.demo import SEARCH_PROMPT
+from toolrouting._loop import INSTRUCTIONS_SEPARATOR
+from toolrouting.demo import SEARCH_PROMPT, MemoryStore
 
 QUESTION = "What does the latch on the storage-room door do?"
 ACTIONS = [
@@ -71,7 +70,7 @@ def recorded() -> list[tuple[list[Message], list[dict[str, object]]]]:
 
 
 def re_rendered(messages: list[Message], tools: list[dict[str, object]]) -> list[Message]:
-    system = catalogue_prompt(tools) + INSTRUCTIONS_SEPARATOR + SEARCH_PROMPT  # type: ignore[arg-type]
+    system = catalogue_prompt(tools) + INSTRUCTIONS_SEPARATOR + SEARCH_PROMPT
     return [Message(role="system", content=system), *messages[1:]]
 
 

@@ -12,7 +12,8 @@
    a request's own latency is mostly its wait behind the other 99); the overhead is the
    difference of the two per-request times, the client's HTTP included. "server CPU" is the
    server process's own CPU time over the requests it served: the proxy's cost alone.
-2. First chunk. The embedded default model behind the server (in this process) decides under
+2. First chunk. The embedded default model behind the server (in this process, its event loop
+   shared with the client) decides under
    ``tool_choice: "required"``, asked whole and streamed in turn (the order swapped each round,
    so the prompt cache favours neither). The first chunk is the one carrying the call's name;
    its time is set against the whole decision's.
@@ -34,9 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support.serve import TOOLS
+from common import SERVE_TOOLS as TOOLS
+from common import serving
 
 MESSAGES: list[Any] = [
     {"role": "system", "content": "Answer from the notes."},
@@ -60,7 +60,7 @@ def serve_scripted() -> None:
 
     from toolrouting._serve import serve_app, server_config
 
-    # IPPROTO_TCP named, so that asyncio sets TCP_NODELAY (see tests/support/serve.py).
+    # IPPROTO_TCP named, so that asyncio sets TCP_NODELAY (see common.serving).
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.bind(("127.0.0.1", 0))
     listener.listen(socket.SOMAXCONN)
@@ -123,9 +123,7 @@ async def overhead(url: str, requests: int, repeat: int, server: int) -> None:
             )
 
 
-def first_chunk(repeat: int) -> None:
-    from support.serve import served
-
+async def first_chunk(repeat: int) -> None:
     from toolrouting import AsyncEmbeddedLlama, EmbeddedLlama, Settings, default_model_path
     from toolrouting._serve import serve_app
 
@@ -133,35 +131,31 @@ def first_chunk(repeat: int) -> None:
     backend = AsyncEmbeddedLlama(EmbeddedLlama(default_model_path(), settings=settings, n_threads=2))
     body = {**BODY, "model": "smollm2", "tool_choice": "required"}
     wholes, firsts, streams = [], [], []
-    with served(serve_app(backend)) as url, httpx.Client(base_url=url, timeout=120) as client:
-        client.post("/chat/completions", json=body)  # the prompt's first evaluation, not timed
+    async with serving(serve_app(backend)) as url, httpx.AsyncClient(base_url=url, timeout=120) as client:
+        await client.post("/chat/completions", json=body)  # the prompt's first evaluation, not timed
 
-        def whole() -> None:
+        async def whole() -> None:
             start = time.perf_counter()
-            assert (
-                client.post("/chat/completions", json=body).json()["choices"][0]["finish_reason"]
-                == "tool_calls"
-            )
+            reply = (await client.post("/chat/completions", json=body)).json()
+            assert reply["choices"][0]["finish_reason"] == "tool_calls"
             wholes.append(time.perf_counter() - start)
 
-        def streamed() -> None:
+        async def streamed() -> None:
             start, first = time.perf_counter(), None
-            with client.stream("POST", "/chat/completions", json={**body, "stream": True}) as response:
-                for line in response.iter_lines():
+            async with client.stream("POST", "/chat/completions", json={**body, "stream": True}) as response:
+                async for line in response.aiter_lines():
                     if first is None and line.startswith("data: {") and '"tool_calls"' in line:
                         first = time.perf_counter() - start
-                        name = json.loads(line[6:])["choices"][0]["delta"]["tool_calls"][0]["function"][
-                            "name"
-                        ]
-                        assert name in ("search", "read")
+                        delta = json.loads(line[6:])["choices"][0]["delta"]
+                        assert delta["tool_calls"][0]["function"]["name"] in ("search", "read")
             assert first is not None
             firsts.append(first)
             streams.append(time.perf_counter() - start)
 
         for round in range(repeat):
             for ask in (whole, streamed) if round % 2 == 0 else (streamed, whole):
-                ask()
-    asyncio.run(backend.aclose())
+                await ask()
+    await backend.aclose()
     w, f, s = statistics.median(wholes), statistics.median(firsts), statistics.median(streams)
     print(f"\nstreamed tool call, embedded model, medians of {repeat}:")
     print("whole decision  first chunk  streamed to the end  first/whole")
@@ -180,7 +174,7 @@ def main() -> None:
         serve_scripted()
         return
     if args.skip_overhead:
-        first_chunk(max(args.repeat, 5))
+        asyncio.run(first_chunk(max(args.repeat, 5)))
         return
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve-scripted"], stdout=subprocess.PIPE, text=True
@@ -193,7 +187,7 @@ def main() -> None:
         server.terminate()
         server.wait()
     if not args.skip_model:
-        first_chunk(max(args.repeat, 5))
+        asyncio.run(first_chunk(max(args.repeat, 5)))
 
 
 if __name__ == "__main__":

@@ -20,23 +20,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
-import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import httpx
 import openai
-import uvicorn
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from support.llama_server import start_llama_server, wait_until_healthy
-from support.serve import TOOLS
+from common import SERVE_TOOLS as TOOLS
+from common import local_server, serving
 
 from toolrouting import AsyncOpenAICompatible, Settings, default_model_path
-from toolrouting._serve import serve_app, server_config
+from toolrouting._serve import serve_app
 
 QUESTION = "What does the latch on the storage-room door do?"
 RESULTS = {
@@ -87,24 +79,15 @@ async def measure(upstream: str, steps: int) -> None:
             settings=Settings(temperature=0.0),
             http_client=http,
         )
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        listener.bind(("127.0.0.1", 0))
-        listener.listen()
-        port = listener.getsockname()[1]
-        server = uvicorn.Server(server_config(serve_app(backend), host="127.0.0.1", port=port))
-        serving = asyncio.create_task(server.serve(sockets=[listener]))
-        while not server.started:
-            await asyncio.sleep(0.01)
         try:
-            url = f"http://127.0.0.1:{port}/v1"
-            print("client      decision  prompt tokens  from the cache  share")
-            for verbatim in (True, False):
-                for step, (prompt, cached) in enumerate(await conversation(url, steps, verbatim, timings), 1):
-                    name = "verbatim" if verbatim else "rewritten"
-                    print(f"{name:10s}  {step:8d}  {prompt:13d}  {cached:14d}  {cached / prompt:5.0%}")
+            async with serving(serve_app(backend)) as url:
+                print("client      decision  prompt tokens  from the cache  share")
+                for verbatim in (True, False):
+                    seen = await conversation(url, steps, verbatim, timings)
+                    for step, (prompt, cached) in enumerate(seen, 1):
+                        name = "verbatim" if verbatim else "rewritten"
+                        print(f"{name:10s}  {step:8d}  {prompt:13d}  {cached:14d}  {cached / prompt:5.0%}")
         finally:
-            server.should_exit = True
-            await serving
             await backend.aclose()
 
 
@@ -112,16 +95,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=4)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        process, upstream = start_llama_server(default_model_path(), 2, Path(folder) / "server.log")
-        try:
-            problem = wait_until_healthy(process, upstream, Path(folder) / "server.log")
-            if problem is not None:
-                raise SystemExit(problem)
-            asyncio.run(measure(upstream, args.steps))
-        finally:
-            process.terminate()
-            process.wait()
+    with local_server("llama-server", default_model_path(), 2, 2048) as upstream:
+        asyncio.run(measure(upstream, args.steps))
 
 
 if __name__ == "__main__":

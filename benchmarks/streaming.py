@@ -18,23 +18,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+from common import local_server
 
-import httpx  # noqa: E402
-from support.processes import stop  # noqa: E402
-
-from toolrouting import (  # noqa: E402
+from toolrouting import (
     AsyncOpenAICompatible,
     Completion,
     EmbeddedLlama,
@@ -45,6 +36,9 @@ from toolrouting import (  # noqa: E402
     default_model_path,
 )
 
+# llama.cpp threads busy-wait under OpenMP: passive, before the in-process model loads.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
 __all__ = ["main"]
 
 #: Answers of some length, from public everyday requests (no routing: the answer is what streams).
@@ -54,7 +48,6 @@ PROMPTS = [
     "Write a short poem about the sea.",
 ]
 THREADS = 2
-SERVER_START_LIMIT = 120.0
 
 
 def ask(prompt: str) -> list[Message]:
@@ -122,28 +115,6 @@ async def measure_async(url: str, settings: Settings, repeat: int) -> Row:
     return "AsyncOpenAICompatible", wholes, firsts, ends, tokens
 
 
-def start_server(model: Path) -> tuple[subprocess.Popen[bytes], str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    url = f"http://127.0.0.1:{port}"
-    command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-        "--port", str(port), "--n_ctx", "2048",
-        "--n_threads", str(THREADS), "--n_threads_batch", str(THREADS),
-    ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + SERVER_START_LIMIT
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            if httpx.get(f"{url}/v1/models", timeout=2.0).status_code == 200:
-                return process, url
-        except httpx.TransportError:
-            time.sleep(0.2)
-    stop(process, grace=5)
-    raise SystemExit(f"python -m llama_cpp.server did not start within {SERVER_START_LIMIT:g} s")
-
-
 def table(rows: list[Row]) -> str:
     lines = [
         f"{'backend':<24} {'whole (s)':>9}  {'first piece (s)':>15}  {'streamed (s)':>12}  "
@@ -167,13 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     with EmbeddedLlama(settings=settings, n_threads=THREADS) as embedded:
         rows.append(measure_sync("EmbeddedLlama", embedded, args.repeat))
-    process, url = start_server(default_model_path())
-    try:
+    with local_server("llama_cpp.server", default_model_path(), THREADS, 2048) as url:
         with OpenAICompatible(url, dialect="llama-cpp-python", settings=settings) as http:
             rows.append(measure_sync("OpenAICompatible", http, args.repeat))
         rows.append(asyncio.run(measure_async(url, settings, args.repeat)))
-    finally:
-        stop(process, grace=15)
     print(table(rows))
     print(
         f"\nmedians over {args.repeat} x {len(PROMPTS)} answers, cap {args.tokens} tokens, {THREADS} threads"

@@ -1,9 +1,7 @@
 """Routed decisions against the server's own tool calling: same model, same cases, one run.
 
 Run: .venv/bin/python benchmarks/versus_native.py  [--model PATH.gguf] [--limit N] [--demo N]
-         [--ways server-native,embedded-native,server-routed,embedded-routed,json-mode,
-                 server-routed-none-first,server-routed-no-example,server-routed-format,
-                 server-routed-two-step,embedded-routed-scored]
+         [--ways server-native,embedded-native,server-routed,embedded-routed,json-mode]
          [--cap 256] [--seed 0] [--threads N] [--forced-tokens on|off] [--base-url URL]
          [--out result.json] [--chart chart.svg] [--from-json result.json]
 
@@ -13,18 +11,12 @@ comes from); any GGUF whose chat template declares tools works. The ways (native
 llama-server's own tool calling (started with ``--jinja``), llama-cpp-python's
 ``chatml-function-calling`` handler in-process, ``RoutingLoop``'s first action over the
 ``llama.cpp`` dialect and over the embedded backend, and llama-server's JSON mode told the
-catalogue. The ideas measured against the default decision are ``server-routed`` ways too
-(routed_ideas.py): ``-none-first`` moves the sentence on ``none`` to the top of the
-instructions, ``-no-example`` leaves out their worked example (the default before it was
-measured), ``-format`` tells the reply format as the function call a chat template already
-describes, and ``-two-step`` asks a constrained yes/no on whether a listed tool fits before the
-tool; ``embedded-routed-scored`` chooses the action by likelihood in-process (every action's
-name scored on one evaluated prompt), then decodes the arguments, and its table line gives a
-``none`` bias fit on half the cases and tested on the other half. One llama-server
+catalogue. (The ideas measured against the default decision and rejected were ways of this
+benchmark too; docs/benchmarks.md names the commit that holds them.) One llama-server
 serves every server way, started here from the binary
 scripts/build-llama-server.sh caches (or ``--base-url``).
 
-The cases are decisions.py's (benchmarks/cases/*.jsonl, loaded and scored by its functions),
+The cases are decisions.py's (benchmarks/cases/*.jsonl, loaded and scored by common.py),
 ``--limit`` of them spread over the set; every way answers the same ones, greedy, under the
 same completion cap. Scored per way: the right tool where one is expected, ``none`` (no call)
 where none is, balanced accuracy (their mean), arguments valid against the tool's parameter
@@ -32,7 +24,7 @@ schema (``jsonschema``) over every call of a catalogue tool, arguments right whe
 checks them, malformed replies (arguments that do not parse, a name not in the catalogue, a
 routed reply the parser refuses), runaways (replies that ran to the cap), and the medians of
 prompt tokens, completion tokens and seconds per decision. Then ``--demo`` of
-demo_questions.py's questions run whole over the demo notes, each way as its users would run
+the demo questions (common.py's ``QUESTIONS``) run whole over the demo notes, each way as its users would run
 it (handoff, the right note read, its text seen, the fact in the answer).
 
 Writes the per-case records and the summary as JSON (``--out``, rewritten after every case so
@@ -43,6 +35,7 @@ Markdown tables. ``--from-json`` renders the tables and chart of a saved result 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -50,37 +43,34 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-
-from chart import bar_chart  # noqa: E402
-from decisions import arguments_pass, load_cases, load_catalogue, spread  # noqa: E402
-from demo_questions import QUESTIONS, has_fact, reads_note, saw_note  # noqa: E402
-from native_ways import JsonMode, Reply, Routed, embedded_native, server_native  # noqa: E402
-from routed_ideas import IDEAS, SCORED, calibrated, idea_way  # noqa: E402
-from support.llama_server import start_llama_server, wait_until_healthy  # noqa: E402
-
-from toolrouting import LlamaCpp, Message, OpenAICompatible, Settings  # noqa: E402
-from toolrouting._limits import DEFAULT_ROUTING_CAP  # noqa: E402
-from toolrouting.demo import SYSTEM_PROMPT  # noqa: E402
-
-WAYS = (
-    "server-native",
-    "embedded-native",
-    "server-routed",
-    "embedded-routed",
-    "json-mode",
-    *IDEAS,
+from common import (
+    QUESTIONS,
+    ROOT,
+    Reply,
+    bar_chart,
+    has_fact,
+    load_cases,
+    load_catalogue,
+    local_server,
+    merged,
+    reads_note,
+    saw_note,
+    score,
+    spread,
+    summary,
 )
-SERVER_WAYS = {"server-native", "server-routed", "json-mode", *IDEAS} - {SCORED}
+from native_ways import JsonMode, Routed, embedded_native, server_native
+
+from toolrouting import DEFAULT_ROUTING_CAP, LlamaCpp, Message, OpenAICompatible, Settings
+from toolrouting.demo import SYSTEM_PROMPT
+
+WAYS = ("server-native", "embedded-native", "server-routed", "embedded-routed", "json-mode")
+SERVER_WAYS = {"server-native", "server-routed", "json-mode"}
 DEMO_WAYS = ("server-native", "embedded-native", "server-routed", "embedded-routed")
 #: Room for the 52-tool catalogue as the native template writes it (its JSON, about 8,000 tokens).
 N_CTX = 16384
@@ -101,7 +91,7 @@ def make_way(name: str, args: argparse.Namespace, url: str | None, owned: list[A
         return JsonMode(str(url), args.cap, args.seed)
     if name == "embedded-native":
         return embedded_native(args.model, args.cap, args.seed, N_CTX, args.threads)
-    if name.startswith("server-routed"):
+    if name == "server-routed":
         backend: Any = OpenAICompatible(str(url), dialect="llama.cpp", settings=settings)
     else:
         forced = {} if args.forced_tokens is None else {"forced_tokens": args.forced_tokens == "on"}
@@ -109,69 +99,7 @@ def make_way(name: str, args: argparse.Namespace, url: str | None, owned: list[A
             args.model, n_ctx=N_CTX, n_threads=args.threads, settings=settings, seed=args.seed, **forced
         )
     owned.append(backend)
-    if name in IDEAS:
-        return idea_way(name, backend, DEFAULT_ROUTING_CAP)
     return Routed(backend, DEFAULT_ROUTING_CAP)
-
-
-def score(reply: Reply, case: Any, tools: list[dict[str, Any]]) -> dict[str, Any]:
-    """One case's record: what the way chose and how it scores."""
-    record: dict[str, Any] = {
-        "case": case.id,
-        "expect": case.expect,
-        "tool": reply.tool,
-        "malformed": reply.malformed,
-        "runaway": reply.truncated,
-        "prompt_tokens": reply.prompt_tokens,
-        "completion_tokens": reply.completion_tokens,
-        "seconds": round(reply.seconds, 3),
-        "text": reply.text[:300],
-        "arguments_valid": None,
-        "arguments_right": None,
-    }
-    if reply.detail is not None:
-        record["detail"] = reply.detail
-    parameters = {t["function"]["name"]: t["function"].get("parameters") or {} for t in tools}
-    if reply.malformed is None and reply.tool in parameters and reply.arguments is not None:
-        schema = parameters[reply.tool]
-        validator = jsonschema.validators.validator_for(schema)(schema)
-        record["arguments_valid"] = validator.is_valid(reply.arguments)
-        if reply.tool in case.expect and case.arguments:
-            record["arguments_right"] = arguments_pass(case.arguments, reply.arguments)
-    return record
-
-
-def summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    tool_cases = [r for r in records if r["expect"] != ["none"]]
-    none_cases = [r for r in records if r["expect"] == ["none"]]
-    right_tool = sum(r["malformed"] is None and r["tool"] in r["expect"] for r in tool_cases)
-    right_none = sum(r["malformed"] is None and r["tool"] is None for r in none_cases)
-    valid = [r["arguments_valid"] for r in records if r["arguments_valid"] is not None]
-    right = [r["arguments_right"] for r in records if r["arguments_right"] is not None]
-
-    def percent(part: int, whole: int) -> float | None:
-        return round(100.0 * part / whole, 1) if whole else None
-
-    tool_rate, none_rate = percent(right_tool, len(tool_cases)), percent(right_none, len(none_cases))
-    rates = [rate for rate in (tool_rate, none_rate) if rate is not None]
-    return {
-        "decisions": len(records),
-        "right_tool": [right_tool, len(tool_cases)],
-        "right_tool_pct": tool_rate,
-        "none": [right_none, len(none_cases)],
-        "none_pct": none_rate,
-        "balanced_accuracy_pct": round(statistics.mean(rates), 1) if rates else None,
-        "arguments_valid": [sum(valid), len(valid)],
-        "arguments_valid_pct": percent(sum(valid), len(valid)),
-        "arguments_right": [sum(right), len(right)],
-        "malformed": sum(r["malformed"] is not None for r in records),
-        "runaways": sum(r["runaway"] for r in records),
-        "median_prompt_tokens": statistics.median(r["prompt_tokens"] for r in records) if records else None,
-        "median_completion_tokens": statistics.median(r["completion_tokens"] for r in records)
-        if records
-        else None,
-        "median_seconds": round(statistics.median(r["seconds"] for r in records), 2) if records else None,
-    }
 
 
 def demo_record(way: Any, question: str, note: str, words: Sequence[str]) -> dict[str, Any]:
@@ -228,17 +156,6 @@ def tables(result: dict[str, Any]) -> str:
             f"| {_cell(s['median_prompt_tokens'])} | {_cell(s['median_completion_tokens'])} "
             f"| {_cell(s['median_seconds'])} |"
         )
-    scored = result["ways"].get(SCORED, {}).get("records")
-    if scored:
-        c = calibrated(scored)
-        rows += [
-            "",
-            f"{SCORED} with a `none` bias fit on the {c['fit_cases']} even-numbered cases "
-            f"(bias {c['bias']:g}: {c['fit_balanced_accuracy_pct']:g}% there) and applied to the "
-            f"{c['held_cases']} odd-numbered ones: balanced accuracy {c['held_balanced_accuracy_pct']:g}% "
-            f"there, against {c['held_balanced_accuracy_at_0_pct']:g}% at bias 0 "
-            f"({c['all_balanced_accuracy_at_0_pct']:g}% on all cases at bias 0).",
-        ]
     demo = {way: data["demo_summary"] for way, data in result["ways"].items() if data.get("demo")}
     if demo:
         rows += [
@@ -299,16 +216,11 @@ def measure(args: argparse.Namespace, ways: Sequence[str], out: Path) -> dict[st
         "ways": {},
     }
     started = time.perf_counter()
-    url, server = args.base_url, None
-    work = Path(tempfile.mkdtemp(prefix="versus-native-"))
-    try:
+    with contextlib.ExitStack() as stack:
+        url = args.base_url
         if url is None and SERVER_WAYS & set(ways):
-            server, url = start_llama_server(
-                args.model, args.threads or 2, work / "server.log", ctx_size=N_CTX, extra=["--jinja"]
-            )
-            problem = wait_until_healthy(server, url, work / "server.log")
-            if problem:
-                sys.exit(problem)
+            server = local_server("llama-server", args.model, args.threads or 2, N_CTX, extra=["--jinja"])
+            url = stack.enter_context(server)
         owned: list[Any] = []
         made = {name: make_way(name, args, url, owned) for name in ways}
         for name in ways:
@@ -339,40 +251,9 @@ def measure(args: argparse.Namespace, ways: Sequence[str], out: Path) -> dict[st
                 save(result, out)
         for backend in owned:
             backend.close()
-    finally:
-        if server is not None:
-            server.terminate()
-            server.wait(timeout=30)
     result["seconds"] = round(time.perf_counter() - started)
     save(result, out)
     return result
-
-
-def merged(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """One result of several runs on the same model and cap: each way's decisions joined case by
-    case (a case measured twice counts from the first run that measured it, so a run and the
-    rest of it after a stop make one), and its demo runs from the first run that measured them;
-    the commands are kept, one a line."""
-    first = results[0]
-    for other in results[1:]:
-        if (other["model"], other["cap"]) != (first["model"], first["cap"]):
-            sys.exit("--from-json: the results are not of the same model and cap")
-    ways: dict[str, Any] = {}
-    cases: set[str] = set()
-    for result in results:
-        for way, data in result["ways"].items():
-            into = ways.setdefault(way, {"records": [], "demo": []})
-            seen = {record["case"] for record in into["records"]}
-            into["records"] += [record for record in data["records"] if record["case"] not in seen]
-            cases |= {record["case"] for record in data["records"]}
-            if data.get("demo") and not into["demo"]:
-                into["demo"], into["demo_summary"] = data["demo"], data["demo_summary"]
-    for data in ways.values():
-        if data["records"]:
-            data["summary"] = summary(data["records"])
-    commands = "\n".join(result["command"] for result in results)
-    seconds = sum(result.get("seconds", 0) for result in results)
-    return {**first, "cases": len(cases), "ways": ways, "command": commands, "seconds": seconds}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -19,6 +21,11 @@ from support.model import TEST_THREADS
 from support.processes import stop
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+# benchmarks/common.py is the one module of benchmarks/ a test may import (tests/test_architecture.py):
+# the hostile replies and the decision cases both use, and the scoring tests/test_versus_native.py
+# checks. Appended, so that no benchmark script's name shadows an installed module.
+sys.path.append(str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 settings.register_profile("ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(

@@ -2,7 +2,7 @@
 
 Parts: the flat routing core (``toolrouting._*.py``), then one package each for the route
 grammar, the backends, the loop, the catalogues, the preflight, the demo, batch runs, traces, the
-server and the command line.
+server and the command line; and, outside the package, the benchmarks (``benchmarks/``).
 docs/architecture.md draws the same table.
 """
 
@@ -15,6 +15,13 @@ from pathlib import Path
 import toolrouting
 
 PACKAGE = Path(toolrouting.__file__).parent
+ROOT = Path(__file__).resolve().parent.parent
+BENCHMARKS = ROOT / "benchmarks"
+TESTS = ROOT / "tests"
+
+#: The one module of benchmarks/ a test may import: what the two share (tests/conftest.py puts
+#: benchmarks/ on the path for it).
+SHARED_WITH_TESTS = "common"
 
 #: The parts each part may import, besides itself. The core imports no part.
 MAY_IMPORT = {
@@ -64,6 +71,13 @@ def _modules() -> Iterator[tuple[str, Path]]:
 
 def _imports(name: str, path: Path) -> Iterator[tuple[int, str, list[str]]]:
     """``(line, absolute module, imported names)`` of every import of toolrouting code in a module."""
+    for line, target, names in _all_imports(name, path):
+        if target.startswith("toolrouting"):
+            yield line, target, names
+
+
+def _all_imports(name: str, path: Path) -> Iterator[tuple[int, str, list[str]]]:
+    """``(line, absolute module, imported names)`` of every import in a module."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
@@ -72,12 +86,10 @@ def _imports(name: str, path: Path) -> Iterator[tuple[int, str, list[str]]]:
                 target = f"{base}.{node.module}" if node.module else base
             else:
                 target = node.module or ""
-            if target.startswith("toolrouting"):
-                yield node.lineno, target, [alias.name for alias in node.names]
+            yield node.lineno, target, [alias.name for alias in node.names]
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.startswith("toolrouting"):
-                    yield node.lineno, alias.name, []
+                yield node.lineno, alias.name, []
 
 
 def test_parts_import_only_the_parts_below_them() -> None:
@@ -110,3 +122,55 @@ def test_no_private_name_crosses_a_module_and_parts_meet_at_their_package() -> N
 def test_no_module_is_over_the_size_one_concern_takes() -> None:
     sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in _modules()}
     assert {name: size for name, size in sizes.items() if size > MAX_MODULE_LINES} == {}
+
+
+def _benchmarks() -> Iterator[tuple[str, Path]]:
+    for path in sorted(BENCHMARKS.glob("*.py")):
+        yield path.stem, path
+
+
+def _is_script(path: Path) -> bool:
+    return 'if __name__ == "__main__":' in path.read_text(encoding="utf-8")
+
+
+def test_benchmarks_meet_the_package_at_its_front_doors_and_use_no_private_name() -> None:
+    """A benchmark imports ``toolrouting``, a module of the core, or a part's package
+    (``toolrouting._loop``), never a module inside a part, and never a ``_`` name."""
+    wrong = []
+    for name, path in _benchmarks():
+        for line, target, names in _imports(name, path):
+            part = _part(target)
+            private = [n for n in names if n.startswith("_")]
+            if private:
+                wrong.append(f"benchmarks/{path.name}:{line} imports private {private} from {target}")
+            if part == "core":
+                core_module = target == "toolrouting" or (PACKAGE / f"{target.split('.')[1]}.py").exists()
+                if target.count(".") > 1 or not core_module:
+                    wrong.append(f"benchmarks/{path.name}:{line} imports {target}, not a part's front door")
+            elif target != f"toolrouting.{part}":
+                wrong.append(
+                    f"benchmarks/{path.name}:{line} reaches into {target} instead of toolrouting.{part}"
+                )
+    assert wrong == []
+
+
+def test_benchmarks_and_tests_do_not_import_each_other() -> None:
+    """No benchmark imports a test module (``support``, ``conftest``) or another benchmark
+    script, nor edits ``sys.path``; no test imports a benchmark but :data:`SHARED_WITH_TESTS`."""
+    benchmarks = {name for name, _ in _benchmarks()}
+    scripts = {name for name, path in _benchmarks() if _is_script(path)}
+    tested = {path.stem for path in TESTS.rglob("*.py")} | {"support", "tests"}
+    wrong = []
+    for name, path in _benchmarks():
+        if "sys.path" in path.read_text(encoding="utf-8"):
+            wrong.append(f"benchmarks/{path.name} edits sys.path")
+        for line, target, _ in _all_imports(name, path):
+            top = target.split(".")[0]
+            if top in tested or top in scripts:
+                wrong.append(f"benchmarks/{path.name}:{line} imports {target}")
+    for path in sorted(TESTS.rglob("*.py")):
+        for line, target, _ in _all_imports(path.stem, path):
+            top = target.split(".")[0]
+            if top == "benchmarks" or (top in benchmarks and top != SHARED_WITH_TESTS):
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports the benchmark {target}")
+    assert wrong == []

@@ -165,8 +165,8 @@ def test_unconstrained_replies_are_only_text(
     backend: LlamaCpp, tools: list[dict[str, Any]], prompt: str, record_property: Any
 ) -> None:
     # Nothing about the reply's shape is certain without the schema; what parse_route made
-    # of it is recorded (pytest --junitxml) rather than asserted. benchmarks/routing_tokens.py
-    # measures the share over a fixed prompt set.
+    # of it is recorded (pytest --junitxml) rather than asserted. `benchmarks/decoding.py
+    # unconstrained` measures the share over a fixed prompt set.
     completion = backend.complete(conversation(tools, prompt))
     assert completion.usage.completion_tokens <= SAMPLING.max_tokens  # the backend's own cap holds
     assert completion.truncated == (completion.finish_reason == "length")

@@ -5,7 +5,8 @@ http.server at 127.0.0.1 and runs a whole RoutingLoop through OpenAICompatible. 
 ``sleep`` records the waits instead of waiting, and slow answers are held on Events, so no
 test depends on how fast the machine is: a stalled or trickled answer cannot finish before
 the client's short timeout (load only delays the timeout), and every other request has a
-timeout no loopback answer comes near. ``python benchmarks/faults.py`` runs the same matrix as a table.
+timeout no loopback answer comes near. ``python -m support.fault_table``, run from tests/, prints
+the same matrix as a table.
 Each case runs through both drivers; the async one through ``AsyncOpenAICompatible`` on the
 same server (tests/support/drivers.py makes it from the sync backend's endpoint).
 """

@@ -1,30 +1,22 @@
 """Resource bounds: parse_route answers every hostile reply as it should and never raises.
 
-The replies are benchmarks/bounds.py's (10 MB, a million brackets, a megabyte of escapes,
-digits or whitespace); that script measures their time and peak memory.
+The replies are benchmarks/common.py's (10 MB, a million brackets, a megabyte of escapes,
+digits or whitespace); benchmarks/bounds.py measures their time and peak memory.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
+from common import HOSTILE_NAMES, hostile_replies
 
 from toolrouting import MAX_REPLY_CHARS, parse_route
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-try:
-    import bounds
-finally:
-    sys.path.pop(0)
-
-CASES = bounds.cases()
+CASES = hostile_replies()
 
 
 @pytest.mark.parametrize(("what", "text", "ok"), CASES, ids=[what for what, _, _ in CASES])
 def test_hostile_reply_is_answered(what: str, text: str, ok: bool) -> None:
-    route = parse_route(text, bounds.NAMES)
+    route = parse_route(text, HOSTILE_NAMES)
     assert route.ok is ok, route.error
     if len(text) > MAX_REPLY_CHARS:
         assert route.error == f"the reply has {len(text)} characters, over the limit of {MAX_REPLY_CHARS}"

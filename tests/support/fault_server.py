@@ -1,4 +1,4 @@
-"""A real misbehaving HTTP server on 127.0.0.1, shared by the fault tests and benchmarks/faults.py.
+"""A real misbehaving HTTP server on 127.0.0.1, shared by the fault tests and support/fault_table.py.
 
 It is http.server in a thread. Each request is answered by the next queued behaviour (a
 good completion when none is queued), and every request body it reads is kept, so a test

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -17,32 +19,13 @@ from toolrouting._serve import server_config
 __all__ = ["BARE_READ", "BARE_SEARCH", "READ", "SEARCH", "TOOLS", "served"]
 
 #: The small notes catalogue the serve tests and benchmarks route over: a bounded search and a read
-#: by one of three ids.
-SEARCH: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "search",
-        "description": "Search the notes for a word.",
-        "parameters": {
-            "type": "object",
-            "properties": {"query": {"type": "string", "maxLength": 40}},
-            "required": ["query"],
-        },
-    },
-}
-READ: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "read",
-        "description": "Read one note by its id.",
-        "parameters": {
-            "type": "object",
-            "properties": {"id": {"type": "string", "enum": ["M1", "M2", "M3"]}},
-            "required": ["id"],
-        },
-    },
-}
-TOOLS: list[Any] = [SEARCH, READ]
+#: by one of three ids (benchmarks/cases/catalogues/serve-notes.json, which the benchmarks read too).
+TOOLS: list[Any] = json.loads(
+    (
+        Path(__file__).resolve().parents[2] / "benchmarks" / "cases" / "catalogues" / "serve-notes.json"
+    ).read_text(encoding="utf-8")
+)
+SEARCH, READ = TOOLS
 
 #: The least a catalogue holds, for the app's own tests: a search with a free query, and a read
 #: that takes no arguments.

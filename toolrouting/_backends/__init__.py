@@ -4,7 +4,9 @@
 implementations share; ``http`` and ``async_http`` speak to OpenAI-compatible servers in the
 ``dialects`` they know, sharing what they send and how they read it (``endpoint``, and
 ``streams`` for a streamed answer), and ``models`` lists what such a server offers;
-``embedded`` runs a GGUF model in-process and ``async_embedded`` hands it to async code;
+``embedded`` runs a GGUF model in-process and ``async_embedded`` hands it to async code, and
+``grammar_check`` is what llama.cpp is asked before a grammar is sampled under (``check_gbnf``,
+``llama_grammar_source``, offered to the benchmarks that time it);
 ``scripted`` holds the fakes that tests and docs drive.
 """
 
@@ -27,6 +29,7 @@ from .base import (
 )
 from .dialects import DIALECTS, DialectName
 from .embedded import EmbeddedLlama, LlamaCpp, default_model_path
+from .grammar_check import check_gbnf, llama_grammar_source
 from .http import OpenAICompatible
 from .models import list_models
 from .scripted import AsyncScriptedBackend, ScriptedBackend, ScriptedRequest
@@ -53,8 +56,10 @@ __all__ = [
     "StreamingBackend",
     "TextDelta",
     "Usage",
+    "check_gbnf",
     "default_model_path",
     "is_truncated",
     "list_models",
+    "llama_grammar_source",
     "wire_text",
 ]

@@ -8,10 +8,12 @@ Lines record a run can resume from, and ``replay`` rebuilds a run's state from i
 are what a caller watches; ``feedback`` is every text the loop itself tells the model, with
 ``instructions`` (the catalogue in the system message) and ``answer`` (the answer request
 after the handoff); ``result`` is what a finished run returns. ``instructed`` and
-``answer_request`` are offered to parts that send what a run would send without running one.
+``answer_request`` are offered to parts that send what a run would send without running one;
+``earlier_answer_request``, ``EARLIER_ANSWER_PROMPT`` and ``INSTRUCTIONS_SEPARATOR`` to the
+benchmarks that set the loop's texts against earlier ones.
 """
 
-from .answer import answer_request
+from .answer import answer_request, earlier_answer_request
 from .async_run import AsyncRoutingLoop
 from .events import (
     ActionChosen,
@@ -28,13 +30,16 @@ from .events import (
     ToolResult,
     ToolReturned,
 )
-from .instructions import instructed
+from .feedback import EARLIER_ANSWER_PROMPT
+from .instructions import INSTRUCTIONS_SEPARATOR, instructed
 from .result import Action, EndReason, LimitName, RoundUsage, RunResult
 from .run import RoutingLoop
 from .run_limits import RunLimits
 from .transcript import TranscriptRead, read_transcript
 
 __all__ = [
+    "EARLIER_ANSWER_PROMPT",
+    "INSTRUCTIONS_SEPARATOR",
     "Action",
     "ActionChosen",
     "AnswerDelta",
@@ -58,6 +63,7 @@ __all__ = [
     "ToolReturned",
     "TranscriptRead",
     "answer_request",
+    "earlier_answer_request",
     "instructed",
     "read_transcript",
 ]

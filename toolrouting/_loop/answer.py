@@ -21,7 +21,7 @@ from .._provider import cut_middle
 from .._result_messages import read_routed_result
 from .feedback import ANSWER_PROMPT, EARLIER_ANSWER_PROMPT
 
-__all__ = ["ANSWER_LEAD", "answer_request", "is_answer_request"]
+__all__ = ["ANSWER_LEAD", "answer_request", "earlier_answer_request", "is_answer_request"]
 
 #: How every answer request begins; resuming a transcript recognises one by it and its end.
 ANSWER_LEAD = "What was found:"
@@ -62,6 +62,35 @@ def is_answer_request(text: str) -> bool:
         or text == EARLIER_ANSWER_PROMPT
         or (text.startswith(_QUESTION) and text.endswith("\n\n" + EARLIER_ANSWER_PROMPT))
     )
+
+
+def earlier_answer_request(messages: Sequence[Message], conversation: int) -> str:
+    """The answer request as earlier versions wrote it, which :func:`is_answer_request` still
+    recognises: the question first, then "What the tools returned:" and each result that
+    succeeded after its tool's name (the newest kept, each and all bounded alike), then
+    ``EARLIER_ANSWER_PROMPT``. The benchmarks set it against :func:`answer_request`."""
+    question = _question(messages[:conversation])
+    results: list[str] = []
+    for message in messages[conversation:]:
+        result = read_routed_result(message["content"]) if message["role"] == "user" else None
+        if result is not None and not result.is_error:
+            head = f"{result.tool}: "
+            entry = head + cut_middle(result.content, ANSWER_RESULT_CHARS - len(head))
+            if entry not in results:
+                results.append(entry)
+    kept: list[str] = []
+    for entry in reversed(results):
+        if sum(map(len, kept)) + len(entry) > ANSWER_CONTEXT_CHARS:
+            break
+        kept.insert(0, entry)
+    left_out = len(results) - len(kept)
+    lines = [_LEFT_OUT.format(count=left_out, s="s" * (left_out != 1))] if left_out else []
+    body = (
+        "\n".join(["What the tools returned:", *lines, *kept])
+        if kept
+        else "What the tools returned: nothing (no tool call succeeded)."
+    )
+    return f"{_QUESTION}{question}\n\n{body}\n\n{EARLIER_ANSWER_PROMPT}"
 
 
 def _question(conversation: Sequence[Message]) -> str:

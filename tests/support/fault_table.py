@@ -1,8 +1,8 @@
 """Faults injected on the wire, by kind and outcome: the routing loop against a misbehaving server.
 
-    .venv/bin/python benchmarks/faults.py [--repeat N]
+    cd tests && ../.venv/bin/python -m support.fault_table [--repeat N]
 
-Runs the matrix of tests/support/wire_faults.py (the same cases tests/test_loop_wire_faults.py asserts)
+Runs the matrix of support/wire_faults.py (the same cases tests/test_loop_wire_faults.py asserts)
 N times against a real http.server on 127.0.0.1 and prints one row per fault kind: runs, faults
 injected, requests retried, runs recovered, runs failed with the named error and a message
 naming the fault, and runs whose JSON Lines transcript held exactly the committed messages.
@@ -17,11 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from support.wire_faults import CASES, Outcome, run_case, summary  # noqa: E402
+from support.wire_faults import CASES, Outcome, run_case, summary
 
 __all__ = ["main"]
 
