@@ -81,7 +81,8 @@ def _one(route: Route, max_calls: int) -> Routes:
     if route.ok:
         return Routes(ok=True, calls=(route,), text=route.text)
     if max_calls > 1 and route.error == NOT_AN_OBJECT:
-        return _refused(f"the reply is neither a JSON object nor an array of 2 to {max_calls} of them")
+        many = "2" if max_calls == 2 else f"2 to {max_calls}"
+        return _refused(f"the reply is neither a JSON object nor an array of {many} of them")
     return _refused(str(route.error))
 
 
