@@ -166,11 +166,19 @@ ACCEPTED = [PARIS, NONE, f"[{PARIS},{LONDON}]", f"[{PARIS},{PING},{LONDON}]", f"
 REFUSED = ["[]", f"[{PARIS}]", f"[{PARIS},{NONE}]", f"[{NONE},{NONE}]", f"[{PARIS},{PING},{LONDON},{PING}]"]
 
 
-@pytest.mark.parametrize("compiler", [Llguidance, LlamaCpp, Outlines], ids=lambda c: c.name)
-def test_every_compiler_takes_the_route_of_several_calls_exactly(compiler: Any) -> None:
+# llama.cpp's converter and engine run over the default model's vocabulary: a model test, as elsewhere.
+@pytest.fixture(
+    scope="module",
+    params=[Llguidance, pytest.param(LlamaCpp, marks=pytest.mark.model), Outlines],
+    ids=["llguidance", "llama.cpp", "outlines"],
+)
+def compiled(request: pytest.FixtureRequest) -> Any:
+    return request.param()
+
+
+def test_every_compiler_takes_the_route_of_several_calls_exactly(compiled: Any) -> None:
     # llguidance: vLLM, SGLang and our embedded forced path; llama.cpp: llama-server and
     # llama-cpp-python; outlines: vLLM and TGI. A JSON value at the top: an object or an array.
-    compiled = compiler()
     schema = route_schema(TOOLS, max_calls=3)
     assert compiled.error(schema) is None
     for text in ACCEPTED:
@@ -332,3 +340,38 @@ def test_what_the_schema_allows_parse_routes_accepts(value: Any) -> None:
     assert [call.tool for call in routes.calls] == [
         item["tool"] for item in (value if isinstance(value, list) else [value])
     ]
+
+
+# --- the embedded model under the route of several calls ----------------------------------------------
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("grammar", ["ours", "server"])
+@pytest.mark.parametrize("only_arrays", [False, True], ids=["route", "its array alone"])
+def test_the_embedded_model_writes_whole_replies_of_up_to_k_calls(grammar: Any, only_arrays: bool) -> None:
+    # Forced tokens over our grammar, or llama.cpp's grammar sampler over its converter's: either
+    # way every reply parses and ends before a cap one token above the longest reply. The small
+    # model seldom writes an array of its own accord, so the route's array alone is asked for too.
+    from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, guaranteed_cap
+
+    from toolrouting import EmbeddedLlama, Settings, catalogue_prompt, routed_backend
+
+    schema = route_schema(TOOLS, max_calls=3)
+    if only_arrays:
+        schema = schema["anyOf"][-1]
+    longest = route_grammar(schema, bounded=True).max_bytes
+    assert longest is not None
+    cap = longest + 1 if grammar == "ours" else guaranteed_cap(schema)
+    settings = Settings(temperature=TEST_TEMPERATURE, seed=TEST_SEED, grammar=grammar)
+    messages: list[Any] = [
+        {"role": "system", "content": catalogue_prompt(TOOLS)},
+        {"role": "user", "content": "The weather in Paris and in London, then play Adele for 20 minutes."},
+    ]
+    with EmbeddedLlama(settings=settings, n_threads=TEST_THREADS) as backend:
+        routed = routed_backend(backend, schema, cap)
+        for seed in range(3):
+            completion = routed.clone(settings=routed.settings.clone(seed=TEST_SEED + seed)).complete(
+                messages
+            )
+            assert (completion.finish_reason, completion.truncated) == ("stop", False), completion.text
+            assert parse_routes(completion.text, NAMES, max_calls=3).ok, completion.text

@@ -67,9 +67,7 @@ def parse_routes(
         if max_calls == 1 or not trimmed.startswith("["):
             return _one(parse_route(text, names, thought=thought), max_calls)
         return _array(trimmed, names, max_calls, thought)
-    except RecursionError:
-        return _refused("the reply nests too deeply to decode")
-    except Exception as error:  # the promise is "never raises": a bug becomes a refusal
+    except Exception as error:  # never raises, as parse_route: a bug becomes a refusal
         return _refused(f"the reply could not be checked ({type(error).__name__})")
 
 
@@ -139,7 +137,7 @@ def _end_of_call(trimmed: str, at: int) -> int | None:
     """Where the JSON value starting at ``at`` ends; ``None`` when none does (parse_route says why)."""
     try:
         end: int = _SCANNER.raw_decode(trimmed, at)[1]
-    except ValueError:  # not JSON, or an integer past Python's digit limit
+    except (ValueError, RecursionError):  # not JSON, past Python's digit limit, or too deep
         return None
     return end
 
