@@ -233,7 +233,7 @@ def test_each_call_of_a_route_with_a_reasoning_slot_is_checked_for_it() -> None:
     [
         ("[]", 'the reply is an empty array: a decision makes one call or more, or is {"tool":"none"}'),
         (f"[{PARIS}]", "the reply is an array of one call: one call is written as its object alone"),
-        (f"[{PARIS},{PING},{LONDON}]", "the reply has more than 2 calls, past its limit (max_calls=2)"),
+        (f"[{PARIS},{PING},{LONDON}]", "the reply goes on past 2 calls, its limit (max_calls=2)"),
         (
             f"[{PARIS},{NONE}]",
             'call 2 (at character 49) is "none", which stands alone: a reply that calls tools has no none '

@@ -100,9 +100,7 @@ def _array(trimmed: str, names: Collection[str], max_calls: int, thought: int | 
         )
     while True:
         if len(calls) == max_calls:
-            return _refused(
-                f"the reply has more than {max_calls} calls, past its limit (max_calls={max_calls})"
-            )
+            return _refused(f"the reply goes on past {max_calls} calls, its limit (max_calls={max_calls})")
         number = len(calls) + 1
         end = _end_of_call(trimmed, at)
         route = parse_route(trimmed[at:end] if end is not None else trimmed[at:], names, thought=thought)
