@@ -5,8 +5,10 @@ and every hostile catalogue that becomes a route (tests/support/hostile_catalogu
 are drawn from each mode's grammar by a walk biased toward the edges, confirmed grammar-valid
 by llguidance's GBNF engine, and handed to parse_route, which must accept each one. The
 reverse rewrites them in ways that change nothing a JSON reader sees, which the grammar must
-still accept. Each hostile catalogue that does not become a route must be refused with our
-errors, naming the place, within a stated time and memory, in a process of its own.
+still accept. The same holds for the route of up to three calls (``max_calls=3``), read by
+parse_routes, and no text drawn is longer than the longest reply the grammar computes. Each
+hostile catalogue that does not become a route must be refused with our errors, naming the
+place, within a stated time and memory, in a process of its own.
 
 The longer campaign with figures: ``python fuzz/grammar_campaign.py`` (docs/reliability.md).
 """
@@ -53,8 +55,24 @@ def test_every_reply_the_grammar_allows_is_accepted(name: str, check: GrammarChe
     drawn = forward(CORPUS[name], name, figures, replies=REPLIES, seed=22, check=check)
     assert figures.not_derived == []  # the walk writes only what the grammar derives
     assert figures.refused == []
+    assert figures.too_long == []
     reverse(CORPUS[name], name, drawn[:REPLIES], figures, check)
     assert figures.unequal == []
+
+
+@pytest.mark.parametrize("name", CORPUS)
+def test_every_reply_of_up_to_three_calls_the_grammar_allows_is_accepted(
+    name: str, check: GrammarCheck
+) -> None:
+    # route_schema(tools, max_calls=3): one action, or an array of two or three; none of them
+    # longer than the longest reply the grammar computes, on which the completion cap rests.
+    figures = Figures()
+    forward(CORPUS[name], name, figures, replies=REPLIES, seed=31, check=check, max_calls=3)
+    assert figures.not_derived == []
+    assert figures.refused == []
+    assert figures.too_long == []
+    assert set(figures.calls) - {1} <= {2, 3}
+    assert figures.calls.get(2, 0) + figures.calls.get(3, 0) > 0  # the arrays were drawn
 
 
 def test_the_corpus_covers_every_family_and_every_source() -> None:

@@ -123,6 +123,7 @@ from ._loop import (
     read_transcript,
 )
 from ._parse import Route, parse_route
+from ._parse_calls import Routes, parse_routes
 
 # --- the preflight: what each grammar compiler does with a schema ---
 from ._preflight import TARGETS, Finding, Severity, Target, format_findings, preflight
@@ -171,6 +172,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "RestorableToolProvider",
     "RetriesExhaustedError",
     "Route",
+    "Routes",
     "RunError",
     "SchemaIgnoredError",
     "Settings",
@@ -183,6 +185,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "can_route",
     "catalogue_prompt",
     "parse_route",
+    "parse_routes",
     "route_choices",
     "route_schema",
     "route_tool_names",

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._catalogue import checked_catalogue
 from ._json import pointer_token
+from ._limits import LLAMA_CPP_MAX_OPTIONAL_REPEATS
 from ._names import NONE_TOOL
 
 __all__ = ["route_choices", "route_schema", "route_tool_names"]
@@ -23,7 +25,11 @@ _NONE_JSON = json.dumps(
 
 
 def route_schema(
-    tools: Sequence[Mapping[str, Any]], *, thought: int | None = None, handoff: bool = True
+    tools: Sequence[Mapping[str, Any]],
+    *,
+    thought: int | None = None,
+    handoff: bool = True,
+    max_calls: int = 1,
 ) -> dict[str, Any]:
     """One JSON schema whose alternatives are the catalogue's tools, in order, then ``none``.
 
@@ -34,8 +40,11 @@ def route_schema(
     copied, never shared with the catalogue; their ``$defs`` move to the route's own
     ``$defs`` as ``TOOL.NAME`` so that their refs still resolve. ``handoff=False`` leaves
     ``none`` out, for a caller that demands a tool call (an empty catalogue is then refused).
-    Raises :class:`CatalogueError` on a bad entry.
+    ``max_calls=K`` (above 1) lets one reply make up to ``K`` calls: one action is written as
+    it is at 1, several as an array of 2 to ``K`` tool actions, never ``none`` among them
+    (docs/grammar.md). Raises :class:`CatalogueError` on a bad entry.
     """
+    calls = _max_calls(max_calls)
     slot = _thought_slot(thought)
     alternatives: list[dict[str, Any]] = []
     definitions: dict[str, Any] = {}
@@ -49,6 +58,7 @@ def route_schema(
         alternative["required"] = [*slot, "tool", "arguments"]
         alternative["additionalProperties"] = False
         alternatives.append(alternative)
+    calls_of = _calls(alternatives, calls)
     if handoff:
         none = json.loads(_NONE_JSON)
         if slot:
@@ -57,10 +67,35 @@ def route_schema(
         alternatives.append(none)
     elif not alternatives:
         raise ValueError("a route without the none alternative needs at least one tool")
-    schema: dict[str, Any] = {"type": "object", "anyOf": alternatives}
+    # An object or an array: the alternatives say which.
+    schema: dict[str, Any] = {"type": "object"} if calls_of is None else {}
+    schema["anyOf"] = alternatives if calls_of is None else [*alternatives, calls_of]
     if definitions:
         schema["$defs"] = definitions
     return schema
+
+
+def _calls(tools: list[dict[str, Any]], calls: int) -> dict[str, Any] | None:
+    """The alternative of 2 to ``calls`` tool actions in one array; ``None`` at one call or no tool.
+
+    Each item is a copy of the tool alternatives (never ``none``: a handoff stands alone), not
+    ``$ref``s to them: a pointer into ``anyOf`` is not a form every grammar compiler resolves,
+    and the copies' own refs point at the route's ``$defs`` and alternatives, as the originals' do.
+    One call keeps the one form it has at ``max_calls=1``: the array starts at two.
+    """
+    if calls == 1 or not tools:
+        return None
+    return {"type": "array", "items": {"anyOf": copy.deepcopy(tools)}, "minItems": 2, "maxItems": calls}
+
+
+def _max_calls(max_calls: int) -> int:
+    """``max_calls``, checked: a whole number of calls from 1 to ``LLAMA_CPP_MAX_OPTIONAL_REPEATS``."""
+    if isinstance(max_calls, bool) or not isinstance(max_calls, int):
+        raise TypeError(f"max_calls= is a number of calls, not {type(max_calls).__name__}")
+    if not 1 <= max_calls <= LLAMA_CPP_MAX_OPTIONAL_REPEATS:
+        # llama-cpp-python's converter writes maxItems - minItems optional items, at most this many.
+        raise ValueError(f"max_calls= is from 1 to {LLAMA_CPP_MAX_OPTIONAL_REPEATS} calls, not {max_calls}")
+    return max_calls
 
 
 def _thought_slot(thought: int | None) -> dict[str, Any]:

@@ -25,9 +25,18 @@ import llguidance
 from jsonschema import Draft202012Validator
 
 from support.compilers import _ByteTokenizer
-from support.gbnf_sample import STYLES, Sampler, to_lark
+from support.gbnf_sample import STYLES, Sampler, calls_rule, to_lark
 from support.hostile_catalogues import HOSTILE
-from toolrouting import CatalogueError, GrammarError, parse_route, route_grammar, route_schema, tools_from
+from toolrouting import (
+    CatalogueError,
+    GrammarError,
+    Routes,
+    parse_route,
+    parse_routes,
+    route_grammar,
+    route_schema,
+    tools_from,
+)
 
 __all__ = [
     "EQUIVALENTS",
@@ -109,6 +118,10 @@ class Figures:
     """(catalogue and mode, parse_route's error, the reply) for each grammar text it refused."""
     not_derived: list[tuple[str, str]] = field(default_factory=list)
     """(catalogue and mode, text) the walk wrote that llguidance says the grammar does not derive."""
+    too_long: list[tuple[str, int, str]] = field(default_factory=list)
+    """(catalogue and mode, the grammar's longest reply in bytes, text) of a text longer than that."""
+    calls: dict[int, int] = field(default_factory=dict)
+    """Accepted replies by their number of calls (``none`` is one)."""
     repeated_keys: int = 0
     """Replies accepted although an object in them repeats a key (the free-keys class)."""
     narrowed: dict[str, int] = field(default_factory=dict)
@@ -139,30 +152,45 @@ def forward(
     check: GrammarCheck | None,
     confirm_every: int = 1,
     budget: int = 4_000,
+    max_calls: int = 1,
 ) -> list[str]:
-    """Draw ``replies`` texts from each mode's grammar and hand each to parse_route; the texts drawn."""
+    """Draw ``replies`` texts from each mode's grammar and hand each to parse_route; the texts drawn.
+
+    With ``max_calls`` above 1 the grammar is the route of up to that many calls, every other
+    round of :data:`STYLES` is drawn from its array of calls alone, and parse_routes reads them.
+    """
     figures.catalogues += 1
-    schema = route_schema(tools)
+    schema = route_schema(tools, max_calls=max_calls)
     names = _names(tools)
     drawn: list[str] = []
     for mode, options in MODES.items():
         figures.grammars += 1
-        gbnf = route_grammar(schema, **options).gbnf
+        grammar = route_grammar(schema, **options)
+        gbnf = grammar.gbnf
         sampler = Sampler(gbnf, budget=budget)
+        several = calls_rule(sampler.rules) if max_calls > 1 else None
         rng = random.Random(f"{seed}:{label}:{mode}")
         for index in range(replies):
-            text = sampler.sample(rng, STYLES[index % len(STYLES)])
+            root = several if several is not None and index // len(STYLES) % 2 else "root"
+            text = sampler.sample(rng, STYLES[index % len(STYLES)], root)
             figures.replies += 1
             figures.characters += len(text)
+            if grammar.max_bytes is not None and len(text.encode("utf-8")) > grammar.max_bytes:
+                figures.too_long.append((f"{label} {mode}", grammar.max_bytes, text))
             if check is not None and index % confirm_every == 0:
                 figures.confirmed += 1
                 if not check.accepts(gbnf, text):
                     figures.not_derived.append((f"{label} {mode}", text))
-            route = parse_route(text, names)
+            route = (
+                parse_route(text, names) if max_calls == 1 else parse_routes(text, names, max_calls=max_calls)
+            )
             if not route.ok:
                 figures.refused.append((f"{label} {mode}", str(route.error), text))
-            elif _repeats_a_key(text):
-                figures.repeated_keys += 1
+            else:
+                count = len(route.calls) if isinstance(route, Routes) else 1
+                figures.calls[count] = figures.calls.get(count, 0) + 1
+                if _repeats_a_key(text):
+                    figures.repeated_keys += 1
             drawn.append(text)
     return drawn
 

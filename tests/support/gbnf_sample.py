@@ -16,7 +16,7 @@ import random
 
 from support.gbnf import Alt, Cls, Item, Lit, Node, Ref, parse
 
-__all__ = ["STYLES", "Sampler", "to_lark"]
+__all__ = ["STYLES", "Sampler", "calls_rule", "to_lark"]
 
 #: How a walk chooses: "short" takes every minimum, "long" every maximum (deepest nesting,
 #: longest strings), "edges" a minimum or a maximum at random at each choice, "random" anything.
@@ -148,6 +148,23 @@ class Sampler:
             code = rng.choice((rng.randint(0x20, 0x7E), rng.randint(0x80, 0xFFFF), rng.randint(0, 0x10FFFF)))
             if inside(code):
                 return code
+
+
+def calls_rule(rules: dict[str, Alt]) -> str | None:
+    """The rule of a route's array of calls (``route_schema(tools, max_calls=K)``), or ``None``.
+
+    It is the last alternative of the rule ``root`` names, and it opens with ``[``: the one-action
+    alternatives are objects.
+    """
+    body = rules["root"]
+    while len(body.options) == 1 and len(body.options[0]) == 1 and isinstance(body.options[0][0].node, Ref):
+        body = rules[body.options[0][0].node.name]
+    last = body.options[-1]
+    if len(last) != 1 or not isinstance(last[0].node, Ref):
+        return None
+    name = last[0].node.name
+    opening = rules[name].options[0][0].node if len(rules[name].options) == 1 else None
+    return name if isinstance(opening, Lit) and opening.text.startswith("[") else None
 
 
 def _lark_name(name: str) -> str:
