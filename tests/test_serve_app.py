@@ -8,6 +8,8 @@ drives it through real clients on loopback and the real model.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -336,3 +338,59 @@ def test_a_catalogue_nested_too_deeply_to_route_is_a_400(client: TestClient) -> 
     )
     assert response.status_code == 400
     assert error_of(response)["param"] == "tools[0]"  # the catalogue check names the entry
+
+
+def test_no_key_reaches_a_client_in_an_error_whole_or_streamed(backend: AsyncScriptedBackend) -> None:
+    # The upstream's key and the server's own, echoed by a failing upstream or quoted from a reply.
+    upstream, own = "sk-upstream-1234", "sesame-5678"
+    echoed = f"the server answered 401: bad key {upstream} (sent {own})"
+    backend.enqueue(BackendHTTPError(401, "http://x/v1", echoed, echoed))
+    backend.enqueue(f'{{"tool":"search","arguments":{{"query":"{upstream}"}},"more":1}}')
+    headers = {"Authorization": f"Bearer {own}"}
+    asked = {"messages": QUESTION, "tools": [SEARCH]}
+    with TestClient(serve_app(backend, require_key=own, secrets=[upstream])) as client:
+        whole = client.post("/v1/chat/completions", json=asked, headers=headers)
+        with client.stream(
+            "POST", "/v1/chat/completions", json={**asked, "stream": True}, headers=headers
+        ) as response:
+            assert response.status_code == 200
+            events = [line.removeprefix("data: ") for line in response.iter_lines() if line]
+    assert whole.status_code == 502
+    assert (
+        error_of(whole)["message"]
+        == "the server answered 401: bad key [api key hidden] (sent [api key hidden])"
+    )
+    failure = json.loads(events[-1])["error"]["message"]  # the refused reply, quoted
+    assert "[api key hidden]" in failure
+    assert upstream not in failure
+
+
+def test_the_server_is_public_and_import_toolrouting_loads_neither_starlette_nor_uvicorn() -> None:
+    code = (
+        "import sys, toolrouting\n"
+        "from toolrouting import serve_app, server_config\n"
+        "assert 'serve_app' in toolrouting.__all__ and 'server_config' in toolrouting.__all__\n"
+        "print(sorted(name for name in ('starlette', 'uvicorn') if name in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_without_the_serve_extra_the_server_names_it() -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['starlette'] = None\n"  # how Python itself marks a module as not importable
+        "sys.modules['uvicorn'] = None\n"
+        "from toolrouting import AsyncScriptedBackend, serve_app, server_config\n"
+        "calls = [lambda: serve_app(AsyncScriptedBackend()), lambda: server_config(None, host='', port=0)]\n"
+        "for call in calls:\n"
+        "    try:\n"
+        "        call()\n"
+        "    except ImportError as error:\n"
+        "        print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        assert line.startswith("the server needs the serve extra: pip install 'toolrouting[serve]'")

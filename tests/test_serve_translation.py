@@ -9,8 +9,8 @@ import pytest
 
 from toolrouting import ChatRequestError, FunctionTools, RoutingLoop, ScriptedBackend, Settings
 from toolrouting._limits import SERVE_MAX_BODY_BYTES
+from toolrouting._route_schema import action_text
 from toolrouting._serve import (
-    action_text,
     arguments_text,
     conversation_of,
     decision_of,
@@ -20,6 +20,7 @@ from toolrouting._serve import (
 from toolrouting._serve.calls import CallStream
 from toolrouting._serve.plan import answer_messages, answer_settings
 from toolrouting._serve.request import ToolCall
+from toolrouting._serve.responses import delta_body
 
 
 def search(query: str) -> str:
@@ -274,9 +275,10 @@ def test_a_catalogue_error_names_the_request_index() -> None:
 def test_a_streamed_call_hands_out_its_head_first_and_its_arguments_as_written() -> None:
     reply = '{"tool":"search","arguments":{"query":"the {latch}"}}'
     stream = CallStream(["search", "read"], "route-1", spaced=False)
-    deltas = [delta for char in reply for delta in stream.feed(char)]
+    pieces = [piece for char in reply for piece in stream.feed(char)]
     arguments = arguments_text(reply, "search", {"query": "the {latch}"}, spaced=False)
-    deltas += stream.finish(ToolCall(id="route-1", name="search", arguments=arguments))
+    pieces += stream.finish(ToolCall(id="route-1", name="search", arguments=arguments))
+    deltas = [delta_body(piece) for piece in pieces]
     head = deltas[0]["tool_calls"][0]
     assert (head["index"], head["id"], head["type"], head["function"]["name"]) == (
         0,
@@ -292,11 +294,11 @@ def test_a_streamed_call_is_named_as_soon_as_one_offered_name_alone_fits() -> No
     stream = CallStream(["search", "read", "reader"], "route-1", spaced=False)
     assert stream.feed('{"tool":"re') == []  # read, reader
     assert stream.feed("ad") == []  # read or reader still
-    [head] = stream.feed('er"')
+    [head] = map(delta_body, stream.feed('er"'))
     assert head["tool_calls"][0]["function"]["name"] == "reader"
     other = CallStream(["search", "read"], "route-1", spaced=False)
     assert other.feed('{"tool":"n') == []  # none is an action too: no call yet
-    [named] = CallStream(["search", "read"], "route-1", spaced=False).feed('{"tool":"s')
+    [named] = map(delta_body, CallStream(["search", "read"], "route-1", spaced=False).feed('{"tool":"s'))
     assert named["tool_calls"][0]["function"]["name"] == "search"
 
 

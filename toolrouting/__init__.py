@@ -131,6 +131,7 @@ from ._provider import AsyncToolProvider, RestorableToolProvider, ToolOutput, To
 from ._result_messages import routed_call_id, routed_result_header, routed_result_text, split_routed_result
 from ._route_schema import route_choices, route_schema, route_tool_names
 from ._routed_backend import can_route, routed_backend, routing_cap
+from ._serve import serve_app, server_config  # the server; the serve extra is imported when called
 from ._settings import GrammarChoice, Settings
 
 # --- traces: a run as OpenTelemetry spans ---
@@ -277,6 +278,9 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "run_batch",
     # traces
     "RunTracer",
+    # the server
+    "serve_app",
+    "server_config",
 ]
 
 

@@ -1,4 +1,5 @@
-"""The route schema: one JSON schema with an ``anyOf`` alternative per tool, ``none`` last."""
+"""The route schema: one JSON schema with an ``anyOf`` alternative per tool, ``none`` last; and
+an action's text as the route grammar writes it under that schema."""
 
 from __future__ import annotations
 
@@ -12,7 +13,14 @@ from ._json import pointer_token
 from ._limits import LLAMA_CPP_MAX_OPTIONAL_REPEATS
 from ._names import NONE_TOOL
 
-__all__ = ["route_choices", "route_schema", "route_tool_names"]
+__all__ = [
+    "action_head",
+    "action_text",
+    "route_choices",
+    "route_schema",
+    "route_separators",
+    "route_tool_names",
+]
 
 _NONE_JSON = json.dumps(
     {
@@ -117,6 +125,24 @@ def route_tool_names(tools: Sequence[Mapping[str, Any]]) -> list[str]:
 def route_choices(tools: Sequence[Mapping[str, Any]]) -> list[str]:
     """Every action a route offers: the tool names in order, then ``"none"``."""
     return [*route_tool_names(tools), NONE_TOOL]
+
+
+def route_separators(spaced: bool) -> tuple[str, str]:
+    """What the route grammar writes between members and after a key, as ``json.dumps`` takes
+    them: ``(",", ":")``, no whitespace at all, or with ``spaced`` one space after each."""
+    return (", ", ": ") if spaced else (",", ":")
+
+
+def action_head(tool: str, *, spaced: bool) -> str:
+    """An action's text up to its arguments, as the route grammar writes it: the keys in the
+    route schema's order, ``tool`` first (``{"tool":NAME,"arguments":``)."""
+    comma, colon = route_separators(spaced)
+    return f'{{"tool"{colon}{json.dumps(tool, ensure_ascii=False)}{comma}"arguments"{colon}'
+
+
+def action_text(tool: str, arguments: str, *, spaced: bool) -> str:
+    """The action calling ``tool`` with the arguments' JSON text, as the route grammar writes it."""
+    return f"{action_head(tool, spaced=spaced)}{arguments}}}"
 
 
 _DEFINITIONS = ("$defs", "definitions")

@@ -16,13 +16,12 @@ from collections.abc import Iterator
 
 from .._backends import DIALECTS
 from .._errors import BackendHTTPError
+from .._redact import redacted
 
 __all__ = ["KEY_VARIABLES", "ApiKey", "add_server_options", "api_key", "explained_refusal", "redact"]
 
 #: The environment variables read for the key when ``--api-key`` is absent, in this order.
 KEY_VARIABLES = ("TOOLROUTING_API_KEY", "OPENAI_API_KEY")
-
-_HIDDEN = "[api key hidden]"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -67,11 +66,9 @@ def api_key(args: argparse.Namespace) -> ApiKey | None:
 
 
 def redact(text: str, args: argparse.Namespace) -> str:
-    """``text`` with every key this command line could send replaced by a marker."""
-    keys = {getattr(args, "api_key", None) or "", *(os.environ.get(name, "") for name in KEY_VARIABLES)}
-    for key in sorted(keys - {""}, key=len, reverse=True):  # a key inside another goes last
-        text = text.replace(key, _HIDDEN)
-    return text
+    """``text`` with every key this command line could send replaced by ``[api key hidden]``."""
+    keys = [getattr(args, "api_key", None) or "", *(os.environ.get(name, "") for name in KEY_VARIABLES)]
+    return redacted(text, keys)
 
 
 @contextlib.contextmanager

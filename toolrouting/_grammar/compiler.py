@@ -23,6 +23,7 @@ from .._limits import (
     MAX_REPLY_CHARS,
     SHOWN_VALUE_CHARS,
 )
+from .._route_schema import route_separators
 from .grammars import GrammarNote, RouteGrammar
 from .keywords import ASSERTIONS, IGNORED, IMPLIES, REFUSED, TYPES, json_kinds, same_value
 from .rules import Alt, Expr, Grammar, Lit, Ref, Seq
@@ -85,7 +86,7 @@ class _Compiler:
         self.bounded = bounded
         self.grammar = Grammar()
         self.notes: dict[tuple[str, str], GrammarNote] = {}
-        self.colon, self.comma = (": ", ", ") if spaced else (":", ",")
+        self.comma, self.colon = route_separators(spaced)
         self.values = Values(self.grammar, colon=self.colon, comma=self.comma, bounded=bounded)
         self._refs: dict[tuple[str, frozenset[str] | None], str] = {}
         # $refs being expanded since the last bracket: meeting one again is left recursion.

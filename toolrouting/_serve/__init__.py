@@ -1,24 +1,28 @@
 """``toolrouting serve``: OpenAI's chat completions in front of any backend, the tool decision routed.
 
-``request`` reads a request body into a checked value (``choice``: its ``tool_choice``);
-``conversation`` turns its messages into the conversation a routing run would send (an
-assistant's call as its action, a tool message as the result message); ``plan`` says which
-decision and which answer a request asks for; ``chat`` runs them on the backend, whole or
-streamed, with ``calls`` handing out a streamed tool call as it is written; ``responses``
-writes OpenAI's shapes, ``errors`` maps the error tree onto them; ``app`` is the Starlette
-application and its uvicorn configuration.
+The core, in no API's shape: ``conversation`` turns a request's messages into the conversation
+a routing run would send (an assistant's call as its action, a tool message as the result
+message); ``plan`` says which decision and which answer a request asks for; ``chat`` runs them
+on the backend, whole or streamed, with ``calls`` handing out a streamed tool call as it is
+written, as the ``replies`` it gives.
+
+The chat completions front: ``request`` reads a request body into a checked value (``choice``:
+its ``tool_choice``); ``responses`` writes OpenAI's shapes, ``errors`` maps the error tree onto
+them; ``routes`` holds the endpoints. What every front shares on the wire (the queue, the body's
+limit, the key check, the disconnect, the event stream) is ``transport``'s; ``app`` builds the
+Starlette application and its uvicorn configuration, importing both only when called.
 """
 
-from .app import Admission, serve_app, server_config
+from .app import serve_app, server_config
 from .chat import ServedChat
-from .conversation import Conversation, action_text, arguments_text, conversation_of
+from .conversation import Conversation, arguments_text, conversation_of
 from .errors import ErrorReply, error_reply
 from .plan import Decision, decision_of
+from .replies import Piece, Reply
 from .request import ChatRequest, decode_body, read_chat_request
-from .responses import Piece, Reply, completion_body
+from .responses import completion_body
 
 __all__ = [
-    "Admission",
     "ChatRequest",
     "Conversation",
     "Decision",
@@ -26,7 +30,6 @@ __all__ = [
     "Piece",
     "Reply",
     "ServedChat",
-    "action_text",
     "arguments_text",
     "completion_body",
     "conversation_of",

@@ -7,28 +7,30 @@ is the backend's failure, answered 502 with what was wrong.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any
+import dataclasses
+import functools
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from typing import TypeGuard
 
-from .._backends import AsyncBackend, Completion, TextDelta, Usage
+from .._backends import AsyncBackend, AsyncStreamingBackend, Completion, Message, TextDelta, Usage
 from .._errors import BackendResponseError, ChatRequestError
 from .._limits import DEFAULT_ROUTING_CAP, SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
 from .._names import NONE_TOOL
 from .._parse import parse_route, quote_reply
 from .._result_messages import routed_call_id
 from .._routed_backend import routed_backend
+from .._settings import Settings
 from .calls import CallStream
 from .conversation import Conversation, arguments_text, conversation_of
-from .plan import Decision, answer_messages, answer_settings, decision_of, decision_settings
+from .plan import Decision, Offer, answer_messages, answer_settings, decision_of, decision_settings, offer_of
+from .replies import Piece, Reply
 from .request import ChatRequest, ToolCall
-from .responses import Piece, Reply
 
 __all__ = ["ServedChat"]
 
 
 class ServedChat:
-    """A backend served as chat completions: ``reply`` for a whole reply, ``stream`` for its pieces."""
+    """A backend served, in no API's shape: ``reply`` for a whole reply, ``stream`` for its pieces."""
 
     def __init__(
         self,
@@ -41,15 +43,16 @@ class ServedChat:
         self.cap = cap
         self.answer_tokens = answer_tokens
         self.spaced = bool(getattr(backend.settings, "spaced", False))
-        # The routed settings of each catalogue and sampling: routed_backend copies the schema.
-        self._routed: dict[tuple[object, ...], Any] = {}
+        # The one cache: each catalogue and choice a client sends, built once.
+        self._routes = functools.lru_cache(maxsize=SERVE_ROUTE_CACHE)(self._route)
 
     async def reply(self, request: ChatRequest) -> Reply:
         """The whole reply to ``request``."""
         conversation = conversation_of(request, spaced=self.spaced)
-        decision, decider = self._planned(request, conversation)
+        planned = self._planned(request, conversation)
         used = Usage()
-        if decision is not None:
+        if planned is not None:
+            decision, decider = planned
             completion = await decider.complete(list(decision.messages))
             call = self._accepted(decision, completion, conversation)
             if call is not None:
@@ -67,25 +70,26 @@ class ServedChat:
         """The reply to ``request`` in pieces: a tool call's head, then its arguments as they are
         written; or the answer's text as it comes. Usage is the last piece."""
         conversation = conversation_of(request, spaced=self.spaced)
-        decision, decider = self._planned(request, conversation)
+        planned = self._planned(request, conversation)
         used = Usage()
-        if decision is not None:
+        if planned is not None:
+            decision, decider = planned
             call_id = routed_call_id(conversation.calls + 1)
             calls = CallStream(decision.names, call_id, spaced=self.spaced)
             completion = None
             async for item in _pieces(decider, list(decision.messages)):
                 if isinstance(item, TextDelta):
-                    for delta in calls.feed(item.text):
-                        yield Piece(delta=delta)
+                    for piece in calls.feed(item.text):
+                        yield piece
                 else:
                     completion = item
             if completion is None:  # pragma: no cover - a streaming backend always ends with one
                 raise BackendResponseError("the backend's stream ended without its completion")
             call = self._accepted(decision, completion, conversation)
             if call is not None:
-                for delta in calls.finish(call):
-                    yield Piece(delta=delta)
-                yield Piece(delta={}, finish_reason="tool_calls")
+                for piece in calls.finish(call):
+                    yield piece
+                yield Piece(finish_reason="tool_calls")
                 yield Piece(usage=completion.usage)
                 return
             used = completion.usage
@@ -93,43 +97,39 @@ class ServedChat:
         async for item in _pieces(self._answerer(request), answer_messages(request, conversation)):
             if isinstance(item, TextDelta):
                 if item.text:
-                    # The role rides on the first piece: until a piece comes, a failure can still be
-                    # answered with its status.
-                    yield Piece(
-                        delta={"role": "assistant", "content": item.text}
-                        if not started
-                        else {"content": item.text}
-                    )
+                    # Until a piece comes, a failure can still be answered with its status.
+                    yield Piece(text=item.text, first=not started)
                     started = True
             else:
                 answer = item
         if not started:
-            yield Piece(delta={"role": "assistant", "content": ""})
+            yield Piece(text="", first=True)
         truncated = answer is not None and answer.truncated
-        yield Piece(delta={}, finish_reason="length" if truncated else "stop")
+        yield Piece(finish_reason="length" if truncated else "stop")
         yield Piece(usage=_sum(used, answer.usage if answer is not None else Usage()))
 
-    def _planned(self, request: ChatRequest, conversation: Conversation) -> tuple[Decision | None, Any]:
+    def _planned(
+        self, request: ChatRequest, conversation: Conversation
+    ) -> tuple[Decision, AsyncBackend] | None:
         """The decision a request asks for and the routed backend that makes it, if any."""
         try:
-            decision = decision_of(request, conversation)
-            return decision, None if decision is None else self._decider(request, decision)
+            decision = decision_of(request, conversation, lambda key: self._routes(key).offer)
+            if decision is None:
+                return None
+            # The route's settings with this request's sampling: a cheap copy, the schema shared.
+            routed = decision_settings(self._routes(decision.key).settings, request)
+            return decision, self.backend.clone(settings=routed)
         except RecursionError:
             # A catalogue the checks accept can still nest past what copying its route allows.
             raise ChatRequestError("the tools' parameters nest too deeply to route", "tools") from None
 
-    def _decider(self, request: ChatRequest, decision: Decision) -> Any:
-        key = (decision.key, request.temperature, request.top_p, request.seed)
-        settings = self._routed.pop(key, None)
-        if settings is None:
-            base = self.backend.clone(settings=decision_settings(self.backend.settings, request))
-            settings = routed_backend(base, decision.schema, self.cap).settings
-            if len(self._routed) >= SERVE_ROUTE_CACHE:
-                self._routed.pop(next(iter(self._routed)))
-        self._routed[key] = settings  # the most recent last: the first is the one to drop
-        return self.backend.clone(settings=settings)
+    def _route(self, key: str) -> _Route:
+        """A decision's offer and the backend's routed settings (``routed_backend`` copies the
+        schema), for the last ``SERVE_ROUTE_CACHE`` keys."""
+        offer = offer_of(key)
+        return _Route(offer=offer, settings=routed_backend(self.backend, offer.schema, self.cap).settings)
 
-    def _answerer(self, request: ChatRequest) -> Any:
+    def _answerer(self, request: ChatRequest) -> AsyncBackend:
         settings = answer_settings(self.backend.settings, request, self.answer_tokens)
         return self.backend.clone(settings=settings)
 
@@ -157,17 +157,34 @@ class ServedChat:
         return ToolCall(id=routed_call_id(conversation.calls + 1), name=route.tool, arguments=arguments)
 
 
-async def _pieces(backend: Any, messages: Any) -> AsyncIterator[TextDelta | Completion]:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Route:
+    offer: Offer
+    settings: Settings
+
+
+async def _pieces(
+    backend: AsyncBackend, messages: Sequence[Message]
+) -> AsyncIterator[TextDelta | Completion]:
     """The backend's stream when it has one, else its whole completion as the only item.
 
     Left early (a client gone), the stream is closed at once, which ends the backend's request.
     """
-    if not callable(getattr(backend, "stream", None)):
+    if not _streams(backend):
         yield await backend.complete(messages)
         return
-    async with contextlib.aclosing(backend.stream(messages)) as items:
+    items = backend.stream(messages)
+    try:
         async for item in items:
             yield item
+    finally:
+        close = getattr(items, "aclose", None)  # an async generator's, as every shipped stream is
+        if close is not None:
+            await close()
+
+
+def _streams(backend: AsyncBackend) -> TypeGuard[AsyncStreamingBackend]:
+    return callable(getattr(backend, "stream", None))
 
 
 def _sum(first: Usage, second: Usage) -> Usage:

@@ -2,12 +2,12 @@
 
 A run's conversation has three roles; a chat request has five. System and developer messages
 are system messages. An assistant's tool call is the action it stands for, written as the
-route grammar writes it (``{"tool":NAME,"arguments":ARGS}``, spaced as the backend's settings
-say), with the arguments' own text kept verbatim: so when the call was this server's reply,
-the backend is sent back, byte for byte, what it wrote, and consecutive requests of one
-conversation share their prefix. A tool message is the result message the loop would commit,
-under the call id the loop would have given that call: the n-th call of the conversation is
-``route-n``, whatever id the client knows it by.
+route grammar writes it (the route core's ``action_text``: ``{"tool":NAME,"arguments":ARGS}``,
+spaced as the backend's settings say), with the arguments' own text kept verbatim: so when the
+call was this server's reply, the backend is sent back, byte for byte, what it wrote, and
+consecutive requests of one conversation share their prefix. A tool message is the result
+message the loop would commit, under the call id the loop would have given that call: the n-th
+call of the conversation is ``route-n``, whatever id the client knows it by.
 """
 
 from __future__ import annotations
@@ -22,16 +22,10 @@ from .._backends import Message
 from .._errors import ChatRequestError
 from .._names import tool_name_problem
 from .._result_messages import routed_call_id, routed_result_text
+from .._route_schema import action_head, action_text, route_separators
 from .request import ChatRequest, InMessage, ToolCall
 
-__all__ = [
-    "Conversation",
-    "action_head",
-    "action_text",
-    "arguments_text",
-    "conversation_of",
-    "ends_with_user",
-]
+__all__ = ["Conversation", "arguments_text", "conversation_of", "ends_with_user"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -46,20 +40,9 @@ class Conversation:
     """Tool calls the conversation holds: the next one is ``routed_call_id(calls + 1)``."""
 
 
-def action_head(tool: str, *, spaced: bool) -> str:
-    """An action's text up to its arguments: ``{"tool":NAME,"arguments":``."""
-    colon, comma = (": ", ", ") if spaced else (":", ",")
-    return f'{{"tool"{colon}{json.dumps(tool, ensure_ascii=False)}{comma}"arguments"{colon}'
-
-
-def action_text(tool: str, arguments: str, *, spaced: bool) -> str:
-    """The action a call of ``tool`` with the arguments' JSON text stands for, as the grammar writes it."""
-    return f"{action_head(tool, spaced=spaced)}{arguments}}}"
-
-
 def arguments_text(reply: str, tool: str, arguments: dict[str, Any], *, spaced: bool) -> str:
     """The arguments' JSON text of an accepted action: the reply's own text when it has the
-    grammar's layout (so :func:`action_text` gives the reply back), else the arguments written
+    grammar's layout (so ``action_text`` gives the reply back), else the arguments written
     compactly."""
     head = action_head(tool, spaced=spaced)
     if reply.startswith(head) and reply.endswith("}"):
@@ -69,8 +52,7 @@ def arguments_text(reply: str, tool: str, arguments: dict[str, Any], *, spaced: 
                 return inner
         except (ValueError, RecursionError):
             pass
-    separators = (", ", ": ") if spaced else (",", ":")
-    return json.dumps(arguments, ensure_ascii=False, separators=separators)
+    return json.dumps(arguments, ensure_ascii=False, separators=route_separators(spaced))
 
 
 def conversation_of(request: ChatRequest, *, spaced: bool) -> Conversation:

@@ -2,13 +2,14 @@
 
 A request the server cannot serve is the client's to fix (4xx, with the field it names); a
 backend that failed is upstream's (502, or 504 when it did not answer in time), with the error
-tree's message. Nothing reaches a client as a traceback.
+tree's message; a path or a method no route takes is a 404 or a 405. Nothing reaches a client
+as a traceback, and no key as itself (the core's ``redacted``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._errors import (
@@ -19,11 +20,13 @@ from .._errors import (
     GrammarError,
     ToolRoutingError,
 )
+from .._redact import redacted
 from .responses import error_body
 
-__all__ = ["ErrorReply", "error_reply", "hidden"]
+__all__ = ["ErrorReply", "error_reply", "http_error_reply"]
 
-_HIDDEN = "[key hidden]"
+#: The code of an HTTP error no route answers, by its status.
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -37,7 +40,7 @@ class ErrorReply:
 
 def error_reply(error: BaseException, secrets: Sequence[str] = ()) -> ErrorReply:
     """The answer to ``error``; ``secrets`` (API keys) never appear in its message."""
-    message = hidden(str(error), secrets)
+    message = redacted(str(error), secrets)
     headers: dict[str, str] = {}
     if isinstance(error, ChatRequestError):
         kind = "rate_limit_error" if error.status == 429 else "invalid_request_error"
@@ -69,8 +72,11 @@ def error_reply(error: BaseException, secrets: Sequence[str] = ()) -> ErrorReply
     return ErrorReply(status=500, body=body, headers={})
 
 
-def hidden(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with each of ``secrets`` replaced by a marker, the longest first."""
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        text = text.replace(secret, _HIDDEN)
-    return text
+def http_error_reply(
+    where: str, status: int, detail: str, headers: Mapping[str, str] | None = None
+) -> ErrorReply:
+    """The answer to a request no route takes (``where`` is its method and path), with the
+    status and headers the router gave it (a 405's ``Allow``)."""
+    code = _HTTP_CODES.get(status, "invalid_request")
+    body = error_body(f"{where}: {detail}", "invalid_request_error", None, code)
+    return ErrorReply(status=status, body=body, headers=dict(headers or {}))

@@ -14,21 +14,39 @@ chat and its messages go to the backend as they are.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
+from collections.abc import Callable
 from typing import Any
 
 from .._backends import Message
 from .._catalogue_prompt import catalogue_prompt
 from .._errors import ChatRequestError
-from .._limits import SERVE_ROUTE_CACHE
 from .._loop import answer_request, instructed
 from .._route_schema import route_schema, route_tool_names
 from .._settings import Settings
 from .conversation import Conversation, ends_with_user
 from .request import ChatRequest
 
-__all__ = ["Decision", "answer_messages", "answer_settings", "decision_of", "decision_settings"]
+__all__ = [
+    "Decision",
+    "Offer",
+    "answer_messages",
+    "answer_settings",
+    "decision_of",
+    "decision_settings",
+    "offer_of",
+]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Offer:
+    """What a catalogue and a choice offer a decision: the catalogue's instructions, the route
+    schema, the names it offers and whether ``none`` is among them."""
+
+    instructions: str
+    schema: dict[str, Any]
+    names: tuple[str, ...]
+    handoff: bool
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -44,45 +62,44 @@ class Decision:
     """The catalogue and the choice, as one text: two requests with the same key route alike."""
 
 
-def decision_of(request: ChatRequest, conversation: Conversation) -> Decision | None:
-    """The decision a request asks for, ``None`` when it asks only for text."""
+def decision_of(
+    request: ChatRequest, conversation: Conversation, offers: Callable[[str], Offer] | None = None
+) -> Decision | None:
+    """The decision a request asks for, ``None`` when it asks only for text.
+
+    ``offers`` finds the offer of a key (a server keeps them: a client sends the same catalogue
+    with every request, and building one is a third of a request's time); without it, the offer
+    is built (:func:`offer_of`).
+    """
     choice = request.tool_choice
     if not request.tools or choice.mode == "none":
         return None
     key = json.dumps([request.tools, choice.mode, choice.names], separators=(",", ":"))
-    route = _route(key)
+    offer = (offers or offer_of)(key)
     if not ends_with_user(conversation.messages):
         raise ChatRequestError(
             "a tool decision answers a user or tool message, and the messages end with an assistant's",
             "messages",
         )
     return Decision(
-        messages=tuple(instructed(conversation.messages, route.instructions, request.tools)),
-        schema=route.schema,
-        names=route.names,
-        handoff=choice.mode == "auto",
+        messages=tuple(instructed(conversation.messages, offer.instructions, request.tools)),
+        schema=offer.schema,
+        names=offer.names,
+        handoff=offer.handoff,
         key=key,
     )
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class _Route:
-    instructions: str
-    schema: dict[str, Any]
-    names: tuple[str, ...]
-
-
-@functools.lru_cache(maxsize=SERVE_ROUTE_CACHE)
-def _route(key: str) -> _Route:
-    """The rendered catalogue and the route of a catalogue and a choice; a client sends the same
-    catalogue with every request, so they are built once (a third of a request's time otherwise)."""
+def offer_of(key: str) -> Offer:
+    """The rendered catalogue and the route of a decision's key (a catalogue and a choice)."""
     tools, mode, chosen = json.loads(key)
     names = route_tool_names(tools)  # the whole catalogue checked, so an error names its index
     offered = [tool for tool, name in zip(tools, names, strict=True) if chosen is None or name in chosen]
-    return _Route(
+    return Offer(
         instructions=catalogue_prompt(tools),
         schema=route_schema(offered, handoff=mode == "auto"),
         names=tuple(route_tool_names(offered)),
+        handoff=mode == "auto",
     )
 
 

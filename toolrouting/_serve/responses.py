@@ -1,49 +1,18 @@
-"""What the server answers, in OpenAI's shapes: a completion, a stream's chunks, an error."""
+"""What the server answers, in OpenAI's chat completions shapes: a completion, a stream's chunks
+and their deltas, an error. Every body of that API is written here and nowhere else."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 import uuid
-from typing import Any, Literal
+from typing import Any
 
 from .._backends import Usage
+from .replies import Piece, Reply
 from .request import ToolCall
 
-__all__ = [
-    "FinishReason",
-    "Piece",
-    "Reply",
-    "ReplyIds",
-    "chunk_body",
-    "completion_body",
-    "error_body",
-    "server_sent_event",
-    "usage_body",
-]
-
-FinishReason = Literal["stop", "length", "tool_calls"]
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Reply:
-    """A whole reply: text, or one tool call, why it ended, and the tokens it took."""
-
-    content: str | None
-    call: ToolCall | None
-    """The one tool call the reply makes: its id in the conversation, the tool, the arguments' JSON text."""
-    finish_reason: FinishReason
-    usage: Usage
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Piece:
-    """One chunk of a streamed reply: a ``delta``, the finish reason on the last, or the usage alone."""
-
-    delta: dict[str, Any] | None = None
-    finish_reason: FinishReason | None = None
-    usage: Usage | None = None
+__all__ = ["ReplyIds", "chunk_body", "completion_body", "delta_body", "error_body", "usage_body"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -69,16 +38,14 @@ def usage_body(usage: Usage) -> dict[str, int]:
     }
 
 
+def _tool_call(call: ToolCall) -> dict[str, Any]:
+    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+
+
 def _message(reply: Reply) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
     if reply.call is not None:
-        message["tool_calls"] = [
-            {
-                "id": reply.call.id,
-                "type": "function",
-                "function": {"name": reply.call.name, "arguments": reply.call.arguments},
-            }
-        ]
+        message["tool_calls"] = [_tool_call(reply.call)]
     return message
 
 
@@ -96,6 +63,18 @@ def completion_body(reply: Reply, ids: ReplyIds) -> dict[str, Any]:
     }
 
 
+def delta_body(piece: Piece) -> dict[str, Any]:
+    """The ``delta`` of the chunk that carries ``piece``: the role rides on the first piece of an
+    answer and on a call's head; the finish reason's chunk has an empty one."""
+    if piece.text is not None:
+        return {"role": "assistant", "content": piece.text} if piece.first else {"content": piece.text}
+    if piece.head is not None:
+        return {"role": "assistant", "content": None, "tool_calls": [{"index": 0, **_tool_call(piece.head)}]}
+    if piece.arguments is not None:
+        return {"tool_calls": [{"index": 0, "function": {"arguments": piece.arguments}}]}
+    return {}
+
+
 def chunk_body(piece: Piece, ids: ReplyIds) -> dict[str, Any]:
     """A ``chat.completion.chunk`` object: one choice with a delta, or (the usage chunk) none."""
     body: dict[str, Any] = {
@@ -109,7 +88,7 @@ def chunk_body(piece: Piece, ids: ReplyIds) -> dict[str, Any]:
         body["usage"] = usage_body(piece.usage)
     else:
         body["choices"] = [
-            {"index": 0, "delta": piece.delta or {}, "logprobs": None, "finish_reason": piece.finish_reason}
+            {"index": 0, "delta": delta_body(piece), "logprobs": None, "finish_reason": piece.finish_reason}
         ]
     return body
 
@@ -117,9 +96,3 @@ def chunk_body(piece: Piece, ids: ReplyIds) -> dict[str, Any]:
 def error_body(message: str, type: str, param: str | None, code: str | None) -> dict[str, Any]:
     """OpenAI's error object."""
     return {"error": {"message": message, "type": type, "param": param, "code": code}}
-
-
-def server_sent_event(data: dict[str, Any] | str) -> bytes:
-    """One ``data:`` event; JSON is written on one line, so it is one event whatever it holds."""
-    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return f"data: {text}\n\n".encode()

@@ -1,0 +1,113 @@
+"""The endpoints: ``/health``, ``/v1/models`` and the chat completions front, and the handlers
+that answer every error in OpenAI's shape.
+
+An endpoint translates and holds no routing logic: the body is read within its limit
+(``transport``), checked (``request``), served (``chat``) and written back in OpenAI's shapes
+(``responses``); ``errors`` is the one table from the error tree to those shapes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncGenerator, Sequence
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from .._errors import ToolRoutingError
+from .chat import ServedChat
+from .errors import ErrorReply, error_reply, http_error_reply
+from .replies import Piece
+from .request import decode_body, read_chat_request
+from .responses import ReplyIds, chunk_body, completion_body
+from .transport import Admission, check_key, event_stream, gone, read_body, server_sent_event, unless_gone
+
+__all__ = ["EXCEPTION_HANDLERS", "ROUTES", "Served"]
+
+
+@dataclasses.dataclass(kw_only=True)
+class Served:
+    """What every endpoint reads from the application's state: the core, the queue, the key."""
+
+    chat: ServedChat
+    admission: Admission
+    model: str
+    require_key: str | None
+    secrets: tuple[str, ...]
+
+
+def _served(request: Request) -> Served:
+    served: Served = request.app.state.served
+    return served
+
+
+async def _health(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+async def _models(request: Request) -> Response:
+    served = _served(request)
+    check_key(request, served.require_key)
+    model = {"id": served.model, "object": "model", "created": 0, "owned_by": "toolrouting"}
+    return JSONResponse({"object": "list", "data": [model]})
+
+
+async def _chat_completions(request: Request) -> Response:
+    served = _served(request)
+    check_key(request, served.require_key)
+    chat_request = read_chat_request(decode_body(await read_body(request)))
+    ids = ReplyIds.new(chat_request.model or served.model)
+    if chat_request.stream:
+
+        def events(first: Piece, pieces: AsyncGenerator[Piece]) -> AsyncGenerator[bytes]:
+            return _events(first, pieces, ids, chat_request.include_usage, served.secrets)
+
+        return await event_stream(request, served.admission, served.chat.stream(chat_request), events)
+    with served.admission.place():
+        reply = await unless_gone(request, lambda: served.chat.reply(chat_request))
+    if reply is None:
+        return gone()
+    return JSONResponse(completion_body(reply, ids))
+
+
+async def _events(
+    first: Piece, pieces: AsyncGenerator[Piece], ids: ReplyIds, include_usage: bool, secrets: Sequence[str]
+) -> AsyncGenerator[bytes]:
+    """The stream's chunks; a failure after the status went out is one error event that ends it."""
+    try:
+        piece: Piece | None = first
+        while piece is not None:
+            if piece.usage is None or include_usage:
+                yield server_sent_event(chunk_body(piece, ids))
+            piece = await anext(pieces, None)
+        yield server_sent_event("[DONE]")
+    except ToolRoutingError as error:
+        yield server_sent_event(error_reply(error, secrets).body)
+
+
+def _answer(reply: ErrorReply) -> Response:
+    return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
+
+
+async def _error(request: Request, error: Exception) -> Response:
+    return _answer(error_reply(error, _served(request).secrets))
+
+
+async def _http_error(request: Request, error: Exception) -> Response:
+    status = error.status_code if isinstance(error, HTTPException) else 400
+    detail = error.detail if isinstance(error, HTTPException) else str(error)
+    headers = getattr(error, "headers", None)
+    return _answer(http_error_reply(f"{request.method} {request.url.path}", status, detail, headers))
+
+
+ROUTES = [
+    Route("/health", _health, methods=["GET"]),
+    Route("/v1/models", _models, methods=["GET"]),
+    Route("/v1/chat/completions", _chat_completions, methods=["POST"]),
+]
+
+# ToolRoutingError by name: Starlette hands Exception's handler to its outermost layer, which
+# answers and then re-raises; ours are answered and done.
+EXCEPTION_HANDLERS = {ToolRoutingError: _error, HTTPException: _http_error, Exception: _error}

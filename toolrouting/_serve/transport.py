@@ -1,0 +1,216 @@
+"""What every front's endpoints share on the wire: the bounded queue, the body's limit, the key
+check, the client's disconnect, and the event stream.
+
+A front reads its request with :func:`read_body` after :func:`check_key`, serves a whole reply
+with :func:`unless_gone` inside an :class:`Admission` place, and a streamed one with
+:func:`event_stream`, writing each of its pieces as server-sent events in its own shapes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+from typing import Any, TypeVar
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from .._errors import ChatRequestError
+from .._limits import SERVE_MAX_BODY_BYTES, SERVE_RETRY_AFTER
+from .request import body_too_large
+
+__all__ = [
+    "Admission",
+    "EventStream",
+    "check_key",
+    "event_stream",
+    "gone",
+    "read_body",
+    "server_sent_event",
+    "unless_gone",
+]
+
+T = TypeVar("T")
+
+#: The status a request is closed with when its client left before the answer: nobody reads it.
+_GONE = 499
+
+
+class Admission:
+    """At most ``limit`` requests in flight; the next is refused 429 with ``Retry-After``."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+
+    def take(self) -> Callable[[], None]:
+        """A place, or a :class:`ChatRequestError`; the function returned gives it back (once)."""
+        if self.held >= self.limit:
+            raise ChatRequestError(
+                f"the server holds {self.limit} requests already, its limit; retry after "
+                f"{SERVE_RETRY_AFTER} s",
+                status=429,
+                code="server_busy",
+                retry_after=SERVE_RETRY_AFTER,
+            )
+        self.held += 1
+        given = False
+
+        def release() -> None:
+            nonlocal given
+            if not given:
+                given = True
+                self.held -= 1
+
+        return release
+
+    @contextlib.contextmanager
+    def place(self) -> Iterator[None]:
+        """A place for the ``with`` block."""
+        release = self.take()
+        try:
+            yield
+        finally:
+            release()
+
+
+async def read_body(request: Request) -> bytes:
+    """The body, read only as far as its limit (``SERVE_MAX_BODY_BYTES``), past which it is a 413."""
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > SERVE_MAX_BODY_BYTES:
+        raise body_too_large()
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > SERVE_MAX_BODY_BYTES:
+            raise body_too_large()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def check_key(request: Request, key: str | None) -> None:
+    """Refuses (401) a request without ``Authorization: Bearer KEY``; every request passes when
+    ``key`` is ``None``. The key is compared in constant time and never written back."""
+    if key is None:
+        return
+    given = request.headers.get("authorization", "")
+    scheme, _, sent = given.partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(sent.strip().encode(), key.encode()):
+        raise ChatRequestError(
+            "this server needs its key: send Authorization: Bearer KEY (the client's api_key)",
+            status=401,
+            code="invalid_api_key",
+        )
+
+
+async def _watch(receive: Receive, scope: anyio.CancelScope) -> None:
+    """Cancels ``scope`` once the client disconnects."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
+
+
+async def unless_gone(request: Request, work: Callable[[], Awaitable[T]]) -> T | None:
+    """``work()``'s result, or ``None`` once the client disconnects, which cancels the work."""
+    outcome: list[T] = []
+    failure: list[Exception] = []
+    async with anyio.create_task_group() as group:
+        group.start_soon(_watch, request.receive, group.cancel_scope)
+        try:
+            outcome.append(await work())
+        except Exception as error:  # raised below, outside the group, so no ExceptionGroup wraps it
+            failure.append(error)
+        finally:
+            group.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
+    return outcome[0] if outcome else None
+
+
+def gone() -> Response:
+    """The answer to a request whose client left: nobody reads it."""
+    return Response(status_code=_GONE)
+
+
+async def event_stream(
+    request: Request,
+    admission: Admission,
+    pieces: AsyncGenerator[T],
+    events: Callable[[T, AsyncGenerator[T]], AsyncGenerator[bytes]],
+) -> Response:
+    """A reply streamed as the events ``events(first, pieces)`` writes of its pieces, holding a
+    place in ``admission`` until the stream ends.
+
+    The first piece is awaited before the status goes out, so a request that fails early is
+    answered with its own status (a piece is never ``None``); a client gone by then gets none.
+    """
+    release = admission.take()
+    try:
+        first = await unless_gone(request, lambda: anext(pieces))
+    except BaseException:
+        release()
+        await pieces.aclose()
+        raise
+    if first is None:  # the client left before the first piece
+        release()
+        await pieces.aclose()
+        return gone()
+    return EventStream(_held(events(first, pieces), pieces, release))
+
+
+async def _held(
+    events: AsyncGenerator[bytes], pieces: AsyncGenerator[Any], release: Callable[[], None]
+) -> AsyncGenerator[bytes]:
+    """``events``, the place given back and the pieces closed when they end, however they end."""
+    try:
+        async for event in events:
+            yield event
+    finally:
+        release()
+        with anyio.CancelScope(shield=True):
+            await events.aclose()
+            await pieces.aclose()
+
+
+class EventStream(Response):
+    """Server-sent events written by the task that runs the endpoint.
+
+    Starlette's ``StreamingResponse`` reads its iterator in a task of its own; the backends'
+    streams hold locks that belong to the task that began them (the embedded model's turn),
+    and the first piece was taken in the endpoint's. A client that leaves cancels the writing,
+    which closes the backend's stream.
+    """
+
+    def __init__(self, events: AsyncGenerator[bytes]) -> None:
+        # No Content-Length: the events are written as they come, in chunks.
+        self.status_code = 200
+        self.background = None
+        self.raw_headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"cache-control", b"no-cache"),
+        ]
+        self.events = events
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        async with anyio.create_task_group() as group:
+            group.start_soon(_watch, receive, group.cancel_scope)
+            try:
+                async for event in self.events:
+                    await send({"type": "http.response.body", "body": event, "more_body": True})
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            finally:
+                group.cancel_scope.cancel()
+                with anyio.CancelScope(shield=True):
+                    await self.events.aclose()
+
+
+def server_sent_event(data: dict[str, Any] | str) -> bytes:
+    """One ``data:`` event; JSON is written on one line, so it is one event whatever it holds."""
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return f"data: {text}\n\n".encode()
