@@ -7,7 +7,7 @@ on the backend, whole or streamed, with ``calls`` handing out a streamed tool ca
 written, as the ``replies`` it gives.
 
 The chat completions front: ``request`` reads a request body into a checked value (``choice``:
-its ``tool_choice``); ``responses`` writes OpenAI's shapes, ``errors`` maps the error tree onto
+its ``tool_choice``); ``chat_shapes`` writes OpenAI's shapes, ``errors`` maps the error tree onto
 them; ``routes`` holds the endpoints. What every front shares on the wire (the queue, the body's
 limit, the key check, the disconnect, the event stream) is ``transport``'s; ``app`` builds the
 Starlette application and its uvicorn configuration, importing both only when called.
@@ -20,7 +20,7 @@ from .errors import ErrorReply, error_reply
 from .plan import Decision, decision_of
 from .replies import Piece, Reply
 from .request import ChatRequest, decode_body, read_chat_request
-from .responses import completion_body
+from .chat_shapes import completion_body
 
 __all__ = [
     "ChatRequest",

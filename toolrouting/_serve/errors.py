@@ -21,7 +21,7 @@ from .._errors import (
     ToolRoutingError,
 )
 from .._redact import redacted
-from .responses import error_body
+from .chat_shapes import error_body
 
 __all__ = ["ErrorReply", "error_reply", "http_error_reply"]
 

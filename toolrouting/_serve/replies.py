@@ -1,6 +1,6 @@
 """A reply as the core gives it, in no API's shape: whole (:class:`Reply`) or in pieces (:class:`Piece`).
 
-``chat`` makes them and each front writes them in its own API's shapes (``responses`` for
+``chat`` makes them and each front writes them in its own API's shapes (``chat_shapes`` for
 chat completions), so a front never rebuilds a call's head or an answer's text itself.
 """
 

@@ -3,7 +3,7 @@ that answer every error in OpenAI's shape.
 
 An endpoint translates and holds no routing logic: the body is read within its limit
 (``transport``), checked (``request``), served (``chat``) and written back in OpenAI's shapes
-(``responses``); ``errors`` is the one table from the error tree to those shapes.
+(``chat_shapes``); ``errors`` is the one table from the error tree to those shapes.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .chat import ServedChat
 from .errors import ErrorReply, error_reply, http_error_reply
 from .replies import Piece
 from .request import decode_body, read_chat_request
-from .responses import ReplyIds, chunk_body, completion_body
+from .chat_shapes import ReplyIds, chunk_body, completion_body
 from .transport import Admission, check_key, event_stream, gone, read_body, server_sent_event, unless_gone
 
 __all__ = ["EXCEPTION_HANDLERS", "ROUTES", "Served"]
