@@ -9,6 +9,7 @@ Each test runs through both drivers of the step machine (the ``driver`` fixture)
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,16 @@ from support.catalogues import NONE, QUESTION, lookup, tool
 from support.drivers import Driver
 
 from toolrouting import (
+    DEFAULT_RETRIES,
+    DEFAULT_ROUTING_CAP,
+    AsyncRoutingLoop,
     BackendConnectError,
     BackendHTTPError,
     BackendResponseError,
     BackendTimeout,
     Completion,
+    LoopOptions,
+    RoutingLoop,
     ScriptedBackend,
     ScriptedRequest,
     Settings,
@@ -430,6 +436,50 @@ def test_the_limits_travel_as_one_value_or_as_the_old_keywords(driver: Driver) -
             RunLimits(**bad)  # type: ignore[arg-type]
     with pytest.raises(dataclasses.FrozenInstanceError):
         loop.limits.max_rounds = 1  # type: ignore[misc]
+
+
+def test_both_drivers_take_one_set_of_options_with_their_defaults(driver: Driver) -> None:
+    loop = _loop(driver, ScriptedBackend())
+    assert (loop.cap, loop.limits, loop.retries, loop.answer, loop.instructions, loop.thought) == (
+        DEFAULT_ROUTING_CAP,
+        RunLimits(),
+        DEFAULT_RETRIES,
+        False,
+        True,
+        None,
+    )
+    assert (loop.stream_answer, loop.stream_decisions, loop.on_event, loop.transcript) == (
+        False,
+        False,
+        None,
+        None,
+    )
+    with pytest.raises(
+        TypeError, match=r"RoutingLoop\.__init__\(\) got an unexpected keyword argument 'max_round'"
+    ):
+        _loop(driver, ScriptedBackend(), max_round=2)
+    made = RoutingLoop if driver.name == "sync" else AsyncRoutingLoop
+    with pytest.raises(TypeError, match="takes 3 positional arguments but 4 were given"):
+        made(ScriptedBackend(), Desk(), 64)  # type: ignore[misc]
+    # Beside the options, a driver's own keywords are only how it waits, and where it calls sync tools.
+    parameters = inspect.signature(made).parameters.values()
+    own = {parameter.name for parameter in parameters if parameter.kind is inspect.Parameter.KEYWORD_ONLY}
+    assert own == ({"sleep"} if driver.name == "sync" else {"sleep", "sync_tools"})
+    assert LoopOptions.__optional_keys__ == {
+        "cap",
+        "limits",
+        "max_rounds",
+        "max_repairs",
+        "max_repeats",
+        "retries",
+        "answer",
+        "instructions",
+        "thought",
+        "stream_answer",
+        "stream_decisions",
+        "on_event",
+        "transcript",
+    }
 
 
 def test_restore_is_a_declared_seam() -> None:
