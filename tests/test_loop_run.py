@@ -21,6 +21,7 @@ from support.drivers import Driver
 from toolrouting import (
     DEFAULT_RETRIES,
     DEFAULT_ROUTING_CAP,
+    Action,
     AsyncRoutingLoop,
     BackendConnectError,
     BackendHTTPError,
@@ -33,6 +34,7 @@ from toolrouting import (
     ScriptedRequest,
     Settings,
     Usage,
+    parse_route,
     routed_call_id,
     split_routed_result,
 )
@@ -480,6 +482,14 @@ def test_both_drivers_take_one_set_of_options_with_their_defaults(driver: Driver
         "on_event",
         "transcript",
     }
+
+
+def test_an_action_is_an_accepted_route_in_its_round() -> None:
+    route = parse_route(lookup("latch"), ["lookup"])
+    action = Action.from_route(3, route)
+    assert action == Action(round=3, tool="lookup", arguments={"word": "latch"}, text=lookup("latch"))
+    with pytest.raises(ValueError, match=r"^only an accepted route is an action, .*: the reply is not"):
+        Action.from_route(1, parse_route("Sure!", ["lookup"]))
 
 
 def test_restore_is_a_declared_seam() -> None:

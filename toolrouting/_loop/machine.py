@@ -58,10 +58,10 @@ from .feedback import (
 from .instructions import checked_instructions, instructed
 from .options import LoopOptions, checked_names, limits_of
 from .replay import resume_point
-from .result import RoundUsage, RunResult
+from .result import Action, RoundUsage, RunResult
 from .retries import RetryPolicy, complete
 from .run_limits import check_count
-from .state import RunState, accepted_action, call_key, tripped_limit
+from .state import RunState, call_key, tripped_limit
 from .transcript import TranscriptWriter, drop_torn_line
 
 __all__ = ["StepMachine", "Steps", "checked_messages"]
@@ -252,7 +252,7 @@ class StepMachine(abc.ABC):
             )
             yield Emit(RepairRequested(round=state.round, attempt=state.repairs, problem=problem))
             return
-        action = accepted_action(state.round, route)
+        action = Action.from_route(state.round, route)
         if not committed:
             yield from _commit(state, Message(role="assistant", content=action.text))
         state.actions.append(action)
@@ -263,7 +263,7 @@ class StepMachine(abc.ABC):
             state.done = True
             return
         call_id = routed_call_id(state.round)
-        limit, runs = tripped_limit(state, route, self.limits)
+        limit, runs = tripped_limit(state, action, self.limits)
         if limit is not None:
             state.limited = limit
             notice = limit_notice(limit, self.limits.of(limit), runs)
@@ -272,7 +272,7 @@ class StepMachine(abc.ABC):
                 LimitReached(round=state.round, limit=limit, tool=action.tool, call_id=call_id, notice=notice)
             )
         else:
-            state.runs[call_key(route)] = runs + 1
+            state.runs[call_key(action)] = runs + 1
             content, is_error = yield from _call(action.tool, action.arguments or {})
             yield from _commit(state, _result_message(action.tool, call_id, content, is_error))
             yield Emit(
