@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from toolrouting import (
-    LlamaCpp,
+    EmbeddedLlama,
     Message,
     Settings,
     catalogue_prompt,
@@ -139,7 +139,7 @@ def arguments_pass(checks: dict[str, str], arguments: dict[str, Any] | None) -> 
     )
 
 
-def run(backend: LlamaCpp, cases: Sequence[Case], configs: Sequence[str]) -> dict[str, Tally]:
+def run(backend: EmbeddedLlama, cases: Sequence[Case], configs: Sequence[str]) -> dict[str, Tally]:
     catalogues: dict[str, list[dict[str, Any]]] = {}
     for case in cases:
         if case.catalogue not in catalogues:
@@ -225,7 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--decoding",
         choices=("forced", "grammar"),
         default="forced",
-        help="forced tokens (llguidance, the default) or LlamaCpp(forced_tokens=False), the grammar sampler",
+        help="forced tokens (llguidance, the default) or EmbeddedLlama(forced_tokens=False), "
+        "the grammar sampler",
     )
     parser.add_argument("--grammar", choices=("ours", "server"), default="ours")
     parser.add_argument("--unbounded", action="store_true", help="our grammar without bounded decisions")
@@ -244,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         temperature=0.0, seed=args.seed, grammar=args.grammar, bounded=not args.unbounded, spaced=args.spaced
     )
     started = time.perf_counter()
-    with LlamaCpp(
+    with EmbeddedLlama(
         args.model,
         n_ctx=N_CTX,
         n_threads=args.threads,

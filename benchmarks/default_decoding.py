@@ -45,7 +45,6 @@ from demo_questions import QUESTIONS
 from toolrouting import (
     Completion,
     EmbeddedLlama,
-    MemoryStore,
     Message,
     RoutingLoop,
     Settings,
@@ -56,7 +55,7 @@ from toolrouting import (
     routed_backend,
     tools_from,
 )
-from toolrouting.demo import SYSTEM_PROMPT
+from toolrouting.demo import SYSTEM_PROMPT, MemoryStore
 
 WAYS = ("forced", "grammar")
 # Room for the 52-tool catalogue's prompt beside a conversation.

@@ -45,8 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolrouting import (
-    LlamaCpp,
-    MemoryStore,
+    EmbeddedLlama,
     Message,
     RoutingLoop,
     RunResult,
@@ -59,7 +58,7 @@ from toolrouting._loop.answer import answer_request  # the loop's own answer req
 from toolrouting._loop.feedback import EARLIER_ANSWER_PROMPT
 from toolrouting._provider import cut_middle
 from toolrouting._result_messages import read_routed_result
-from toolrouting.demo import SYSTEM_PROMPT, sample_notes
+from toolrouting.demo import SYSTEM_PROMPT, MemoryStore, sample_notes
 
 #: The demo's system message before the loop rendered the catalogue (toolrouting 0.1.0's
 #: toolrouting/demo/prompt.py), the baseline of this benchmark.
@@ -179,7 +178,7 @@ def scripted(note: str) -> ScriptedBackend:
 
 
 def run(
-    backend: LlamaCpp,
+    backend: EmbeddedLlama,
     questions: Sequence[tuple[str, str, tuple[str, ...]]],
     configs: Sequence[str],
     seeds: Sequence[int | None] = (None,),
@@ -274,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = Settings(temperature=args.temperature, seed=0, max_tokens=args.answer_tokens)
     forced = {} if args.forced_tokens is None else {"forced_tokens": args.forced_tokens == "on"}
     started = time.perf_counter()
-    with LlamaCpp(args.model, n_threads=args.threads, settings=settings, seed=0, **forced) as backend:
+    with EmbeddedLlama(args.model, n_threads=args.threads, settings=settings, seed=0, **forced) as backend:
         tallies = run(backend, questions, args.configs.split(","), seeds, not args.no_transcript)
         model = backend.model_path.name
     sampling = f"temperature {args.temperature:g}, seeds 0-{len(seeds) - 1}" if args.seeds else "greedy"

@@ -36,7 +36,6 @@ from demo_questions import result_collector
 from toolrouting import (
     ActionChosen,
     Backend,
-    MemoryStore,
     Message,
     RepairRequested,
     ReplyReceived,
@@ -47,6 +46,7 @@ from toolrouting import (
     route_tool_names,
 )
 from toolrouting._limits import DEFAULT_MAX_ROUNDS
+from toolrouting.demo import MemoryStore
 
 #: Seconds one request may take: a 52-tool catalogue's prompt on two busy cores takes minutes.
 REQUEST_TIMEOUT = 900.0

@@ -26,8 +26,7 @@ import time
 from collections.abc import Sequence
 
 from toolrouting import (
-    LlamaCpp,
-    MemoryStore,
+    EmbeddedLlama,
     Message,
     RoutingLoop,
     ScriptedBackend,
@@ -37,7 +36,7 @@ from toolrouting import (
     routed_backend,
 )
 from toolrouting._loop.instructions import INSTRUCTIONS_SEPARATOR
-from toolrouting.demo import SEARCH_PROMPT
+from toolrouting.demo import SEARCH_PROMPT, MemoryStore
 
 QUESTION = "What does the latch on the storage-room door do?"
 ACTIONS = [
@@ -86,7 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     seconds: dict[str, list[list[float]]] = {name: [[] for _ in rounds] for name in variants}
     tokens: dict[str, list[int]] = {name: [] for name in variants}
-    with LlamaCpp(args.model, n_threads=args.threads, settings=Settings(temperature=0.0, seed=0)) as model:
+    with EmbeddedLlama(
+        args.model, n_threads=args.threads, settings=Settings(temperature=0.0, seed=0)
+    ) as model:
         for _ in range(args.repeats):
             for name, requests in variants.items():
                 model.complete([{"role": "user", "content": "Say hello."}])  # a cold start for each pass

@@ -1,6 +1,6 @@
 """Tokens and latency per routing decision: routed (schema and cap) against unconstrained.
 
-Run: .venv/bin/python benchmarks/routing_tokens.py  (LlamaCpp sets OMP_WAIT_POLICY=passive itself)
+Run: .venv/bin/python benchmarks/routing_tokens.py  (EmbeddedLlama sets OMP_WAIT_POLICY=passive itself)
 
 On the embedded default model (SmolLM2-135M-Instruct), each prompt is asked twice with the
 same conversation: through ``routed_backend`` (the route schema as a grammar, cap 512), and
@@ -28,7 +28,7 @@ from toolrouting import (
     routed_backend,
     routing_cap,
 )
-from toolrouting._backends.embedded import LlamaCpp
+from toolrouting._backends.embedded import EmbeddedLlama
 
 OWN_BUDGET = 1024
 ROUTING_CAP = 512
@@ -121,7 +121,7 @@ def summary(rows: list[Row]) -> list[str]:
 
 def main() -> int:
     names = route_tool_names(CATALOGUE)
-    with LlamaCpp(settings=Settings(max_tokens=OWN_BUDGET)) as backend:
+    with EmbeddedLlama(settings=Settings(max_tokens=OWN_BUDGET)) as backend:
         routed = routed_backend(backend, route_schema(CATALOGUE), routing_cap(backend, ROUTING_CAP))
         routed.complete(conversation("warm-up"))  # loads pages and compiles the grammar outside the timings
         routed_rows = measure(routed, names)

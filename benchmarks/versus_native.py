@@ -68,7 +68,7 @@ from native_ways import JsonMode, Reply, Routed, embedded_native, server_native 
 from routed_ideas import IDEAS, SCORED, calibrated, idea_way  # noqa: E402
 from support.llama_server import start_llama_server, wait_until_healthy  # noqa: E402
 
-from toolrouting import LlamaCpp, Message, OpenAICompatible, Settings  # noqa: E402
+from toolrouting import EmbeddedLlama, Message, OpenAICompatible, Settings  # noqa: E402
 from toolrouting._limits import DEFAULT_ROUTING_CAP  # noqa: E402
 from toolrouting.demo import SYSTEM_PROMPT  # noqa: E402
 
@@ -105,7 +105,7 @@ def make_way(name: str, args: argparse.Namespace, url: str | None, owned: list[A
         backend: Any = OpenAICompatible(str(url), dialect="llama.cpp", settings=settings)
     else:
         forced = {} if args.forced_tokens is None else {"forced_tokens": args.forced_tokens == "on"}
-        backend = LlamaCpp(
+        backend = EmbeddedLlama(
             args.model, n_ctx=N_CTX, n_threads=args.threads, settings=settings, seed=args.seed, **forced
         )
     owned.append(backend)

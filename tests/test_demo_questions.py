@@ -10,7 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from toolrouting import MemoryStore, Message, RoutingLoop
+from toolrouting import Message, RoutingLoop
+from toolrouting.demo import MemoryStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 try:

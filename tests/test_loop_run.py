@@ -50,7 +50,6 @@ from toolrouting._loop.events import (
     RetryScheduled,
     RoundStarted,
     RunFinished,
-    ToolResult,
     ToolReturned,
 )
 from toolrouting._loop.feedback import (
@@ -375,7 +374,6 @@ def test_events_come_in_order(driver: Driver) -> None:
     assert iterated[6] == ActionChosen(
         round=1, tool="lookup", arguments={"word": "latch"}, text=lookup("latch")
     )
-    assert ToolResult is ToolReturned  # the event's old name still works
     finished = iterated[-1]
     assert isinstance(finished, RunFinished)
     assert finished.result.reason == "handoff"
@@ -638,13 +636,13 @@ def test_resume_restores_a_providers_state_from_the_transcript(driver: Driver, t
 def test_a_real_model_run_is_parsed_recorded_and_resumable(driver: Driver, tmp_path: Path) -> None:
     from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, demo_cap
 
-    from toolrouting._backends.embedded import LlamaCpp
+    from toolrouting._backends.embedded import EmbeddedLlama
 
     # A cap no demo action reaches: every reply is whole, so none is cut and repaired for length.
     cap = demo_cap()
     path = tmp_path / "run.jsonl"
     sampling = Settings(max_tokens=cap, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
-    with LlamaCpp(settings=sampling, n_threads=TEST_THREADS) as model:
+    with EmbeddedLlama(settings=sampling, n_threads=TEST_THREADS) as model:
         events: list[Event] = []
         result = driver.loop(
             model, MemoryStore.sample(), cap=cap, transcript=path, on_event=events.append

@@ -24,7 +24,6 @@ from ._backends import (
     Completion,
     DialectName,
     EmbeddedLlama,
-    LlamaCpp,
     Message,
     OpenAICompatible,
     ScriptedBackend,
@@ -118,7 +117,6 @@ from ._loop import (
     RunFinished,
     RunLimits,
     RunResult,
-    ToolResult,
     ToolReturned,
     TranscriptRead,
     read_transcript,
@@ -210,7 +208,6 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "Completion",
     "DialectName",
     "EmbeddedLlama",
-    "LlamaCpp",
     "Message",
     "OpenAICompatible",
     "ScriptedBackend",
@@ -240,7 +237,6 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "RunFinished",
     "RunLimits",
     "RunResult",
-    "ToolResult",
     "ToolReturned",
     "TranscriptRead",
     "read_transcript",
@@ -278,12 +274,3 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "RunTracer",
 ]
 
-
-def __getattr__(name: str) -> object:
-    # The demo's store lives in toolrouting.demo; the old top-level name still finds it, and
-    # `import toolrouting` does not load the demo (nor sqlite3) until someone asks.
-    if name == "MemoryStore":
-        from .demo import MemoryStore
-
-        return MemoryStore
-    raise AttributeError(f"module 'toolrouting' has no attribute {name!r}")

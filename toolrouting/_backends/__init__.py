@@ -26,7 +26,7 @@ from .base import (
     wire_text,
 )
 from .dialects import DIALECTS, DialectName
-from .embedded import EmbeddedLlama, LlamaCpp, default_model_path
+from .embedded import EmbeddedLlama, default_model_path
 from .http import OpenAICompatible
 from .models import list_models
 from .scripted import AsyncScriptedBackend, ScriptedBackend, ScriptedRequest
@@ -45,7 +45,6 @@ __all__ = [
     "Completion",
     "DialectName",
     "EmbeddedLlama",
-    "LlamaCpp",
     "Message",
     "OpenAICompatible",
     "ScriptedBackend",

@@ -26,7 +26,6 @@ from .events import (
     RetryScheduled,
     RoundStarted,
     RunFinished,
-    ToolResult,
     ToolReturned,
 )
 from .instructions import instructed
@@ -57,7 +56,6 @@ __all__ = [
     "RunFinished",
     "RunLimits",
     "RunResult",
-    "ToolResult",
     "ToolReturned",
     "TranscriptRead",
     "answer_request",
