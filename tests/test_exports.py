@@ -80,6 +80,22 @@ def test_all_is_grouped_by_part_and_sorted_within_each_group() -> None:
                     assert module.count(".") == 1, f"{name} ({module}) is not in a core module"
 
 
+def test_the_imports_are_grouped_as_all_is() -> None:
+    """Each comment over the imports names the group of ``__all__`` that its imports bring in."""
+    comments: dict[int, str] = {}
+    for number, line in enumerate(INIT.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("# --- "):
+            comments[number] = line.removeprefix("# --- ").split(":", 1)[0]
+    imported: dict[str, list[str]] = {}
+    for node in ast.parse(INIT.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            group = comments[max(number for number in comments if number < node.lineno)]
+            imported.setdefault(group, []).extend(alias.name for alias in node.names)
+    assert list(imported) == list(GROUPS)
+    for group, names in _groups().items():
+        assert sorted(imported[group]) == sorted(names), group
+
+
 def test_the_demo_is_its_own_namespace() -> None:
     import toolrouting.demo
 

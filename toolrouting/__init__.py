@@ -4,13 +4,63 @@ The next action is asked for as one JSON object under a route schema (an ``anyOf
 alternative per tool, then ``{"tool": "none"}``), sent through a clone of the backend that
 carries the schema and a low completion cap, and parsed strictly.
 
-The public API lives here, grouped by the part that owns it: the routing core (flat
-modules), then the backends, the loop, the catalogues and the preflight (a package each).
+The public API lives here, grouped by the part that owns it, in the same order among the
+imports and in ``__all__``: the routing core (flat modules), then the route grammar, the
+backends, the loop, the catalogues, the preflight, batch runs and traces (a package each).
 The demo's notes store is ``toolrouting.demo``.
 """
 
+# --- the routing core: its flat modules, the catalogue checks and the catalogue prompt, the one
+# error tree, the named limits, the parser, the tool seam, the result messages, the route schema,
+# the routed backend and the request settings ---
+from ._catalogue import FunctionSpec, ToolSpec
+from ._catalogue_prompt import PROMPT_STYLES, PromptStyle, catalogue_prompt
+from ._errors import (
+    BackendConnectError,
+    BackendError,
+    BackendHTTPError,
+    BackendResponseError,
+    BackendTimeout,
+    CatalogueError,
+    ChatRequestError,
+    GrammarError,
+    MemoryStoreError,
+    ModelLoadError,
+    QuestionsFileError,
+    RepairsExhaustedError,
+    RetriesExhaustedError,
+    RunError,
+    SchemaIgnoredError,
+    ToolRoutingError,
+    ToolServerError,
+    TranscriptError,
+)
+from ._limits import (
+    DEFAULT_MAX_REPAIRS,
+    DEFAULT_MAX_REPEATS,
+    DEFAULT_MAX_ROUNDS,
+    DEFAULT_PROMPT_CHARS,
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_RETRIES,
+    DEFAULT_ROUTING_CAP,
+    MAX_REPLY_CHARS,
+    MAX_REPLY_QUOTE,
+    MAX_RESPONSE_BYTES,
+    ROUTE_SCHEMA_NAME,
+)
+from ._parse import Route, parse_route
+from ._provider import AsyncToolProvider, RestorableToolProvider, ToolOutput, ToolProvider
+from ._result_messages import routed_call_id, routed_result_header, routed_result_text, split_routed_result
+from ._route_schema import route_choices, route_schema, route_tool_names
+from ._routed_backend import can_route, routed_backend, routing_cap
+from ._settings import GrammarChoice, Settings
+
+# isort: split
 # --- the route grammar: our own compact GBNF for the servers and the model that take one ---
-# --- backends: the seam, the HTTP dialects, the embedded model, the scripted fake ---
+from ._grammar import GrammarNote, RouteGrammar, route_grammar
+
+# isort: split
+# --- backends: the seam, the HTTP dialects, the embedded model, the scripted fake, each sync and async ---
 from ._backends import (
     DIALECTS,
     AsyncBackend,
@@ -34,68 +84,8 @@ from ._backends import (
     default_model_path,
 )
 
-# --- batch runs: a file of questions, each its own run, many in flight against one server ---
-from ._batch import BatchProgress, BatchQuestion, arun_batch, read_questions, run_batch
-
-# --- the routing core: catalogue checks, route schema, parser, result messages, routed backend ---
-from ._catalogue import FunctionSpec, ToolSpec
-from ._catalogue_prompt import PROMPT_STYLES, PromptStyle, catalogue_prompt
-
-# --- catalogues: other formats' declarations, Python functions and MCP servers as tools ---
-from ._catalogues import (
-    MCP_NAME_SEPARATOR,
-    FunctionTools,
-    MCPHTTPServer,
-    MCPServerSpec,
-    MCPSession,
-    MCPStdioServer,
-    MCPTools,
-    function_tool,
-    mcp_server,
-    mcp_servers_from_config,
-    tools_from,
-    tools_from_anthropic,
-    tools_from_declarations,
-    tools_from_mcp,
-    tools_from_openai,
-    tools_from_responses,
-)
-from ._errors import (
-    BackendConnectError,
-    BackendError,
-    BackendHTTPError,
-    BackendResponseError,
-    BackendTimeout,
-    CatalogueError,
-    ChatRequestError,
-    GrammarError,
-    MemoryStoreError,
-    ModelLoadError,
-    QuestionsFileError,
-    RepairsExhaustedError,
-    RetriesExhaustedError,
-    RunError,
-    SchemaIgnoredError,
-    ToolRoutingError,
-    ToolServerError,
-    TranscriptError,
-)
-from ._grammar import GrammarNote, RouteGrammar, route_grammar
-from ._limits import (
-    DEFAULT_MAX_REPAIRS,
-    DEFAULT_MAX_REPEATS,
-    DEFAULT_MAX_ROUNDS,
-    DEFAULT_PROMPT_CHARS,
-    DEFAULT_REQUEST_TIMEOUT,
-    DEFAULT_RETRIES,
-    DEFAULT_ROUTING_CAP,
-    MAX_REPLY_CHARS,
-    MAX_REPLY_QUOTE,
-    MAX_RESPONSE_BYTES,
-    ROUTE_SCHEMA_NAME,
-)
-
-# --- the loop: runs, their events, results and transcripts ---
+# isort: split
+# --- the loop: both drivers and their options, runs' limits, events, results and transcripts ---
 from ._loop import (
     Action,
     ActionChosen,
@@ -121,16 +111,37 @@ from ._loop import (
     TranscriptRead,
     read_transcript,
 )
-from ._parse import Route, parse_route
 
+# isort: split
+# --- catalogues: other formats' declarations, Python functions and MCP servers as tools ---
+from ._catalogues import (
+    MCP_NAME_SEPARATOR,
+    FunctionTools,
+    MCPHTTPServer,
+    MCPServerSpec,
+    MCPSession,
+    MCPStdioServer,
+    MCPTools,
+    function_tool,
+    mcp_server,
+    mcp_servers_from_config,
+    tools_from,
+    tools_from_anthropic,
+    tools_from_declarations,
+    tools_from_mcp,
+    tools_from_openai,
+    tools_from_responses,
+)
+
+# isort: split
 # --- the preflight: what each grammar compiler does with a schema ---
 from ._preflight import TARGETS, Finding, Severity, Target, format_findings, preflight
-from ._provider import AsyncToolProvider, RestorableToolProvider, ToolOutput, ToolProvider
-from ._result_messages import routed_call_id, routed_result_header, routed_result_text, split_routed_result
-from ._route_schema import route_choices, route_schema, route_tool_names
-from ._routed_backend import can_route, routed_backend, routing_cap
-from ._settings import GrammarChoice, Settings
 
+# isort: split
+# --- batch runs: a file of questions, each its own run, many in flight against one server ---
+from ._batch import BatchProgress, BatchQuestion, arun_batch, read_questions, run_batch
+
+# isort: split
 # --- traces: a run as OpenTelemetry spans ---
 from ._traces import RunTracer
 
@@ -273,4 +284,3 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     # traces
     "RunTracer",
 ]
-
