@@ -458,9 +458,9 @@ def test_both_drivers_take_one_set_of_options_with_their_defaults(driver: Driver
         TypeError, match=r"RoutingLoop\.__init__\(\) got an unexpected keyword argument 'max_round'"
     ):
         _loop(driver, ScriptedBackend(), max_round=2)
-    made = RoutingLoop if driver.name == "sync" else AsyncRoutingLoop
+    made: Any = RoutingLoop if driver.name == "sync" else AsyncRoutingLoop
     with pytest.raises(TypeError, match="takes 3 positional arguments but 4 were given"):
-        made(ScriptedBackend(), Desk(), 64)  # type: ignore[misc]
+        made(ScriptedBackend(), Desk(), 64)  # the options are keywords only
     # Beside the options, a driver's own keywords are only how it waits, and where it calls sync tools.
     parameters = inspect.signature(made).parameters.values()
     own = {parameter.name for parameter in parameters if parameter.kind is inspect.Parameter.KEYWORD_ONLY}
