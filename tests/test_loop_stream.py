@@ -192,7 +192,7 @@ def test_the_embedded_model_streams_its_decisions_and_its_answer(
 ) -> None:
     from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
 
-    from toolrouting import LlamaCpp, Settings, route_grammar, route_schema
+    from toolrouting import EmbeddedLlama, Settings, route_grammar, route_schema
 
     path = tmp_path / "run.jsonl"
     seen: list[Event] = []
@@ -201,7 +201,7 @@ def test_the_embedded_model_streams_its_decisions_and_its_answer(
     longest = route_grammar(route_schema(Desk().tools_for_llm()), bounded=True).max_bytes
     assert longest is not None
     sampling = Settings(max_tokens=longest + 1, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
-    with LlamaCpp(settings=sampling, n_threads=TEST_THREADS, forced_tokens=forced) as model:
+    with EmbeddedLlama(settings=sampling, n_threads=TEST_THREADS, forced_tokens=forced) as model:
         result = driver.loop(
             model,
             Desk(),

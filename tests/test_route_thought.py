@@ -150,7 +150,7 @@ def test_a_repair_shows_the_thought_the_route_demands(driver: Driver) -> None:
 
 @pytest.mark.model
 def test_a_real_models_reply_with_the_slot_parses() -> None:
-    from toolrouting import LlamaCpp as Model
+    from toolrouting import EmbeddedLlama as Model
 
     schema = route_schema(TOOLS, thought=40)
     cap = guaranteed_cap(schema)

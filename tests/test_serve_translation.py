@@ -18,9 +18,9 @@ from toolrouting._serve import (
     read_chat_request,
 )
 from toolrouting._serve.calls import CallStream
+from toolrouting._serve.chat_shapes import delta_body
 from toolrouting._serve.plan import answer_messages, answer_settings
 from toolrouting._serve.request import ToolCall
-from toolrouting._serve.chat_shapes import delta_body
 
 
 def search(query: str) -> str:

@@ -4,63 +4,17 @@ The next action is asked for as one JSON object under a route schema (an ``anyOf
 alternative per tool, then ``{"tool": "none"}``), sent through a clone of the backend that
 carries the schema and a low completion cap, and parsed strictly.
 
-The public API lives here, grouped by the part that owns it: the routing core (flat
-modules), then the backends, the loop, the catalogues and the preflight (a package each).
+The public API lives here, grouped by the part that owns it, in the same order among the
+imports and in ``__all__``: the routing core (flat modules), then the route grammar, the
+backends, the loop, the catalogues, the preflight, batch runs, traces and the server (a package each).
 The demo's notes store is ``toolrouting.demo``.
 """
 
-# --- the route grammar: our own compact GBNF for the servers and the model that take one ---
-# --- backends: the seam, the HTTP dialects, the embedded model, the scripted fake ---
-from ._backends import (
-    DIALECTS,
-    AsyncBackend,
-    AsyncBaseBackend,
-    AsyncEmbeddedLlama,
-    AsyncOpenAICompatible,
-    AsyncScriptedBackend,
-    AsyncStreamingBackend,
-    Backend,
-    BaseBackend,
-    Completion,
-    DialectName,
-    EmbeddedLlama,
-    LlamaCpp,
-    Message,
-    OpenAICompatible,
-    ScriptedBackend,
-    ScriptedRequest,
-    StreamingBackend,
-    TextDelta,
-    Usage,
-    default_model_path,
-)
-
-# --- batch runs: a file of questions, each its own run, many in flight against one server ---
-from ._batch import BatchProgress, BatchQuestion, arun_batch, read_questions, run_batch
-
-# --- the routing core: catalogue checks, route schema, parser, result messages, routed backend ---
+# --- the routing core: its flat modules, the catalogue checks and the catalogue prompt, the one
+# error tree, the named limits, the parsers of one call and of several, the tool seam, the result
+# messages, the route schema, the routed backend and the request settings ---
 from ._catalogue import FunctionSpec, ToolSpec
 from ._catalogue_prompt import PROMPT_STYLES, PromptStyle, catalogue_prompt
-
-# --- catalogues: other formats' declarations, Python functions and MCP servers as tools ---
-from ._catalogues import (
-    MCP_NAME_SEPARATOR,
-    FunctionTools,
-    MCPHTTPServer,
-    MCPServerSpec,
-    MCPSession,
-    MCPStdioServer,
-    MCPTools,
-    function_tool,
-    mcp_server,
-    mcp_servers_from_config,
-    tools_from,
-    tools_from_anthropic,
-    tools_from_declarations,
-    tools_from_mcp,
-    tools_from_openai,
-    tools_from_responses,
-)
 from ._errors import (
     BackendConnectError,
     BackendError,
@@ -81,7 +35,6 @@ from ._errors import (
     ToolServerError,
     TranscriptError,
 )
-from ._grammar import GrammarNote, RouteGrammar, route_grammar
 from ._limits import (
     DEFAULT_MAX_REPAIRS,
     DEFAULT_MAX_REPEATS,
@@ -95,8 +48,45 @@ from ._limits import (
     MAX_RESPONSE_BYTES,
     ROUTE_SCHEMA_NAME,
 )
+from ._parse import Route, parse_route
+from ._parse_calls import Routes, parse_routes
+from ._provider import AsyncToolProvider, RestorableToolProvider, ToolOutput, ToolProvider
+from ._result_messages import routed_call_id, routed_result_header, routed_result_text, split_routed_result
+from ._route_schema import route_choices, route_schema, route_tool_names
+from ._routed_backend import can_route, routed_backend, routing_cap
+from ._settings import GrammarChoice, Settings
 
-# --- the loop: runs, their events, results and transcripts ---
+# isort: split
+# --- the route grammar: our own compact GBNF for the servers and the model that take one ---
+from ._grammar import GrammarNote, RouteGrammar, route_grammar
+
+# isort: split
+# --- backends: the seam, the HTTP dialects, the embedded model, the scripted fake, each sync and async ---
+from ._backends import (
+    DIALECTS,
+    AsyncBackend,
+    AsyncBaseBackend,
+    AsyncEmbeddedLlama,
+    AsyncOpenAICompatible,
+    AsyncScriptedBackend,
+    AsyncStreamingBackend,
+    Backend,
+    BaseBackend,
+    Completion,
+    DialectName,
+    EmbeddedLlama,
+    Message,
+    OpenAICompatible,
+    ScriptedBackend,
+    ScriptedRequest,
+    StreamingBackend,
+    TextDelta,
+    Usage,
+    default_model_path,
+)
+
+# isort: split
+# --- the loop: both drivers and their options, runs' limits, events, results and transcripts ---
 from ._loop import (
     Action,
     ActionChosen,
@@ -107,6 +97,7 @@ from ._loop import (
     Event,
     LimitName,
     LimitReached,
+    LoopOptions,
     RepairRequested,
     ReplyReceived,
     Resumed,
@@ -117,25 +108,47 @@ from ._loop import (
     RunFinished,
     RunLimits,
     RunResult,
-    ToolResult,
     ToolReturned,
     TranscriptRead,
     read_transcript,
 )
-from ._parse import Route, parse_route
-from ._parse_calls import Routes, parse_routes
 
+# isort: split
+# --- catalogues: other formats' declarations, Python functions and MCP servers as tools ---
+from ._catalogues import (
+    MCP_NAME_SEPARATOR,
+    FunctionTools,
+    MCPHTTPServer,
+    MCPServerSpec,
+    MCPSession,
+    MCPStdioServer,
+    MCPTools,
+    function_tool,
+    mcp_server,
+    mcp_servers_from_config,
+    tools_from,
+    tools_from_anthropic,
+    tools_from_declarations,
+    tools_from_mcp,
+    tools_from_openai,
+    tools_from_responses,
+)
+
+# isort: split
 # --- the preflight: what each grammar compiler does with a schema ---
 from ._preflight import TARGETS, Finding, Severity, Target, format_findings, preflight
-from ._provider import AsyncToolProvider, RestorableToolProvider, ToolOutput, ToolProvider
-from ._result_messages import routed_call_id, routed_result_header, routed_result_text, split_routed_result
-from ._route_schema import route_choices, route_schema, route_tool_names
-from ._routed_backend import can_route, routed_backend, routing_cap
-from ._serve import serve_app, server_config  # the server; the serve extra is imported when called
-from ._settings import GrammarChoice, Settings
 
+# isort: split
+# --- batch runs: a file of questions, each its own run, many in flight against one server ---
+from ._batch import BatchProgress, BatchQuestion, arun_batch, read_questions, run_batch
+
+# isort: split
 # --- traces: a run as OpenTelemetry spans ---
 from ._traces import RunTracer
+
+# isort: split
+# --- the server: OpenAI's chat completions over any backend; the serve extra is imported when called ---
+from ._serve import serve_app, server_config
 
 __version__ = "0.1.0"
 
@@ -213,7 +226,6 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "Completion",
     "DialectName",
     "EmbeddedLlama",
-    "LlamaCpp",
     "Message",
     "OpenAICompatible",
     "ScriptedBackend",
@@ -232,6 +244,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "Event",
     "LimitName",
     "LimitReached",
+    "LoopOptions",
     "RepairRequested",
     "ReplyReceived",
     "Resumed",
@@ -242,7 +255,6 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "RunFinished",
     "RunLimits",
     "RunResult",
-    "ToolResult",
     "ToolReturned",
     "TranscriptRead",
     "read_transcript",
@@ -282,13 +294,3 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "serve_app",
     "server_config",
 ]
-
-
-def __getattr__(name: str) -> object:
-    # The demo's store lives in toolrouting.demo; the old top-level name still finds it, and
-    # `import toolrouting` does not load the demo (nor sqlite3) until someone asks.
-    if name == "MemoryStore":
-        from .demo import MemoryStore
-
-        return MemoryStore
-    raise AttributeError(f"module 'toolrouting' has no attribute {name!r}")

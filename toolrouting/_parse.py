@@ -22,11 +22,12 @@ NOT_AN_OBJECT = "the reply is not a JSON object"
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Route:
-    """What :func:`parse_route` made of a reply.
+    """The parser's verdict on one reply: what :func:`parse_route` made of it, accepted or refused.
 
     Accepted (``ok``): ``tool``, the trimmed ``text`` and, for a tool other than
     ``none``, its ``arguments``; ``thought`` when the route has a reasoning slot. Refused:
-    ``error`` alone.
+    ``error`` alone. Its shape is the specification's parse-route result (:meth:`as_dict`).
+    A routing loop records an accepted route as its round's ``Action`` (``Action.from_route``).
     """
 
     ok: bool

@@ -28,7 +28,7 @@ from .base import (
     wire_text,
 )
 from .dialects import DIALECTS, DialectName
-from .embedded import EmbeddedLlama, LlamaCpp, default_model_path
+from .embedded import EmbeddedLlama, default_model_path
 from .grammar_check import check_gbnf, llama_grammar_source
 from .http import OpenAICompatible
 from .models import list_models
@@ -48,7 +48,6 @@ __all__ = [
     "Completion",
     "DialectName",
     "EmbeddedLlama",
-    "LlamaCpp",
     "Message",
     "OpenAICompatible",
     "ScriptedBackend",

@@ -30,7 +30,6 @@ __all__ = [
     "DEFAULT_MODEL_FILE",
     "DEFAULT_MODEL_PACKAGE",
     "EmbeddedLlama",
-    "LlamaCpp",
     "check_gbnf",
     "default_model_path",
 ]
@@ -316,7 +315,3 @@ def _refused(error: ValueError, n_ctx: int) -> BackendError:
 def _cause(cause: object) -> str:
     """Another library's message (or a path) in ours: quoted, at most ``MAX_CAUSE_QUOTE`` characters."""
     return quoted(str(cause), MAX_CAUSE_QUOTE)
-
-
-#: The name this backend had before ``EmbeddedLlama``; it stays for code written against it.
-LlamaCpp = EmbeddedLlama

@@ -16,10 +16,9 @@ import dataclasses
 import inspect
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from .._backends import AsyncBackend, Backend
-from .._loop import AsyncRoutingLoop, Event, RoutingLoop, RunResult
+from .._loop import AsyncRoutingLoop, Event, LoopOptions, RoutingLoop, RunResult
 from .._provider import AsyncToolProvider, ToolProvider
 from .questions import BatchQuestion
 
@@ -39,9 +38,13 @@ class RunJob:
     resume: bool
     backend: Backend | AsyncBackend
     tools: Callable[[], ToolProvider | AsyncToolProvider]
-    loop_options: dict[str, Any]
+    loop_options: LoopOptions
     on_event: Callable[[Event], object]
     trace: Tracing | None = None
+
+    def _options(self, on_event: Callable[[Event], object]) -> LoopOptions:
+        """Every run's loop options, with this run's transcript and what takes its events."""
+        return {**self.loop_options, "transcript": self.transcript, "on_event": on_event}
 
     def run_sync(self) -> RunResult:
         """The run on the synchronous loop, in the calling thread, its tools made and closed here.
@@ -56,9 +59,7 @@ class RunJob:
                 loop = RoutingLoop(
                     self.backend,  # type: ignore[arg-type]  # drive() sends an async backend elsewhere
                     provider,  # type: ignore[arg-type]
-                    transcript=self.transcript,
-                    on_event=on_event,
-                    **self.loop_options,
+                    **self._options(on_event),
                 )
                 return loop.resume() if self.resume else loop.run(list(self.question.messages))
         finally:
@@ -74,9 +75,7 @@ class RunJob:
                 loop = AsyncRoutingLoop(
                     self.backend,  # type: ignore[arg-type]  # drive() sends a sync backend elsewhere
                     provider,
-                    transcript=self.transcript,
-                    on_event=on_event,
-                    **self.loop_options,
+                    **self._options(on_event),
                 )
                 return await (loop.resume() if self.resume else loop.run(list(self.question.messages)))
         finally:

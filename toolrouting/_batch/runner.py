@@ -19,7 +19,16 @@ from typing import Any
 from .._backends import AsyncBackend, Backend
 from .._errors import ToolRoutingError
 from .._limits import DEFAULT_BATCH_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
-from .._loop import ActionChosen, AsyncRoutingLoop, Event, RepairRequested, RoutingLoop, RunLimits, RunResult
+from .._loop import (
+    ActionChosen,
+    AsyncRoutingLoop,
+    Event,
+    LoopOptions,
+    RepairRequested,
+    RoutingLoop,
+    RunLimits,
+    RunResult,
+)
 from .._provider import AsyncToolProvider, ToolOutput, ToolProvider
 from .folder import BatchFolder
 from .jobs import RunJob, Tracing, drive, is_async_backend
@@ -142,7 +151,7 @@ async def arun_batch(
         )
     asked = _questions(questions, system)
     folder = BatchFolder(out)
-    options: dict[str, Any] = {"cap": cap, "limits": limits, "retries": retries, "answer": answer}
+    options: LoopOptions = {"cap": cap, "limits": limits, "retries": retries, "answer": answer}
     # A bad backend or option is refused before any run.
     if is_async_backend(backend):
         AsyncRoutingLoop(backend, _NO_TOOLS, **options)  # type: ignore[arg-type]

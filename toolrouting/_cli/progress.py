@@ -16,7 +16,7 @@ from .._loop import (
     Resumed,
     RetryScheduled,
     RoundStarted,
-    ToolResult,
+    ToolReturned,
 )
 
 __all__ = ["AnswerPrinter", "Progress"]
@@ -80,7 +80,7 @@ def _line(event: Event) -> str | None:
     if isinstance(event, ActionChosen):
         shown = "" if event.arguments is None else json.dumps(event.arguments, ensure_ascii=False)
         return f"  -> {event.tool} {_preview(shown)}".rstrip()
-    if isinstance(event, ToolResult):
+    if isinstance(event, ToolReturned):
         return f"  <- {'error: ' if event.is_error else ''}{_preview(event.content)}"
     if isinstance(event, LimitReached):
         return f"  limit {event.limit}: the {event.tool} call was not run; only none is offered now"

@@ -2,8 +2,9 @@
 
 ``machine`` is the step machine, the rounds as a generator of ``effects`` that does no I/O;
 ``run`` drives it by blocking calls (:class:`RoutingLoop`), ``async_run`` by awaiting them
-(:class:`AsyncRoutingLoop`); ``state`` is what a run holds as it goes; ``run_limits`` and
-``retries`` are the frozen values that bound it; ``transcript`` writes and reads the JSON
+(:class:`AsyncRoutingLoop`); ``options`` are the keyword options both take, defined once;
+``state`` is what a run holds as it goes; ``run_limits`` and ``retries`` are the frozen
+values that bound it; ``transcript`` writes and reads the JSON
 Lines record a run can resume from, and ``replay`` rebuilds a run's state from it; ``events``
 are what a caller watches; ``feedback`` is every text the loop itself tells the model, with
 ``instructions`` (the catalogue in the system message) and ``answer`` (the answer request
@@ -27,11 +28,11 @@ from .events import (
     RetryScheduled,
     RoundStarted,
     RunFinished,
-    ToolResult,
     ToolReturned,
 )
 from .feedback import EARLIER_ANSWER_PROMPT
 from .instructions import INSTRUCTIONS_SEPARATOR, instructed
+from .options import LoopOptions
 from .result import Action, EndReason, LimitName, RoundUsage, RunResult
 from .run import RoutingLoop
 from .run_limits import RunLimits
@@ -49,6 +50,7 @@ __all__ = [
     "Event",
     "LimitName",
     "LimitReached",
+    "LoopOptions",
     "RepairRequested",
     "ReplyReceived",
     "Resumed",
@@ -59,7 +61,6 @@ __all__ = [
     "RunFinished",
     "RunLimits",
     "RunResult",
-    "ToolResult",
     "ToolReturned",
     "TranscriptRead",
     "answer_request",

@@ -14,21 +14,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import anyio.to_thread
 
 from .._backends import AsyncBackend, Completion, Message
-from .._limits import DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
 from .._provider import AsyncToolProvider, ToolOutput, ToolProvider
 from .effects import CallTool, Commit, Emit, Request, ToolRaised, Wait, backend_failure, unfinished_stream
 from .events import Event, RunFinished
-from .instructions import Instructions
 from .machine import StepMachine, Steps, checked_messages
+from .options import LoopOptions
 from .result import RunResult
-from .run_limits import RunLimits
 from .transcript import TranscriptWriter
 
 __all__ = ["AsyncRoutingLoop", "SyncTools"]
@@ -46,8 +43,8 @@ class AsyncRoutingLoop(StepMachine):
     (awaited) or a :class:`ToolProvider` (its ``call`` runs in a worker thread). ``sleep`` is
     awaited between retries. ``sync_tools="inline"`` calls a sync provider on the event loop
     instead of in a worker thread: for fast tools, and for a provider bound to the thread that
-    made it (an ``sqlite3`` connection, say). Every other option, the transcript and the events are
-    :class:`RoutingLoop`'s, and so are the bytes a run writes.
+    made it (an ``sqlite3`` connection, say). Every other option (:class:`LoopOptions`), the
+    transcript and the events are :class:`RoutingLoop`'s, and so are the bytes a run writes.
     """
 
     def __init__(
@@ -55,38 +52,11 @@ class AsyncRoutingLoop(StepMachine):
         backend: AsyncBackend,
         provider: AsyncToolProvider | ToolProvider,
         *,
-        cap: int = DEFAULT_ROUTING_CAP,
-        limits: RunLimits | None = None,
-        max_rounds: int | None = None,
-        max_repairs: int | None = None,
-        max_repeats: int | None = None,
-        retries: int = DEFAULT_RETRIES,
-        answer: bool = False,
-        instructions: Instructions = True,
-        thought: int | None = None,
-        stream_answer: bool = False,
-        stream_decisions: bool = False,
-        on_event: Callable[[Event], object] | None = None,
-        transcript: str | os.PathLike[str] | None = None,
         sleep: Callable[[float], Awaitable[object]] = anyio.sleep,
         sync_tools: SyncTools = "thread",
+        **options: Unpack[LoopOptions],
     ) -> None:
-        super().__init__(
-            backend,
-            provider,
-            cap=cap,
-            limits=limits,
-            max_rounds=max_rounds,
-            max_repairs=max_repairs,
-            max_repeats=max_repeats,
-            retries=retries,
-            answer=answer,
-            instructions=instructions,
-            thought=thought,
-            stream_answer=stream_answer,
-            stream_decisions=stream_decisions,
-            transcript=transcript,
-        )
+        super().__init__(backend, provider, options)
         if not inspect.iscoroutinefunction(getattr(backend, "complete", None)):
             raise TypeError(
                 f"{type(backend).__name__}.complete() is not a coroutine: AsyncRoutingLoop takes an "
@@ -94,7 +64,6 @@ class AsyncRoutingLoop(StepMachine):
             )
         if sync_tools not in ("thread", "inline"):
             raise ValueError(f"sync_tools is 'thread' or 'inline', not {sync_tools!r}")
-        self.on_event = on_event
         self.sync_tools = sync_tools
         self._sleep = sleep
 

@@ -33,7 +33,6 @@ __all__ = [
     "RetryScheduled",
     "RoundStarted",
     "RunFinished",
-    "ToolResult",
     "ToolReturned",
 ]
 
@@ -113,10 +112,6 @@ class ToolReturned:
     call_id: str
     content: str
     is_error: bool
-
-
-#: The old name of :class:`ToolReturned`, kept so code written against it still runs.
-ToolResult = ToolReturned
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -55,12 +55,13 @@ from .feedback import (
     tool_exception,
     truncated_problem,
 )
-from .instructions import Instructions, checked_instructions, instructed
+from .instructions import checked_instructions, instructed
+from .options import LoopOptions, checked_names, limits_of
 from .replay import resume_point
-from .result import RoundUsage, RunResult
+from .result import Action, RoundUsage, RunResult
 from .retries import RetryPolicy, complete
-from .run_limits import RunLimits, check_count
-from .state import RunState, accepted_action, call_key, tripped_limit
+from .run_limits import check_count
+from .state import RunState, call_key, tripped_limit
 from .transcript import TranscriptWriter, drop_torn_line
 
 __all__ = ["StepMachine", "Steps", "checked_messages"]
@@ -72,52 +73,45 @@ Steps = Generator[Effect, Any, None]
 class StepMachine(abc.ABC):
     """A routing loop's settings and its step machine, which both drivers share.
 
-    Each run reads ``backend``, ``provider``, ``cap``, ``limits``, ``retry`` and ``answer`` as
-    they are when it starts. A driver subclasses it to say which providers it can call and how
+    ``__init__`` reads a driver's :class:`LoopOptions`, the one place that gives their defaults,
+    into attributes. Each run reads ``backend``, ``provider``, ``cap``, ``limits``, ``retry`` and
+    ``answer`` as they are when it starts. A driver subclasses it to say which providers it can call and how
     the effects are performed.
     """
 
-    def __init__(
-        self,
-        backend: Any,
-        provider: Any,
-        *,
-        cap: int = DEFAULT_ROUTING_CAP,
-        limits: RunLimits | None = None,
-        max_rounds: int | None = None,
-        max_repairs: int | None = None,
-        max_repeats: int | None = None,
-        retries: int = DEFAULT_RETRIES,
-        answer: bool = False,
-        instructions: Instructions = True,
-        thought: int | None = None,
-        stream_answer: bool = False,
-        stream_decisions: bool = False,
-        transcript: str | os.PathLike[str] | None = None,
-    ) -> None:
+    def __init__(self, backend: Any, provider: Any, options: LoopOptions) -> None:
+        checked_names(type(self).__name__, options)
         if not can_route(backend):
             raise TypeError(
                 f"{type(backend).__name__} cannot route: a backend needs clone() and settings with "
                 "json_schema, json_schema_name, max_tokens and clone() (see toolrouting.Backend)"
             )
         self._check_provider(provider)
+        cap = options.get("cap", DEFAULT_ROUTING_CAP)
         check_count("cap", cap, 1)
         self.backend = backend
         self.provider = provider
         self.cap = cap
-        self.limits = _limits(limits, max_rounds=max_rounds, max_repairs=max_repairs, max_repeats=max_repeats)
-        self.retry = RetryPolicy(retries=retries)
-        self.answer = answer
-        for option, asked in (("stream_answer", stream_answer), ("stream_decisions", stream_decisions)):
+        self.limits = limits_of(options)
+        self.retry = RetryPolicy(retries=options.get("retries", DEFAULT_RETRIES))
+        self.answer = options.get("answer", False)
+        streamed = {
+            "stream_answer": options.get("stream_answer"),
+            "stream_decisions": options.get("stream_decisions"),
+        }
+        for option, asked in streamed.items():
             if asked and not callable(getattr(backend, "stream", None)):
                 raise TypeError(
                     f"{option}=True asks with the backend's stream(), and {type(backend).__name__} has none"
                 )
-        self.stream_answer = bool(stream_answer)
-        self.stream_decisions = bool(stream_decisions)
-        self.instructions = checked_instructions(instructions)
+        self.stream_answer = bool(streamed["stream_answer"])
+        self.stream_decisions = bool(streamed["stream_decisions"])
+        self.instructions = checked_instructions(options.get("instructions", True))
+        thought = options.get("thought")
         route_schema([], thought=thought)  # refuses a bad thought= now, not in the first round
         self.thought = thought
+        self.on_event = options.get("on_event")
+        transcript = options.get("transcript")
         self.transcript = None if transcript is None else os.fspath(transcript)
 
     @abc.abstractmethod
@@ -258,7 +252,7 @@ class StepMachine(abc.ABC):
             )
             yield Emit(RepairRequested(round=state.round, attempt=state.repairs, problem=problem))
             return
-        action = accepted_action(state.round, route)
+        action = Action.from_route(state.round, route)
         if not committed:
             yield from _commit(state, Message(role="assistant", content=action.text))
         state.actions.append(action)
@@ -269,7 +263,7 @@ class StepMachine(abc.ABC):
             state.done = True
             return
         call_id = routed_call_id(state.round)
-        limit, runs = tripped_limit(state, route, self.limits)
+        limit, runs = tripped_limit(state, action, self.limits)
         if limit is not None:
             state.limited = limit
             notice = limit_notice(limit, self.limits.of(limit), runs)
@@ -278,7 +272,7 @@ class StepMachine(abc.ABC):
                 LimitReached(round=state.round, limit=limit, tool=action.tool, call_id=call_id, notice=notice)
             )
         else:
-            state.runs[call_key(route)] = runs + 1
+            state.runs[call_key(action)] = runs + 1
             content, is_error = yield from _call(action.tool, action.arguments or {})
             yield from _commit(state, _result_message(action.tool, call_id, content, is_error))
             yield Emit(
@@ -317,18 +311,6 @@ def _call(tool: str, arguments: dict[str, Any]) -> Generator[Effect, Any, tuple[
         return bad_tool_output(output), True
     # A str subclass's own __str__ would show one text in the event and commit another.
     return str.__str__(output.content), output.is_error
-
-
-def _limits(limits: RunLimits | None, **fields: int | None) -> RunLimits:
-    """The run's limits: ``limits``, or a :class:`RunLimits` of the fields given one by one."""
-    given = {name: value for name, value in fields.items() if value is not None}
-    if limits is None:
-        return RunLimits(**given)
-    if not isinstance(limits, RunLimits):
-        raise TypeError(f"limits= takes a RunLimits, not {type(limits).__name__}")
-    if given:
-        raise TypeError(f"give the limits as limits= or as {'= and '.join(given)}=, not both")
-    return limits
 
 
 def _result(state: RunState) -> RunResult:

@@ -13,8 +13,9 @@ from .._provider import ToolOutput
 from .._result_messages import routed_call_id, routed_result_header, split_routed_result
 from .answer import is_answer_request
 from .feedback import is_repair_message
+from .result import Action
 from .run_limits import RunLimits
-from .state import RunState, accepted_action, call_key, tripped_limit
+from .state import RunState, call_key, tripped_limit
 from .transcript import TranscriptRead, read_transcript
 
 __all__ = ["replayed", "resume_point"]
@@ -78,7 +79,7 @@ def _replayed_from(
         handoff = parse_route(reply["content"], (), thought=thought)
         rest = messages[index + 1 :]
         if handoff.ok and _ends_run(rest):
-            state.actions.append(accepted_action(state.round, handoff))
+            state.actions.append(Action.from_route(state.round, handoff))
             state.done = True
             state.answer_prompted = bool(rest)
             state.answer = rest[1]["content"] if len(rest) == 2 else None
@@ -89,16 +90,17 @@ def _replayed_from(
         if following["role"] != "user":
             return None
         content = following["content"]
-        action = None if handoff.ok else _replayed_action(state.round, reply["content"], content, thought)
-        if action is not None:
-            route, output = action
-            state.actions.append(accepted_action(state.round, route))
-            limit, runs = tripped_limit(state, route, limits)
+        found = None if handoff.ok else _replayed_action(state.round, reply["content"], content, thought)
+        if found is not None:
+            route, output = found
+            action = Action.from_route(state.round, route)
+            state.actions.append(action)
+            limit, runs = tripped_limit(state, action, limits)
             if limit is not None:
                 state.limited = limit
             else:
-                state.runs[call_key(route)] = runs + 1
-                state.replayed_calls.append((str(route.tool), route.arguments or {}, output))
+                state.runs[call_key(action)] = runs + 1
+                state.replayed_calls.append((action.tool, action.arguments or {}, output))
             state.next_round()
         elif is_repair_message(content):
             state.repairs += 1

@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any, Literal
 
 from .._backends import Message, Usage
+from .._parse import Route
 
 __all__ = ["Action", "EndReason", "LimitName", "RoundUsage", "RunResult"]
 
@@ -19,7 +20,13 @@ LimitName = Literal["max_rounds", "max_repeats"]
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Action:
-    """An accepted action: ``tool`` (``"none"`` for the handoff), its ``arguments`` and exact ``text``."""
+    """One round's accepted action, as a run records it (:attr:`RunResult.actions`).
+
+    A :class:`Route` is the parser's verdict on a reply, accepted or refused; an accepted one
+    becomes the action of its round through :meth:`from_route`, which adds the ``round`` to the
+    route's ``tool`` (``"none"`` for the handoff), ``arguments``, exact ``text`` and ``thought``.
+    A refused reply is never an action: it is repaired within its round.
+    """
 
     round: int
     tool: str
@@ -29,6 +36,15 @@ class Action:
     """The action as the model wrote it, trimmed; also the assistant message's content."""
     thought: str | None = None
     """What the model wrote in the route's reasoning slot, when the loop has one (``thought=``)."""
+
+    @classmethod
+    def from_route(cls, round: int, route: Route) -> Action:
+        """The action an accepted ``route`` is in ``round``; a refused route is a ValueError."""
+        if not route.ok or route.tool is None or route.text is None:
+            raise ValueError(f"only an accepted route is an action, and this one was refused: {route.error}")
+        return cls(
+            round=round, tool=route.tool, arguments=route.arguments, text=route.text, thought=route.thought
+        )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

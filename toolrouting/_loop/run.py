@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import os
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from .._backends import Backend, Completion, Message
-from .._limits import DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
 from .._provider import ToolProvider
 from .effects import CallTool, Commit, Emit, Request, ToolRaised, Wait, backend_failure, unfinished_stream
 from .events import Event, RunFinished
-from .instructions import Instructions
 from .machine import StepMachine, Steps, checked_messages
+from .options import LoopOptions
 from .result import RunResult
-from .run_limits import RunLimits
 from .transcript import TranscriptWriter
 
 __all__ = ["RoutingLoop"]
@@ -46,7 +43,8 @@ class RoutingLoop(StepMachine):
     the same way, as :class:`DecisionDelta` events, parsed only once whole.
 
     The limits are one :class:`RunLimits` (``limits=``), or its fields given one by one
-    (``max_rounds=``, ``max_repairs=``, ``max_repeats=``). A provider that is a
+    (``max_rounds=``, ``max_repairs=``, ``max_repeats=``). Every option but ``sleep`` is a
+    :class:`LoopOptions` key, which :class:`AsyncRoutingLoop` takes too. A provider that is a
     :class:`RestorableToolProvider` gets, on resume, every call the transcript shows was run.
     For async backends and providers, :class:`AsyncRoutingLoop` drives the same rounds.
     """
@@ -56,43 +54,15 @@ class RoutingLoop(StepMachine):
         backend: Backend,
         provider: ToolProvider,
         *,
-        cap: int = DEFAULT_ROUTING_CAP,
-        limits: RunLimits | None = None,
-        max_rounds: int | None = None,
-        max_repairs: int | None = None,
-        max_repeats: int | None = None,
-        retries: int = DEFAULT_RETRIES,
-        answer: bool = False,
-        instructions: Instructions = True,
-        thought: int | None = None,
-        stream_answer: bool = False,
-        stream_decisions: bool = False,
-        on_event: Callable[[Event], object] | None = None,
-        transcript: str | os.PathLike[str] | None = None,
         sleep: Callable[[float], object] = time.sleep,
+        **options: Unpack[LoopOptions],
     ) -> None:
-        super().__init__(
-            backend,
-            provider,
-            cap=cap,
-            limits=limits,
-            max_rounds=max_rounds,
-            max_repairs=max_repairs,
-            max_repeats=max_repeats,
-            retries=retries,
-            answer=answer,
-            instructions=instructions,
-            thought=thought,
-            stream_answer=stream_answer,
-            stream_decisions=stream_decisions,
-            transcript=transcript,
-        )
+        super().__init__(backend, provider, options)
         if inspect.iscoroutinefunction(getattr(backend, "complete", None)):
             raise TypeError(
                 f"{type(backend).__name__} is an async backend (its complete() is a coroutine): "
                 "drive it with AsyncRoutingLoop"
             )
-        self.on_event = on_event
         self._sleep = sleep
 
     def _check_provider(self, provider: object) -> None:

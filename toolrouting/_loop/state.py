@@ -6,12 +6,11 @@ import dataclasses
 import json
 
 from .._backends import Message, Usage
-from .._parse import Route
 from .._provider import RecordedCall
 from .result import Action, LimitName
 from .run_limits import RunLimits
 
-__all__ = ["RunState", "accepted_action", "call_key", "tripped_limit"]
+__all__ = ["RunState", "call_key", "tripped_limit"]
 
 
 @dataclasses.dataclass
@@ -51,24 +50,15 @@ class RunState:
         self.repairs = 0
 
 
-def accepted_action(round: int, route: Route) -> Action:
-    """The action an accepted route is, in ``round``."""
-    if route.tool is None or route.text is None:
-        raise AssertionError("only an accepted route becomes an action")  # pragma: no cover
-    return Action(
-        round=round, tool=route.tool, arguments=route.arguments, text=route.text, thought=route.thought
-    )
-
-
-def call_key(route: Route) -> str:
+def call_key(action: Action) -> str:
     """A call's identity for the repeat limit: the tool and its arguments in canonical JSON."""
-    call = [route.tool, route.arguments]
+    call = [action.tool, action.arguments]
     return json.dumps(call, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def tripped_limit(state: RunState, route: Route, limits: RunLimits) -> tuple[LimitName | None, int]:
+def tripped_limit(state: RunState, action: Action, limits: RunLimits) -> tuple[LimitName | None, int]:
     """The limit an accepted action trips, if any, and how often the same call has run."""
-    runs = state.runs.get(call_key(route), 0)
+    runs = state.runs.get(call_key(action), 0)
     if state.round > limits.max_rounds:
         return "max_rounds", runs
     if runs > limits.max_repeats:

@@ -15,12 +15,12 @@ Starlette application and its uvicorn configuration, importing both only when ca
 
 from .app import serve_app, server_config
 from .chat import ServedChat
+from .chat_shapes import completion_body
 from .conversation import Conversation, arguments_text, conversation_of
 from .errors import ErrorReply, error_reply
 from .plan import Decision, decision_of
 from .replies import Piece, Reply
 from .request import ChatRequest, decode_body, read_chat_request
-from .chat_shapes import completion_body
 
 __all__ = [
     "ChatRequest",

@@ -18,10 +18,10 @@ from starlette.routing import Route
 
 from .._errors import ToolRoutingError
 from .chat import ServedChat
+from .chat_shapes import ReplyIds, chunk_body, completion_body
 from .errors import ErrorReply, error_reply, http_error_reply
 from .replies import Piece
 from .request import decode_body, read_chat_request
-from .chat_shapes import ReplyIds, chunk_body, completion_body
 from .transport import Admission, check_key, event_stream, gone, read_body, server_sent_event, unless_gone
 
 __all__ = ["EXCEPTION_HANDLERS", "ROUTES", "Served"]
