@@ -4,7 +4,7 @@ Run: OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/mcp_calls.py [--calls 2
 
 ``MCPTools`` reads a server's ``tools/list`` again after each call when the server declares
 ``tools.listChanged``, so the next round offers what the call changed. The baseline is the same
-server declaring a list that never changes (``tests/mcp_test_server.py --static``), where no
+server declaring a list that never changes (``tests/support/mcp_test_server.py --static``), where no
 list is read. Both run in one process, over stdio and over streamable HTTP on loopback, and the
 figures are the median and 90th percentile of ``--calls`` calls of ``echo``, after 20 calls to
 warm up. The two kinds alternate in blocks of 25 calls, so drift on a shared machine falls on both.

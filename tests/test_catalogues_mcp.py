@@ -1,6 +1,6 @@
 """MCPTools and MCPSession against real MCP servers: two from PyPI over stdio, ours over HTTP.
 
-mcp-server-time and mcp-server-git run as their users run them; ``tests/mcp_test_server.py``
+mcp-server-time and mcp-server-git run as their users run them; ``tests/support/mcp_test_server.py``
 (on the SDK's own server) shows the failures: a tool error, a slow tool, a process that exits
 mid-call, pages of tools, a huge result, an image, structured content, a clashing name.
 """

@@ -1,6 +1,6 @@
 """MCP servers whose tool list changes under a run: ``notifications/tools/list_changed`` followed.
 
-``tests/mcp_test_server.py --changing`` is a real server on the SDK: ``retire`` takes a tool off
+``tests/support/mcp_test_server.py --changing`` is a real server on the SDK: ``retire`` takes a tool off
 its list, now or some seconds later (out of band: no call of ours is under way then), ``hire``
 puts a new one on, and each says so. A 2026-07-28 server says it on the ``subscriptions/listen``
 stream the client keeps open; ``--legacy`` serves only the handshake era, where the notification

@@ -1,5 +1,5 @@
 """A routing run for tests/test_loop_kill.py to kill:
-``python tests/kill_driver.py run|resume TRANSCRIPT [async]``.
+``python -m support.kill_driver run|resume TRANSCRIPT [async]``, from tests/.
 
 The model is a fake (a ScriptedBackend whose reply depends only on the conversation it is
 sent), so an interrupted run resumed must write the same bytes as a run left alone. It
@@ -26,7 +26,6 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from support.drivers import DRIVERS, DriverName
-
 from toolrouting._backends.base import Completion, Message, Usage
 from toolrouting._backends.scripted import ScriptedBackend, ScriptedRequest
 from toolrouting._errors import TranscriptError

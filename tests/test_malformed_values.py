@@ -1,4 +1,5 @@
-"""Hostile values in the places a review found unguarded: each ends in the documented error.
+"""Malformed and extreme values given to backends, catalogue adapters, tools and preflight: each
+ends in the documented error, never a crash.
 
 httpx.MockTransport is a named fake here: it plays a server answering in ways no local
 server can be made to (a schema-typed list, a 100,000-character key, an absurd date).

@@ -13,9 +13,9 @@ adds tools that change the list under a run (``retire``, ``hire``) and say so wi
 handshake-era protocol, where that notification travels on its own rather than on a
 ``subscriptions/listen`` stream; ``--static`` declares a list that never changes.
 
-    python tests/mcp_test_server.py --port 8123 --page-size 2 --token secret
-    python tests/mcp_test_server.py --stdio --bounded
-    python tests/mcp_test_server.py --stdio --changing --legacy
+    python tests/support/mcp_test_server.py --port 8123 --page-size 2 --token secret
+    python tests/support/mcp_test_server.py --stdio --bounded
+    python tests/support/mcp_test_server.py --stdio --changing --legacy
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import anyio
 import pytest
 from support.catalogues import QUESTION
 from support.model import TEST_SEED, TEST_TEMPERATURE, demo_cap
-from test_backends_llama_server import NAMES, OWN_CAP, PROMPTS, ROUTE_CAP, TOOLS, ask
+from test_backends_llama_cpp_python_server import NAMES, OWN_CAP, PROMPTS, ROUTE_CAP, TOOLS, ask
 
 from toolrouting import (
     AsyncOpenAICompatible,
