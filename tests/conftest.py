@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 from support.drivers import DRIVERS, Driver
+from support.fault_server import FaultServer
 from support.llama_server import (
     ServerStartError,
     llama_server_binary,
@@ -103,3 +104,24 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def driver(request: pytest.FixtureRequest) -> Driver:
     """The sync :class:`RoutingLoop` or the :class:`AsyncRoutingLoop`, behind the sync loop's face."""
     return DRIVERS[request.param]
+
+
+# --- The fault tests' real HTTP server on loopback (tests/support/fault_server.py) -------------
+
+
+@pytest.fixture(scope="module")
+def running_server() -> Iterator[FaultServer]:
+    """One fault server for a module's tests."""
+    with FaultServer() as fault_server:
+        yield fault_server
+
+
+@pytest.fixture
+def server(running_server: FaultServer) -> Iterator[FaultServer]:
+    """The module's fault server with an empty script; whatever a test held is released after it.
+
+    A module whose ``server`` is another kind of server defines its own fixture of that name.
+    """
+    running_server.clear()
+    yield running_server
+    running_server.release.set()

@@ -16,12 +16,12 @@ import anyio
 import pytest
 from support.catalogues import QUESTION
 from support.model import TEST_SEED, TEST_TEMPERATURE, demo_cap
+from support.replies import whole
 from test_backends_llama_cpp_python_server import NAMES, OWN_CAP, PROMPTS, ROUTE_CAP, TOOLS, ask
 
 from toolrouting import (
     AsyncOpenAICompatible,
     AsyncRoutingLoop,
-    Completion,
     Message,
     OpenAICompatible,
     Settings,
@@ -45,15 +45,6 @@ POEM: list[Message] = [{"role": "user", "content": "Write a long poem."}]
 async def backend(llama_cpp_server: str) -> AsyncIterator[AsyncOpenAICompatible]:
     async with AsyncOpenAICompatible(llama_cpp_server, dialect="llama-cpp-python", settings=SETTINGS) as http:
         yield http
-
-
-def whole(items: list[TextDelta | Completion]) -> Completion:
-    """The stream's last item, once checked to be the completion of the pieces before it."""
-    *pieces, last = items
-    assert isinstance(last, Completion)
-    assert all(isinstance(piece, TextDelta) and piece.text for piece in pieces)
-    assert "".join(piece.text for piece in pieces if isinstance(piece, TextDelta)) == last.text
-    return last
 
 
 async def test_a_routed_request_is_a_whole_action(backend: AsyncOpenAICompatible) -> None:

@@ -15,7 +15,6 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -79,20 +78,6 @@ GAP = GIVE_UP / 40
 PIECES = ['{"tool": ', '"search", ', '"arguments": ', '{"query": ', '"llama"}}']
 SCHEMA = {"type": "object", "properties": {"tool": {"const": "none"}}, "required": ["tool"]}
 FLAVOURS = ("sync", "async")
-
-
-@pytest.fixture(scope="module")
-def running_server() -> Iterator[FaultServer]:
-    with FaultServer() as fault_server:
-        yield fault_server
-
-
-@pytest.fixture
-def server(running_server: FaultServer) -> Iterator[FaultServer]:
-    """The module's server with an empty script; whatever a test held is released after it."""
-    running_server.clear()
-    yield running_server
-    running_server.release.set()
 
 
 async def stream(flavour: str, url: str, **options: Any) -> list[TextDelta | Completion]:

@@ -17,30 +17,22 @@ import warnings
 from typing import Any
 
 import pytest
-import regress
 from hypothesis import example, given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, FormatChecker
-from support.catalogues import declared
+from support.catalogues import declared, fold
+from support.ecma import regress_accepts
 
 from toolrouting import CatalogueError, route_schema, route_tool_names
 from toolrouting._metaschema import schema_problem
 
 
-def _regress(pattern: str, flags: str) -> bool:
-    try:
-        regress.Regex(pattern, flags)
-    except Exception:  # regress's RegressError
-        return False
-    return True
-
-
 def _ecma_262(pattern: object) -> bool:
     """The documented verdict on a pattern (jsonschema's own asks Python's re): valid with ECMA-262's
     u flag, accepted; valid in neither mode, refused; valid only without it (Annex B), as re says."""
-    if not isinstance(pattern, str) or _regress(pattern, "u"):
+    if not isinstance(pattern, str) or regress_accepts(pattern, "u"):
         return True
-    if not _regress(pattern, ""):
+    if not regress_accepts(pattern, ""):
         return False
     try:
         with warnings.catch_warnings():
@@ -90,10 +82,6 @@ KEYWORDS = [
     "uniqueItems", "minItems", "dependentRequired", "dependencies", "default", "examples", "if", "then",
     "propertyNames", "unevaluatedProperties", "$vocabulary", "contentSchema", "deprecated",
 ]  # fmt: skip
-
-
-def fold(name: str) -> str:
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
 
 
 def leaf_schemas() -> st.SearchStrategy[dict[str, Any]]:

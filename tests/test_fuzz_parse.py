@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from support.catalogues import fold
 from support.route_oracle import disagreement, judge
 
 from toolrouting import parse_route
@@ -45,10 +46,6 @@ ESCAPES = ["\\n", '\\"', "\\\\", "\\/", "\\u0000", "\\u001f", "\\u00e9", "\\u007
 ESCAPES_SURROGATE = ["\\ud800", "\\udfff", "\\uDC00", "\\ud83d\\ude00", "\\ude00\\ud83d", "\\ud83d\\u0041"]
 ESCAPES_BAD = ["\\x41", "\\U0041", "\\u12", "\\ug000", "\\'", "\\"]
 RAW_BAD = ["\ud800", "\udc00", "\x00", "\x1f", "\n"]
-
-
-def fold(name: str) -> str:
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
 
 
 NAME_CHARS = st.characters(categories=["L", "M", "N", "P", "S"])

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
+from support.catalogues import lookup
 from support.drivers import DRIVERS, DriverName
 from toolrouting._backends.base import Completion, Message, Usage
 from toolrouting._backends.scripted import ScriptedBackend, ScriptedRequest
@@ -54,10 +55,6 @@ CALLED: list[str] = []
 STOPPED_SECONDS = 60.0
 
 
-def _lookup(word: str) -> str:
-    return json.dumps({"tool": "lookup", "arguments": {"word": word}})
-
-
 def model(request: ScriptedRequest) -> str | Completion:
     """The fake model: its next reply from how many results and repairs the conversation holds."""
     time.sleep(MODEL_SECONDS)
@@ -72,9 +69,9 @@ def model(request: ScriptedRequest) -> str | Completion:
         return '{"tool": "explode", "arguments": {}}'
     if results == 3 and repairs == 1:
         # A whole action, yet the server says the cap cut it: refused, never run.
-        return Completion(text=_lookup("hinge"), finish_reason="length", usage=Usage(), truncated=True)
+        return Completion(text=lookup("hinge"), finish_reason="length", usage=Usage(), truncated=True)
     words = (_WORDS[0], None, *_WORDS[1:])
-    return _lookup(str(words[results])) if results < len(words) else '{"tool": "none"}'
+    return lookup(str(words[results])) if results < len(words) else '{"tool": "none"}'
 
 
 class Counter:
