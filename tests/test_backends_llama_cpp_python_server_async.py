@@ -9,7 +9,7 @@ grammar, the cap and the backend guarantee, never which action the model writes.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -97,7 +97,9 @@ async def test_concurrent_requests_all_finish(backend: AsyncOpenAICompatible) ->
 
 
 async def test_a_stream_left_early_leaves_the_server_serving(backend: AsyncOpenAICompatible) -> None:
-    async with contextlib.aclosing(backend.clone(settings=LONG).stream(POEM)) as pieces:
+    stream = backend.clone(settings=LONG).stream(POEM)
+    assert isinstance(stream, AsyncGenerator)  # an async generator, which can be closed
+    async with contextlib.aclosing(stream) as pieces:
         async for item in pieces:
             assert isinstance(item, TextDelta)
             break

@@ -15,6 +15,7 @@ import re
 import socket
 import threading
 import time
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import anyio
@@ -382,6 +383,7 @@ async def test_leaving_a_stream_early_closes_its_request(server: FaultServer) ->
     server.script.append(stream_then_stall(events(chat_chunks(PIECES)), 3))
     async with AsyncOpenAICompatible(server.url, timeout=TIMEOUT) as backend:
         pieces = backend.stream(MESSAGES)
+        assert isinstance(pieces, AsyncGenerator)  # an async generator, which can be closed
         assert await anext(pieces) == TextDelta(PIECES[0])
         await pieces.aclose()  # contextlib.aclosing does this
         server.release.set()

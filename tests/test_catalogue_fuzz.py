@@ -105,7 +105,7 @@ def good_parameters(draw: st.DrawFn) -> dict[str, Any]:
     names = draw(st.lists(st.text(min_size=1, max_size=8), max_size=4, unique=True))
     properties = {name: copy.deepcopy(draw(leaf_schemas())) for name in names}
     schema: dict[str, Any] = {"type": "object", "properties": properties}
-    if names and draw(st.booleans()):
+    if bool(names) and draw(st.booleans()):
         schema["required"] = names[: draw(st.integers(1, len(names)))]
     schema["additionalProperties"] = draw(st.booleans())
     schema["$defs"] = {"code": {"type": "string", "pattern": "^M[0-9]+$"}}
@@ -270,12 +270,13 @@ def test_junk_entries_are_refused_at_the_first(entries: list[Any]) -> None:
 
 def test_values_without_a_repr_are_named_by_type() -> None:
     # (Outside hypothesis, which reprs its examples.)
-    for entry, reason in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"type": Unprintable()}, "type is a Unprintable"),
         ({"type": 10**5000}, "type is a int"),
         ({"type": "function", "function": {"name": "t", "parameters": {"type": "object", Unprintable(): 1}}},
          "not a string: a Unprintable"),
-    ]:  # fmt: skip
+    ]  # fmt: skip
+    for entry, reason in cases:
         with pytest.raises(CatalogueError, match=reason):
             route_schema([entry])
 
@@ -294,7 +295,7 @@ def test_names_equal_under_case_and_normalisation_are_one_name() -> None:
 
 
 def test_invalid_parameter_schemas_are_refused_with_the_keyword() -> None:
-    cases = {
+    cases: dict[str, dict[str, Any]] = {
         "/parameters/properties is not an object of schemas": {"properties": 5},
         "/parameters/properties/a is not a schema": {"properties": {"a": 5}},
         "/parameters/required lists a name twice": {"required": ["a", "a"]},

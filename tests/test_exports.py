@@ -84,7 +84,7 @@ def test_the_demo_is_its_own_namespace_and_the_old_name_still_works() -> None:
     import toolrouting.demo
 
     assert "MemoryStore" not in toolrouting.__all__
-    assert toolrouting.MemoryStore is toolrouting.demo.MemoryStore  # type: ignore[attr-defined]
+    assert toolrouting.MemoryStore is toolrouting.demo.MemoryStore
     assert toolrouting.demo.MemoryStore.__module__.startswith("toolrouting.demo.")
 
 

@@ -8,6 +8,7 @@ The coverage-guided half lives in fuzz/fuzz_parse_route.py; a bounded run of it 
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -270,10 +271,9 @@ def _harness() -> Any:
     pytest.importorskip("atheris", reason="atheris is the coverage-guided half (dev extra)")
     sys.path.insert(0, str(FUZZ))
     try:
-        import fuzz_parse_route
+        return importlib.import_module("fuzz_parse_route")
     finally:
         sys.path.remove(str(FUZZ))
-    return fuzz_parse_route
 
 
 def test_seed_corpus_agrees() -> None:

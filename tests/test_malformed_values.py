@@ -65,7 +65,8 @@ def _nested(depth: int) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "object"}
     for _ in range(depth):
         schema = {"type": "object", "properties": {"x": schema}}
-    return json.loads(json.dumps(schema))
+    copied: dict[str, Any] = json.loads(json.dumps(schema))
+    return copied
 
 
 def test_deep_parameters_are_copied_or_refused_by_every_adapter() -> None:

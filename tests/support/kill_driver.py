@@ -158,12 +158,12 @@ def drive(
     _Reporting.report, _Reporting.committed, _Reporting.commits = report, 0, []
     _Reporting.stop_at = stop_at
     CALLED.clear()
-    _machine.TranscriptWriter = _Reporting  # type: ignore[misc]
+    _machine.TranscriptWriter = _Reporting  # type: ignore[attr-defined]
     try:
         run = loop(transcript, kind, on_event=_on_event)
         result = run.run(QUESTION) if mode == "run" else run.resume()
     finally:
-        _machine.TranscriptWriter = TranscriptWriter  # type: ignore[misc]
+        _machine.TranscriptWriter = TranscriptWriter  # type: ignore[attr-defined]
     report(f"finished {result.reason}")
     return _Reporting.commits
 

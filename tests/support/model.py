@@ -67,7 +67,8 @@ def guaranteed_cap(schema: Mapping[str, Any]) -> int:
 def demo_cap() -> int:
     """A routing cap no action of the demo store can reach: its widest catalogue, every note listed,
     or its notes offered by title (as ``toolrouting run`` makes it), whichever is wider."""
-    from toolrouting import MemoryStore, route_schema
+    from toolrouting import route_schema
+    from toolrouting.demo import MemoryStore
 
     with MemoryStore.sample() as fresh, MemoryStore.sample() as searched:
         search = fresh.tools_for_llm()
