@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -18,6 +19,9 @@ from support.llama_server import (
 )
 from support.model import TEST_THREADS
 from support.processes import stop
+
+if TYPE_CHECKING:
+    from support.compilers import LlamaCpp, Llguidance
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
@@ -104,6 +108,28 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def driver(request: pytest.FixtureRequest) -> Driver:
     """The sync :class:`RoutingLoop` or the :class:`AsyncRoutingLoop`, behind the sync loop's face."""
     return DRIVERS[request.param]
+
+
+# --- The compilers the conformance tests hold our grammar against (tests/support/compilers.py) ---
+
+
+@pytest.fixture(scope="module")
+def llama() -> LlamaCpp:
+    """llama-cpp-python's converter and llama.cpp's grammar engine, loaded once per module.
+
+    test_grammar.py and test_backends_llama_grammar.py define a ``llama`` of their own.
+    """
+    from support.compilers import LlamaCpp
+
+    return LlamaCpp()
+
+
+@pytest.fixture(scope="module")
+def llguidance() -> Llguidance:
+    """llguidance's JSON-schema compiler, once per module."""
+    from support.compilers import Llguidance
+
+    return Llguidance()
 
 
 # --- The fault tests' real HTTP server on loopback (tests/support/fault_server.py) -------------

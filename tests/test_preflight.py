@@ -434,16 +434,6 @@ XGRAMMAR_CASES = [
 
 
 @pytest.fixture(scope="module")
-def llama() -> LlamaCpp:
-    return LlamaCpp()
-
-
-@pytest.fixture(scope="module")
-def llguidance() -> Llguidance:
-    return Llguidance()
-
-
-@pytest.fixture(scope="module")
 def outlines() -> Outlines:
     return Outlines()
 
