@@ -27,7 +27,7 @@ run: $(STAMP)
 check: $(STAMP)
 	$(BIN)/ruff check toolrouting tests benchmarks
 	$(BIN)/ruff format --check toolrouting tests benchmarks
-	$(BIN)/mypy toolrouting benchmarks
+	$(BIN)/mypy toolrouting tests benchmarks
 
 # llama.cpp's own server, which only the tests and benchmarks of the llama.cpp dialect start:
 # built once (about 8 minutes on 2 idle cores), cached outside the venv, skipped when cached.

@@ -4,7 +4,7 @@ Run: OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/mcp_calls.py [--calls 2
 
 ``MCPTools`` reads a server's ``tools/list`` again after each call when the server declares
 ``tools.listChanged``, so the next round offers what the call changed. The baseline is the same
-server declaring a list that never changes (``tests/mcp_test_server.py --static``, run as a
+server declaring a list that never changes (``tests/support/mcp_test_server.py --static``, run as a
 program, not imported), where no
 list is read. Both run in one process, over stdio and over streamable HTTP on loopback, and the
 figures are the median and 90th percentile of ``--calls`` calls of ``echo``, after 20 calls to
@@ -29,7 +29,7 @@ from toolrouting import MCPSession, MCPTools, mcp_server
 
 #: The tests' MCP server, run as a program (over stdio, or HTTP with ``--port``); ``--static``
 #: makes it declare a tool list that never changes.
-TEST_SERVER = ROOT / "tests" / "mcp_test_server.py"
+TEST_SERVER = ROOT / "tests" / "support" / "mcp_test_server.py"
 
 KINDS = {"declares listChanged": (), "static (baseline)": ("--static",)}
 BLOCK = 25

@@ -7,10 +7,12 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
 from support.drivers import DRIVERS, Driver
+from support.fault_server import FaultServer
 from support.llama_server import (
     ServerStartError,
     llama_server_binary,
@@ -19,6 +21,9 @@ from support.llama_server import (
 )
 from support.model import TEST_THREADS
 from support.processes import stop
+
+if TYPE_CHECKING:
+    from support.compilers import LlamaCpp, Llguidance
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
@@ -110,3 +115,46 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def driver(request: pytest.FixtureRequest) -> Driver:
     """The sync :class:`RoutingLoop` or the :class:`AsyncRoutingLoop`, behind the sync loop's face."""
     return DRIVERS[request.param]
+
+
+# --- The compilers the conformance tests hold our grammar against (tests/support/compilers.py) ---
+
+
+@pytest.fixture(scope="module")
+def llama() -> LlamaCpp:
+    """llama-cpp-python's converter and llama.cpp's grammar engine, loaded once per module.
+
+    test_grammar.py and test_backends_llama_grammar.py define a ``llama`` of their own.
+    """
+    from support.compilers import LlamaCpp
+
+    return LlamaCpp()
+
+
+@pytest.fixture(scope="module")
+def llguidance() -> Llguidance:
+    """llguidance's JSON-schema compiler, once per module."""
+    from support.compilers import Llguidance
+
+    return Llguidance()
+
+
+# --- The fault tests' real HTTP server on loopback (tests/support/fault_server.py) -------------
+
+
+@pytest.fixture(scope="module")
+def running_server() -> Iterator[FaultServer]:
+    """One fault server for a module's tests."""
+    with FaultServer() as fault_server:
+        yield fault_server
+
+
+@pytest.fixture
+def server(running_server: FaultServer) -> Iterator[FaultServer]:
+    """The module's fault server with an empty script; whatever a test held is released after it.
+
+    A module whose ``server`` is another kind of server defines its own fixture of that name.
+    """
+    running_server.clear()
+    yield running_server
+    running_server.release.set()

@@ -391,7 +391,7 @@ def test_loading_sets_a_passive_openmp_wait_and_prints_nothing() -> None:
 
 # The schemas that crashed the process (SIGSEGV in llama-cpp-python's sampler) in excel-mcp-server's
 # catalogue: a grammar llama.cpp refuses, sampled without one; and one nested past its parser's stack.
-REFUSED_GRAMMARS = {
+REFUSED_GRAMMARS: dict[str, dict[str, Any]] = {
     "a quote in an enum": {"type": "object", "properties": {"quote": {"enum": ['"', "'"]}}},
     "a backspace in a const": {"const": "a\bb"},
     "1001 optional items": {"type": "array", "items": {"type": "string"}, "maxItems": 1001},

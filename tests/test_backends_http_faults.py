@@ -44,20 +44,6 @@ TIMEOUT = ANSWERED_TIMEOUT
 SHORT = HELD_TIMEOUT
 
 
-@pytest.fixture(scope="module")
-def running_server() -> Iterator[FaultServer]:
-    with FaultServer() as fault_server:
-        yield fault_server
-
-
-@pytest.fixture
-def server(running_server: FaultServer) -> Iterator[FaultServer]:
-    """The module's server with an empty script; whatever a test held is released after it."""
-    running_server.clear()
-    yield running_server
-    running_server.release.set()
-
-
 @pytest.fixture
 def backend(server: FaultServer) -> Iterator[OpenAICompatible]:
     with OpenAICompatible(server.url, dialect="llama-cpp-python", timeout=TIMEOUT) as http_backend:

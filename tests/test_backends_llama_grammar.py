@@ -57,15 +57,16 @@ def _handed_over(monkeypatch: pytest.MonkeyPatch, llama: Any, grammar: Any) -> l
     The call passes through to llama.cpp; it is only recorded on the way.
     """
     import llama_cpp._internals as internals
+    import llama_cpp.llama_cpp as bindings  # the module _internals calls llama.cpp through
 
     seen: list[tuple[bytes, bytes]] = []
-    real = internals.llama_cpp.llama_sampler_init_grammar
+    real = bindings.llama_sampler_init_grammar
 
     def recorded(vocab: Any, text: bytes, root: bytes) -> Any:
         seen.append((text, root))
         return real(vocab, text, root)
 
-    monkeypatch.setattr(internals.llama_cpp, "llama_sampler_init_grammar", recorded)
+    monkeypatch.setattr(bindings, "llama_sampler_init_grammar", recorded)
     sampler = internals.LlamaSampler()
     try:
         sampler.add_grammar(llama._model, grammar)
@@ -77,12 +78,12 @@ def _handed_over(monkeypatch: pytest.MonkeyPatch, llama: Any, grammar: Any) -> l
 def test_what_we_read_is_what_llama_cpp_python_hands_to_llama_cpp(
     llama: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import llama_cpp
+    from llama_cpp.llama_grammar import LlamaGrammar
 
     gbnf = route_grammar(route_schema(TOOLS)).gbnf
-    ours = llama_cpp.LlamaGrammar.from_string(gbnf, verbose=False)
+    ours = LlamaGrammar.from_string(gbnf, verbose=False)
     assert llama_grammar_source(ours) == (gbnf, "root")
-    converted = llama_cpp.LlamaGrammar.from_json_schema(json.dumps(route_schema(TOOLS)), verbose=False)
+    converted = LlamaGrammar.from_json_schema(json.dumps(route_schema(TOOLS)), verbose=False)
     for grammar in (ours, converted):
         text, root = llama_grammar_source(grammar)
         assert _handed_over(monkeypatch, llama, grammar) == [(text.encode(), root.encode())]

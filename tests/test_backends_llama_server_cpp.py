@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 from support.model import TEST_SEED, TEST_TEMPERATURE, demo_cap
+from support.replies import outside_strings
 
 from toolrouting import GrammarError, OpenAICompatible, RoutingLoop, Settings, parse_route
 from toolrouting._backends import dialects
@@ -28,24 +29,6 @@ def backend(llama_server: str) -> Iterator[OpenAICompatible]:
     settings = Settings(max_tokens=demo_cap(), temperature=TEST_TEMPERATURE, seed=TEST_SEED)
     with OpenAICompatible(llama_server, dialect="llama.cpp", settings=settings) as http_backend:
         yield http_backend
-
-
-def outside_strings(text: str) -> str:
-    """The characters of a JSON text that are not inside a string literal."""
-    kept, inside, escaped = [], False, False
-    for char in text:
-        if inside:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                inside = False
-        elif char == '"':
-            inside = True
-        else:
-            kept.append(char)
-    return "".join(kept)
 
 
 @pytest.mark.parametrize("grammar", MODES)

@@ -3,7 +3,7 @@
 The fault server (tests/support/fault_server.py with the streamed answers of
 tests/support/stream_faults.py) is a fake: http.server in a thread speaking the wire shapes of
 servers this machine does not run (OpenAI, llama-server, KoboldCpp, Ollama) and the faults no
-real server shows on demand. tests/test_backends_llama_server_async.py drives a real
+real server shows on demand. tests/test_backends_llama_cpp_python_server_async.py drives a real
 llama-cpp-python server. A held or stalled answer waits on an Event the test releases, so only
 those requests get the short timeout, which they pass whatever the load.
 """
@@ -15,7 +15,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import anyio
@@ -79,20 +79,6 @@ GAP = GIVE_UP / 40
 PIECES = ['{"tool": ', '"search", ', '"arguments": ', '{"query": ', '"llama"}}']
 SCHEMA = {"type": "object", "properties": {"tool": {"const": "none"}}, "required": ["tool"]}
 FLAVOURS = ("sync", "async")
-
-
-@pytest.fixture(scope="module")
-def running_server() -> Iterator[FaultServer]:
-    with FaultServer() as fault_server:
-        yield fault_server
-
-
-@pytest.fixture
-def server(running_server: FaultServer) -> Iterator[FaultServer]:
-    """The module's server with an empty script; whatever a test held is released after it."""
-    running_server.clear()
-    yield running_server
-    running_server.release.set()
 
 
 async def stream(flavour: str, url: str, **options: Any) -> list[TextDelta | Completion]:
@@ -397,6 +383,7 @@ async def test_leaving_a_stream_early_closes_its_request(server: FaultServer) ->
     server.script.append(stream_then_stall(events(chat_chunks(PIECES)), 3))
     async with AsyncOpenAICompatible(server.url, timeout=TIMEOUT) as backend:
         pieces = backend.stream(MESSAGES)
+        assert isinstance(pieces, AsyncGenerator)  # an async generator, which can be closed
         assert await anext(pieces) == TextDelta(PIECES[0])
         await pieces.aclose()  # contextlib.aclosing does this
         server.release.set()

@@ -391,13 +391,13 @@ def test_a_batch_stopped_mid_way_finishes_every_question_once(
         process = _batch_process(questions, out, server.url)
         deadline = time.monotonic() + BATCH_LIMIT
         while True:
-            finished = set(_results(out)) if out.exists() else set()
+            finished_now = set(_results(out)) if out.exists() else set()
             # A run in flight has committed its question (one write, at its start).
             begun = {p.stem for p in out.glob("*.jsonl") if p.stat().st_size} if out.exists() else set()
-            in_flight = begun - finished
+            in_flight = begun - finished_now
             with server.lock:
                 held = server.held
-            if finished and in_flight and held:
+            if finished_now and in_flight and held:
                 break
             assert process.poll() is None, process.communicate()
             assert time.monotonic() < deadline, "the batch never had runs finished and in flight at once"

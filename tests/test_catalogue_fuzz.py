@@ -17,30 +17,22 @@ import warnings
 from typing import Any
 
 import pytest
-import regress
 from hypothesis import example, given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, FormatChecker
-from support.catalogues import declared
+from support.catalogues import declared, fold
+from support.ecma import regress_accepts
 
 from toolrouting import CatalogueError, route_schema, route_tool_names
 from toolrouting._metaschema import schema_problem
 
 
-def _regress(pattern: str, flags: str) -> bool:
-    try:
-        regress.Regex(pattern, flags)
-    except Exception:  # regress's RegressError
-        return False
-    return True
-
-
 def _ecma_262(pattern: object) -> bool:
     """The documented verdict on a pattern (jsonschema's own asks Python's re): valid with ECMA-262's
     u flag, accepted; valid in neither mode, refused; valid only without it (Annex B), as re says."""
-    if not isinstance(pattern, str) or _regress(pattern, "u"):
+    if not isinstance(pattern, str) or regress_accepts(pattern, "u"):
         return True
-    if not _regress(pattern, ""):
+    if not regress_accepts(pattern, ""):
         return False
     try:
         with warnings.catch_warnings():
@@ -92,10 +84,6 @@ KEYWORDS = [
 ]  # fmt: skip
 
 
-def fold(name: str) -> str:
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
-
-
 def leaf_schemas() -> st.SearchStrategy[dict[str, Any]]:
     return st.sampled_from(
         [
@@ -117,7 +105,7 @@ def good_parameters(draw: st.DrawFn) -> dict[str, Any]:
     names = draw(st.lists(st.text(min_size=1, max_size=8), max_size=4, unique=True))
     properties = {name: copy.deepcopy(draw(leaf_schemas())) for name in names}
     schema: dict[str, Any] = {"type": "object", "properties": properties}
-    if names and draw(st.booleans()):
+    if bool(names) and draw(st.booleans()):
         schema["required"] = names[: draw(st.integers(1, len(names)))]
     schema["additionalProperties"] = draw(st.booleans())
     schema["$defs"] = {"code": {"type": "string", "pattern": "^M[0-9]+$"}}
@@ -282,12 +270,13 @@ def test_junk_entries_are_refused_at_the_first(entries: list[Any]) -> None:
 
 def test_values_without_a_repr_are_named_by_type() -> None:
     # (Outside hypothesis, which reprs its examples.)
-    for entry, reason in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"type": Unprintable()}, "type is a Unprintable"),
         ({"type": 10**5000}, "type is a int"),
         ({"type": "function", "function": {"name": "t", "parameters": {"type": "object", Unprintable(): 1}}},
          "not a string: a Unprintable"),
-    ]:  # fmt: skip
+    ]  # fmt: skip
+    for entry, reason in cases:
         with pytest.raises(CatalogueError, match=reason):
             route_schema([entry])
 
@@ -306,7 +295,7 @@ def test_names_equal_under_case_and_normalisation_are_one_name() -> None:
 
 
 def test_invalid_parameter_schemas_are_refused_with_the_keyword() -> None:
-    cases = {
+    cases: dict[str, dict[str, Any]] = {
         "/parameters/properties is not an object of schemas": {"properties": 5},
         "/parameters/properties/a is not a schema": {"properties": {"a": 5}},
         "/parameters/required lists a name twice": {"required": ["a", "a"]},

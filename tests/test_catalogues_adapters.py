@@ -37,7 +37,7 @@ RESPONSES = [
     },
     {"type": "function", "name": "ping"},
 ]
-MCP = [
+MCP: list[dict[str, Any]] = [
     {"name": "search", "title": "Search", "description": "Search notes.", "inputSchema": SEARCH_PARAMETERS},
     {"name": "ping"},
 ]
@@ -96,12 +96,12 @@ def test_a_list_may_mix_shapes_and_keeps_their_order() -> None:
 def test_parameters_are_copied_not_shared() -> None:
     source = copy.deepcopy(MCP)
     tools = tools_from_mcp(source)
-    tools[0]["function"]["parameters"]["properties"]["query"]["type"] = "integer"  # type: ignore[index]
+    tools[0]["function"]["parameters"]["properties"]["query"]["type"] = "integer"
     assert source[0]["inputSchema"]["properties"]["query"]["type"] == "string"
 
 
 def test_declarations_lower_capitalised_types_and_take_parameters_json_schema() -> None:
-    gemini = [
+    gemini: list[dict[str, Any]] = [
         {"name": "a", "parameters": {"type": "OBJECT", "properties": {"n": {"type": "INTEGER"}}}},
         {"name": "b", "parametersJsonSchema": SEARCH_PARAMETERS},
     ]
@@ -157,7 +157,7 @@ def test_a_list_is_required(source: Any) -> None:
 
 def test_route_schema_hoists_each_tools_defs_so_its_refs_resolve() -> None:
     # Inside the route, "#" is the route's root: a tool's own $defs move there, renamed TOOL.NAME.
-    parameters = {
+    parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
             "who": {"$ref": "#/$defs/Person"},

@@ -82,4 +82,4 @@ def test_a_parse_is_a_frozen_keyword_only_value() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         parsed.summary = "x"  # type: ignore[misc]
     with pytest.raises(TypeError):
-        Docstring("x", {})  # type: ignore[misc]
+        Docstring("x", {})  # type: ignore[call-arg]

@@ -126,7 +126,7 @@ def test_numpy_style_parameters_and_positional_only_parameters() -> None:
 
 
 def test_more_hints() -> None:
-    def f(
+    def f(  # type: ignore[no-untyped-def]
         a: Optional[int],  # noqa: UP045 (the spelling under test)
         b: Annotated[str, "what b is"],
         c: Sequence[bool],
@@ -136,7 +136,7 @@ def test_more_hints() -> None:
         h: Literal["x", 1],
         i: dict,  # type: ignore[type-arg]
         j: Any,
-        k=3,  # type: ignore[no-untyped-def]
+        k=3,
     ) -> None:
         pass
 

@@ -1,6 +1,6 @@
 """MCPTools and MCPSession against real MCP servers: two from PyPI over stdio, ours over HTTP.
 
-mcp-server-time and mcp-server-git run as their users run them; ``tests/mcp_test_server.py``
+mcp-server-time and mcp-server-git run as their users run them; ``tests/support/mcp_test_server.py``
 (on the SDK's own server) shows the failures: a tool error, a slow tool, a process that exits
 mid-call, pages of tools, a huge result, an image, structured content, a clashing name.
 """
@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.catalogues import tool_names
 from support.mcp_servers import git_server, http_test_server, needs, stdio_test_server, time_server
 
 from toolrouting import (
@@ -51,10 +52,6 @@ def http_tools(http_url: str) -> Iterator[MCPTools]:
     server = MCPHTTPServer(http_url, headers={"Authorization": f"Bearer {TOKEN}"})
     with MCPTools(server, call_timeout=2.0) as tools:
         yield tools
-
-
-def _names(tools: MCPTools) -> list[str]:
-    return [tool["function"]["name"] for tool in tools.tools_for_llm()]
 
 
 def _children() -> set[int]:
@@ -99,7 +96,7 @@ def test_mcp_server_git_on_a_temporary_repository(tmp_path: Path) -> None:
     subprocess.run([*git, "commit", "-q", "-m", "Add the latch note"], check=True)
     (repository / "notes.txt").write_text("the latch sticks in winter\n", encoding="utf-8")
     with MCPTools(git_server(repository), deny=["git_commit", "git_reset", "git_create_branch"]) as tools:
-        names = _names(tools)
+        names = tool_names(tools)
         assert {"git_status", "git_log", "git_diff_unstaged"} <= set(names)
         assert not {"git_commit", "git_reset", "git_create_branch"} & set(names)
         status = tools.call("git_status", {"repo_path": str(repository)})
@@ -112,7 +109,7 @@ def test_mcp_server_git_on_a_temporary_repository(tmp_path: Path) -> None:
 
 
 def test_streamable_http_with_headers_and_pages(http_url: str, http_tools: MCPTools) -> None:
-    names = _names(http_tools)
+    names = tool_names(http_tools)
     assert names[:3] == ["lookup", "shout", "echo"]
     assert len(names) == 10  # four pages of three: every page read
     assert http_tools.call("echo", {"text": "hi"}).content == "hi"
@@ -205,7 +202,7 @@ def test_a_huge_result_keeps_its_head_and_tail(http_tools: MCPTools) -> None:
 def test_a_server_that_exits_mid_call_is_an_error_result_and_its_tools_go(transport: str) -> None:
     context = http_test_server() if transport == "http" else _nothing(stdio_test_server())
     with context as server, MCPTools(server) as tools:
-        assert "die" in _names(tools)
+        assert "die" in tool_names(tools)
         started = time.monotonic()
         died = tools.call("die", {})
         assert died.is_error
@@ -233,7 +230,7 @@ def test_clashing_names_are_namespaced_and_map_back(http_url: str) -> None:
     with MCPTools(
         time_server(), MCPHTTPServer(http_url, headers=headers, name="tests"), deny=["die"]
     ) as tools:
-        names = _names(tools)
+        names = tool_names(tools)
         assert names[:2] == ["mcp-time__get_current_time", "convert_time"]
         assert "tests__get_current_time" in names
         assert "echo" in names  # only the clashing name is spaced
@@ -241,7 +238,7 @@ def test_clashing_names_are_namespaced_and_map_back(http_url: str) -> None:
         assert tools.call("tests__get_current_time", {"timezone": "Lisbon"}).content == "noon in Lisbon"
         assert tools.servers == ("mcp-time", "tests")
     with MCPTools(time_server(), namespace=True, allow=["*current*"]) as tools:
-        assert _names(tools) == ["mcp-time__get_current_time"]
+        assert tool_names(tools) == ["mcp-time__get_current_time"]
 
 
 def test_servers_that_cannot_start_are_named_errors_and_leave_nothing_running() -> None:

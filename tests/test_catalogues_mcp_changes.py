@@ -1,6 +1,6 @@
 """MCP servers whose tool list changes under a run: ``notifications/tools/list_changed`` followed.
 
-``tests/mcp_test_server.py --changing`` is a real server on the SDK: ``retire`` takes a tool off
+``tests/support/mcp_test_server.py --changing`` is a real server on the SDK: ``retire`` takes a tool off
 its list, now or some seconds later (out of band: no call of ours is under way then), ``hire``
 puts a new one on, and each says so. A 2026-07-28 server says it on the ``subscriptions/listen``
 stream the client keeps open; ``--legacy`` serves only the handshake era, where the notification
@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from support.catalogues import tool_names
 from support.drivers import Driver
 from support.mcp_servers import http_test_server, stdio_test_server
 
@@ -49,10 +50,6 @@ def _server(transport: str) -> Iterator[str]:
         yield stdio_test_server("--changing", *era)
 
 
-def _names(tools: MCPTools) -> list[str]:
-    return [tool["function"]["name"] for tool in tools.tools_for_llm()]
-
-
 def _until(condition: Callable[[], bool], what: str) -> float:
     """Seconds until ``condition()`` holds; fails after FOLLOW_LIMIT."""
     started = time.monotonic()
@@ -66,10 +63,10 @@ def _until(condition: Callable[[], bool], what: str) -> float:
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_a_list_a_call_changes_is_offered_as_the_call_returns(transport: str) -> None:
     with _server(transport) as server, MCPTools(server) as tools:
-        assert {"echo", "retire", "hire"} <= set(_names(tools))
-        assert "welcome" not in _names(tools)
+        assert {"echo", "retire", "hire"} <= set(tool_names(tools))
+        assert "welcome" not in tool_names(tools)
         assert tools.call("retire", {"name": "echo"}) == ToolOutput("echo is retired")
-        assert "echo" not in _names(tools)  # at once: the next round never offers it
+        assert "echo" not in tool_names(tools)  # at once: the next round never offers it
         gone = tools.call("echo", {"text": "hi"})
         assert gone.is_error
         assert gone.content.startswith(
@@ -77,7 +74,7 @@ def test_a_list_a_call_changes_is_offered_as_the_call_returns(transport: str) ->
             "run, and echo was not called; the tools now are: lookup, shout, fail"
         )
         assert tools.call("hire", {}) == ToolOutput("welcome is hired")
-        assert _names(tools)[-1] == "welcome"
+        assert tool_names(tools)[-1] == "welcome"
         assert tools.call("welcome", {"name": "Ann"}) == ToolOutput("welcome, Ann")
 
 
@@ -85,9 +82,9 @@ def test_a_list_a_call_changes_is_offered_as_the_call_returns(transport: str) ->
 def test_a_change_made_out_of_band_is_followed_from_the_notification(transport: str) -> None:
     with _server(transport) as server, MCPTools(server) as tools:
         assert tools.call("retire", {"name": "shout", "after": 2.0}) == ToolOutput("shout retires in 2 s")
-        assert "shout" in _names(tools)  # the list as read after the call: still there
+        assert "shout" in tool_names(tools)  # the list as read after the call: still there
         # Nothing of ours calls the server from here on: only its notification can bring the change.
-        _until(lambda: "shout" not in _names(tools), "the notification did not take shout off the list")
+        _until(lambda: "shout" not in tool_names(tools), "the notification did not take shout off the list")
         assert tools.call("shout", {"word": "door"}).content.startswith(
             "the MCP server toolrouting-tests no longer offers shout"
         )
@@ -102,7 +99,7 @@ def test_a_new_tool_the_route_refuses_is_a_catalogue_error_as_at_the_start() -> 
             tools.tools_for_llm()
     with MCPTools(stdio_test_server("--changing"), deny=["none"]) as tools:
         assert tools.call("hire", {"name": "none"}) == ToolOutput("none is hired")
-        assert "none" not in _names(tools)  # left out, as deny leaves it out at the start
+        assert "none" not in tool_names(tools)  # left out, as deny leaves it out at the start
 
 
 def test_a_routing_loop_offers_each_round_the_servers_list_and_resumes_exactly(
@@ -124,7 +121,7 @@ def test_a_routing_loop_offers_each_round_the_servers_list_and_resumes_exactly(
             # Another client of the server retires echo after this round offered it; the run
             # hears of it from the server before the chosen call is made.
             assert other.call("retire", {"name": "echo"}) == ToolOutput("echo is retired")
-            _until(lambda: "echo" not in _names(tools), "the notification did not take echo off the list")
+            _until(lambda: "echo" not in tool_names(tools), "the notification did not take echo off the list")
             return '{"tool": "echo", "arguments": {"text": "hi"}}'
 
         backend = ScriptedBackend(

@@ -64,11 +64,6 @@ def _predicted(schema: dict[str, Any], target: str) -> bool:
     return any(finding.severity == "error" for finding in preflight(schema, target))
 
 
-@pytest.fixture(scope="module")
-def llama() -> LlamaCpp:
-    return LlamaCpp()
-
-
 @pytest.mark.model
 def test_preflight_predicts_every_llama_cpp_refusal(llama: LlamaCpp) -> None:
     refused = {name: error for name, schema in _each_tool() if (error := llama.error(schema))}

@@ -78,16 +78,6 @@ def _invalid(tools: list[dict[str, Any]], valid: list[str]) -> dict[str, str]:
     }
 
 
-@pytest.fixture(scope="module")
-def llguidance() -> Llguidance:
-    return Llguidance()
-
-
-@pytest.fixture(scope="module")
-def llama() -> LlamaCpp:
-    return LlamaCpp()
-
-
 @pytest.mark.parametrize("case", CASES)
 def test_compiles_under_llguidance(case: str, llguidance: Llguidance) -> None:
     assert llguidance.error(route_schema(CASES[case][0])) is None

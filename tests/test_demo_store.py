@@ -8,7 +8,7 @@ import re
 import sqlite3
 from pathlib import Path
 
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st

@@ -8,6 +8,7 @@ The coverage-guided half lives in fuzz/fuzz_parse_route.py; a bounded run of it 
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from support.catalogues import fold
 from support.route_oracle import disagreement, judge
 
 from toolrouting import parse_route
@@ -45,10 +47,6 @@ ESCAPES = ["\\n", '\\"', "\\\\", "\\/", "\\u0000", "\\u001f", "\\u00e9", "\\u007
 ESCAPES_SURROGATE = ["\\ud800", "\\udfff", "\\uDC00", "\\ud83d\\ude00", "\\ude00\\ud83d", "\\ud83d\\u0041"]
 ESCAPES_BAD = ["\\x41", "\\U0041", "\\u12", "\\ug000", "\\'", "\\"]
 RAW_BAD = ["\ud800", "\udc00", "\x00", "\x1f", "\n"]
-
-
-def fold(name: str) -> str:
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
 
 
 NAME_CHARS = st.characters(categories=["L", "M", "N", "P", "S"])
@@ -273,10 +271,9 @@ def _harness() -> Any:
     pytest.importorskip("atheris", reason="atheris is the coverage-guided half (dev extra)")
     sys.path.insert(0, str(FUZZ))
     try:
-        import fuzz_parse_route
+        return importlib.import_module("fuzz_parse_route")
     finally:
         sys.path.remove(str(FUZZ))
-    return fuzz_parse_route
 
 
 def test_seed_corpus_agrees() -> None:

@@ -43,6 +43,10 @@ class Ours(LlamaCpp):
     def gbnf(self, schema: Any) -> str:
         return str(schema)
 
+    def accepts(self, schema: Any, text: str) -> bool:
+        """Whether the grammar ``schema`` (a GBNF text, as :meth:`gbnf` takes) accepts ``text``."""
+        return super().accepts(schema, text)
+
     def faithful(self, text: str) -> bool:
         """Whether the vocabulary writes ``text`` at all (SmolLM2's has no token for the byte 0xF1)."""
         data = text.encode("utf-8")

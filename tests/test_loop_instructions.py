@@ -65,7 +65,7 @@ def test_bad_instructions_are_refused_when_the_loop_is_made(
     value: object, error: type[Exception], driver: Driver
 ) -> None:
     with pytest.raises(error, match="instructions="):
-        driver.loop(ScriptedBackend(), Desk(), instructions=value)  # type: ignore[arg-type]
+        driver.loop(ScriptedBackend(), Desk(), instructions=value)
 
 
 def _demo_run(driver: Driver, path: Path | None = None) -> tuple[ScriptedBackend, list[Message]]:

@@ -1,6 +1,6 @@
 """Kill a routing run with SIGKILL at random points: every transcript stays valid, and resume finishes it.
 
-The run is tests/kill_driver.py in its own process (a fake model, tools that take a little
+The run is tests/support/kill_driver.py in its own process (a fake model, tools that take a little
 real time), forked from a server that has imported toolrouting once, so a kill costs
 milliseconds rather than an interpreter start; the run never killed, which every chain must
 match, is the driver's command line in a fresh interpreter. Each chain starts a run, kills
@@ -37,16 +37,17 @@ import sys
 import time
 from pathlib import Path
 
-import kill_driver
 import pytest
-from kill_driver import QUESTION
+from support import kill_driver
 from support.drivers import DriverName
+from support.kill_driver import QUESTION
 
 from toolrouting._errors import TranscriptError
 from toolrouting._loop.transcript import encode_message, read_transcript
 
-ROOT = Path(__file__).resolve().parent.parent
-DRIVER = Path(__file__).with_name("kill_driver.py")
+#: The driver's command line, run from tests/ so that ``support`` is importable.
+DRIVER = [sys.executable, "-m", "support.kill_driver"]
+TESTS = Path(__file__).resolve().parent
 KILLS = int(os.environ.get("KILLS", "50"))
 SEED = int(os.environ.get("KILL_SEED", "2026"))
 #: Kills in one chain before its last resume is left to finish.
@@ -76,7 +77,7 @@ def forkserver() -> multiprocessing.context.ForkServerContext:
     # Each run is a process forked from a server that has imported toolrouting once, so a
     # kill costs milliseconds, not an interpreter start; the process is as separate as any.
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["toolrouting", "kill_driver"])
+    context.set_forkserver_preload(["toolrouting", "support.kill_driver"])
     return context
 
 
@@ -166,9 +167,7 @@ def _check_killed(path: Path, reference: tuple[object, ...], tally: Tally) -> in
 def _reference(directory: Path) -> bytes:
     """The transcript of a run never killed, from a fresh interpreter running the driver's command line."""
     path = directory / "reference.jsonl"
-    subprocess.run(
-        [sys.executable, str(DRIVER), "run", str(path)], cwd=ROOT, capture_output=True, check=True, timeout=60
-    )
+    subprocess.run([*DRIVER, "run", str(path)], cwd=TESTS, capture_output=True, check=True, timeout=60)
     return path.read_bytes()
 
 
@@ -351,8 +350,8 @@ def test_a_second_writer_is_refused_and_the_file_is_left_intact(
         before = path.read_bytes()
         for mode in ("run", "resume"):
             second = subprocess.run(
-                [sys.executable, str(DRIVER), mode, str(path)],
-                cwd=ROOT,
+                [*DRIVER, mode, str(path)],
+                cwd=TESTS,
                 capture_output=True,
                 text=True,
                 timeout=60,

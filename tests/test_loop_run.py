@@ -406,16 +406,16 @@ def test_messages_must_end_with_a_user_message(driver: Driver) -> None:
     with pytest.raises(ValueError, match="end with a user message"):
         loop.run([*QUESTION, {"role": "assistant", "content": "hi"}])
     with pytest.raises(ValueError, match="message 0"):
-        loop.run([{"role": "tool", "content": "x"}])  # type: ignore[typeddict-item]
+        loop.run([{"role": "tool", "content": "x"}])
     with pytest.raises(TypeError, match="not a tool provider"):
-        driver.loop(ScriptedBackend(), object())  # type: ignore[arg-type]
+        driver.loop(ScriptedBackend(), object())
     with pytest.raises(ValueError, match="max_rounds"):
         driver.loop(ScriptedBackend(), Desk(), max_rounds=0)
 
 
 def test_a_backend_that_cannot_route_is_refused_when_the_loop_is_made(driver: Driver) -> None:
     with pytest.raises(TypeError, match=r"^object cannot route: a backend needs clone\(\) and settings"):
-        driver.loop(object(), Desk())  # type: ignore[arg-type]
+        driver.loop(object(), Desk())
 
 
 def test_the_limits_travel_as_one_value_or_as_the_old_keywords(driver: Driver) -> None:
@@ -430,12 +430,12 @@ def test_the_limits_travel_as_one_value_or_as_the_old_keywords(driver: Driver) -
     with pytest.raises(TypeError, match="limits= or as max_rounds=, not both"):
         _loop(driver, ScriptedBackend(), limits=RunLimits(), max_rounds=2)
     with pytest.raises(TypeError, match="takes a RunLimits, not dict"):
-        _loop(driver, ScriptedBackend(), limits={"max_rounds": 2})  # type: ignore[arg-type]
+        _loop(driver, ScriptedBackend(), limits={"max_rounds": 2})
     for bad in ({"max_rounds": 0}, {"max_repeats": -1}, {"max_repairs": True}):
         with pytest.raises(ValueError, match=f"{next(iter(bad))} must be an integer of at least"):
-            RunLimits(**bad)  # type: ignore[arg-type]
+            RunLimits(**bad)
     with pytest.raises(dataclasses.FrozenInstanceError):
-        loop.limits.max_rounds = 1  # type: ignore[misc]
+        loop.limits.max_rounds = 1
 
 
 def test_both_drivers_take_one_set_of_options_with_their_defaults(driver: Driver) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -106,7 +107,9 @@ def test_a_caller_that_stops_reading_mid_answer_commits_nothing(tmp_path: Path) 
     loop = RoutingLoop(
         ScriptedBackend([LOOKUP, NONE, ANSWER]), Desk(), answer=True, stream_answer=True, transcript=path
     )
-    with contextlib.closing(loop.iter_run(QUESTION)) as run:
+    events = loop.iter_run(QUESTION)
+    assert isinstance(events, Generator)  # a generator, which can be closed
+    with contextlib.closing(events) as run:
         for event in run:
             if isinstance(event, AnswerDelta):
                 break

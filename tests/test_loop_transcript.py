@@ -12,7 +12,7 @@ import pytest
 from support.catalogues import NONE, QUESTION
 from support.drivers import Driver
 
-from toolrouting import ScriptedBackend
+from toolrouting import Message, ScriptedBackend
 from toolrouting._errors import TranscriptError
 from toolrouting._loop.feedback import repair_message
 from toolrouting._loop.transcript import (
@@ -102,7 +102,7 @@ def test_a_header_counting_more_messages_than_were_committed_is_not_a_run(
 def test_the_header_decides_where_the_run_begins(driver: Driver, tmp_path: Path) -> None:
     # The caller's conversation ends in a refused reply and its repair, as if a run had begun;
     # under the header it is the caller's, so the run starts at round 1 with no repair used.
-    conversation = [
+    conversation: list[Message] = [
         *QUESTION,
         {"role": "assistant", "content": "prose"},
         {"role": "user", "content": repair_message("the reply is not a JSON object", [])},

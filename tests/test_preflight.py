@@ -21,8 +21,8 @@ from toolrouting import TARGETS, Finding, format_findings, preflight
 from toolrouting._limits import OUTLINES_MAX_STRING_BOUND
 from toolrouting._metaschema import ONE_SCHEMA, SCHEMA_LISTS, SCHEMA_MAPS
 
-STRING = {"type": "string"}
-OBJECT_A = {"type": "object", "properties": {"a": STRING}}
+STRING: dict[str, Any] = {"type": "string"}
+OBJECT_A: dict[str, Any] = {"type": "object", "properties": {"a": STRING}}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,7 +38,8 @@ class Case:
 
 def _valid(schema: dict[str, Any], witness: str) -> bool:
     validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
-    return validator.is_valid(json.loads(witness))
+    valid: bool = validator.is_valid(json.loads(witness))
+    return valid
 
 
 def _reported(case: Case, target: str) -> Finding:
@@ -433,16 +434,6 @@ XGRAMMAR_CASES = [
 
 
 @pytest.fixture(scope="module")
-def llama() -> LlamaCpp:
-    return LlamaCpp()
-
-
-@pytest.fixture(scope="module")
-def llguidance() -> Llguidance:
-    return Llguidance()
-
-
-@pytest.fixture(scope="module")
 def outlines() -> Outlines:
     return Outlines()
 
@@ -576,7 +567,7 @@ def test_findings_are_frozen_and_keyword_only() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         finding.severity = "error"  # type: ignore[misc]
     with pytest.raises(TypeError):
-        Finding("", "", "ignores", "info", "a message", "a/b c")  # type: ignore[misc]
+        Finding("", "", "ignores", "info", "a message", "a/b c")  # type: ignore[call-arg]
 
 
 def test_the_walk_reaches_the_metaschema_places_but_contentschema_and_the_tuple_forms() -> None:

@@ -194,7 +194,7 @@ def test_checked_entries_carry_their_position_and_a_detached_copy() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         checked[0].name = "x"  # type: ignore[misc]
     with pytest.raises(TypeError):
-        CheckedTool(0, "ping", None, {})  # type: ignore[misc]
+        CheckedTool(0, "ping", None, {})  # type: ignore[call-arg]
 
 
 def test_a_route_without_the_handoff_offers_the_tools_alone() -> None:

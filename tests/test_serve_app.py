@@ -11,7 +11,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
@@ -31,6 +31,9 @@ from toolrouting import (
 )
 from toolrouting._limits import SERVE_ANSWER_TOKENS, SERVE_MAX_BODY_BYTES
 from toolrouting._serve import serve_app
+
+if TYPE_CHECKING:
+    import httpx2  # what starlette's TestClient is built on, and answers with
 
 QUESTION = [{"role": "user", "content": "What does the latch do?"}]
 ACTION = '{"tool":"search","arguments":{"query":"latch"}}'
@@ -52,11 +55,11 @@ def client(backend: AsyncScriptedBackend) -> Iterator[TestClient]:
         yield client
 
 
-def chat(client: TestClient, **fields: Any) -> httpx.Response:
+def chat(client: TestClient, **fields: Any) -> httpx2.Response:
     return client.post("/v1/chat/completions", json={"model": "m", "messages": QUESTION, **fields})
 
 
-def error_of(response: httpx.Response) -> dict[str, Any]:
+def error_of(response: httpx.Response | httpx2.Response) -> dict[str, Any]:
     body = response.json()
     assert set(body) == {"error"}
     assert set(body["error"]) == {"message", "type", "param", "code"}

@@ -112,8 +112,9 @@ def test_the_sdk_raises_openais_errors_and_the_server_goes_on(
 ) -> None:
     backend, url = scripted
     with openai.OpenAI(base_url=url, api_key="unused", max_retries=0) as client:
+        twice: list[Any] = [SEARCH, SEARCH]
         with pytest.raises(openai.BadRequestError) as caught:
-            client.chat.completions.create(model="scripted", messages=QUESTION, tools=[SEARCH, SEARCH])
+            client.chat.completions.create(model="scripted", messages=QUESTION, tools=twice)
         assert caught.value.status_code == 400
         assert caught.value.param == "tools[1]"
         assert caught.value.code == "invalid_tools"

@@ -126,7 +126,7 @@ def client(app: Any) -> Iterator[TestClient]:
 
 
 #: In-process requests under the default profile; HYPOTHESIS_PROFILE=long raises both tests' counts.
-IN_PROCESS = max(2000, settings.default.max_examples)
+IN_PROCESS = max(2000, settings().max_examples)
 
 
 @settings(max_examples=IN_PROCESS, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

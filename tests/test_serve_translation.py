@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from toolrouting import ChatRequestError, FunctionTools, RoutingLoop, ScriptedBackend, Settings
+from toolrouting import ChatRequestError, FunctionTools, Message, RoutingLoop, ScriptedBackend, Settings
 from toolrouting._limits import SERVE_MAX_BODY_BYTES
 from toolrouting._route_schema import action_text
 from toolrouting._serve import (
@@ -307,7 +307,7 @@ def test_several_calls_in_one_message_become_the_rounds_a_run_makes() -> None:
     search_action = '{"tool":"search","arguments":{"query":"latch"}}'
     read_action = '{"tool":"read","arguments":{"ids":["M1"]}}'
     backend = ScriptedBackend([search_action, read_action, '{"tool":"none"}'])
-    question = [{"role": "user", "content": "What does the latch do?"}]
+    question: list[Message] = [{"role": "user", "content": "What does the latch do?"}]
     RoutingLoop(backend, FunctionTools(search, read)).run(question)
     sent_by_loop = backend.requests[2].messages
 

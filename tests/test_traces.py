@@ -8,15 +8,16 @@ llama_cpp.server fixture, whose answers name the model that wrote them.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.util.types import Attributes
 from support.catalogues import NONE, QUESTION, lookup, tool
 from support.drivers import DRIVERS, Driver
 from support.model import TEST_SEED, TEST_TEMPERATURE, guaranteed_cap
@@ -70,6 +71,29 @@ def _loop(replies: list[Any], tracer: RunTracer, driver: Driver = DRIVERS["sync"
     return driver.loop(ScriptedBackend(replies), Tools(), on_event=tracer, sleep=lambda _: None, **options)
 
 
+class _Attributed(Protocol):
+    @property
+    def attributes(self) -> Attributes: ...
+
+
+def attributes(recorded: _Attributed) -> Mapping[str, Any]:
+    """A finished span's or event's attributes, which the SDK types as possibly absent."""
+    assert recorded.attributes is not None
+    return recorded.attributes
+
+
+def start(span: ReadableSpan) -> int:
+    """When a finished span started, in nanoseconds (the SDK types it as possibly absent)."""
+    assert span.start_time is not None
+    return span.start_time
+
+
+def end(span: ReadableSpan) -> int:
+    """When a finished span ended, in nanoseconds (the SDK types it as possibly absent)."""
+    assert span.end_time is not None
+    return span.end_time
+
+
 def _by_name(spans: tuple[ReadableSpan, ...]) -> dict[str, list[ReadableSpan]]:
     named: dict[str, list[ReadableSpan]] = {}
     for span in spans:
@@ -101,42 +125,46 @@ def test_a_run_is_one_span_with_a_span_per_request_and_per_tool_call_under_it(
             assert span.parent is not None
             assert span.parent.span_id == run.context.span_id
             assert span.context.trace_id == run.context.trace_id
-            assert run.start_time <= span.start_time <= span.end_time <= run.end_time
+            assert start(run) <= start(span) <= end(span) <= end(run)
 
-    assert run.attributes["gen_ai.operation.name"] == "invoke_agent"
-    assert run.attributes["gen_ai.agent.name"] == "toolrouting"
-    assert run.attributes["toolrouting.question"] == "q1"
-    assert run.attributes["toolrouting.run.reason"] == result.reason
-    assert run.attributes["toolrouting.run.rounds"] == result.rounds
+    assert attributes(run)["gen_ai.operation.name"] == "invoke_agent"
+    assert attributes(run)["gen_ai.agent.name"] == "toolrouting"
+    assert attributes(run)["toolrouting.question"] == "q1"
+    assert attributes(run)["toolrouting.run.reason"] == result.reason
+    assert attributes(run)["toolrouting.run.rounds"] == result.rounds
     usage = [*(u.usage for u in result.usage), result.answer_usage]
-    assert run.attributes["gen_ai.usage.input_tokens"] == sum(u.prompt_tokens for u in usage if u)
-    assert run.attributes["gen_ai.usage.output_tokens"] == sum(u.completion_tokens for u in usage if u)
+    assert attributes(run)["gen_ai.usage.input_tokens"] == sum(u.prompt_tokens for u in usage if u)
+    assert attributes(run)["gen_ai.usage.output_tokens"] == sum(u.completion_tokens for u in usage if u)
     assert run.status.status_code == StatusCode.UNSET
 
     # One chat span per answered request: the refused reply, the three accepted ones, the answer.
-    chats = sorted(named["chat"], key=lambda span: span.start_time)
+    chats = sorted(named["chat"], key=start)
     assert len(chats) == 5
     for span in chats:
         assert span.kind == SpanKind.CLIENT
-        assert span.attributes["gen_ai.operation.name"] == "chat"
-        assert span.attributes["gen_ai.response.finish_reasons"] == ("stop",)
-        assert "gen_ai.request.model" not in span.attributes  # the fake names no model
-    assert chats[0].attributes["toolrouting.repair"] == "the reply is not a JSON object"
-    assert [span.attributes.get("toolrouting.action") for span in chats[1:4]] == ["lookup", "explode", "none"]
-    assert [span.attributes["toolrouting.routed"] for span in chats] == [True] * 4 + [False]
-    assert chats[1].attributes["gen_ai.usage.output_tokens"] == len(lookup("latch").split())
+        assert attributes(span)["gen_ai.operation.name"] == "chat"
+        assert attributes(span)["gen_ai.response.finish_reasons"] == ("stop",)
+        assert "gen_ai.request.model" not in attributes(span)  # the fake names no model
+    assert attributes(chats[0])["toolrouting.repair"] == "the reply is not a JSON object"
+    assert [attributes(span).get("toolrouting.action") for span in chats[1:4]] == [
+        "lookup",
+        "explode",
+        "none",
+    ]
+    assert [attributes(span)["toolrouting.routed"] for span in chats] == [True] * 4 + [False]
+    assert attributes(chats[1])["gen_ai.usage.output_tokens"] == len(lookup("latch").split())
     (retry,) = chats[1].events  # the reset request was retried inside the request's span
     assert retry.name == "retry"
-    assert retry.attributes["toolrouting.retry.error"] == "BackendConnectError: reset"
+    assert attributes(retry)["toolrouting.retry.error"] == "BackendConnectError: reset"
 
     (found,) = named["execute_tool lookup"]
-    assert found.attributes["gen_ai.operation.name"] == "execute_tool"
-    assert found.attributes["gen_ai.tool.name"] == "lookup"
-    assert found.attributes["gen_ai.tool.call.id"] == "route-1"
+    assert attributes(found)["gen_ai.operation.name"] == "execute_tool"
+    assert attributes(found)["gen_ai.tool.name"] == "lookup"
+    assert attributes(found)["gen_ai.tool.call.id"] == "route-1"
     assert found.status.status_code == StatusCode.UNSET
     (exploded,) = named["execute_tool explode"]
     assert exploded.status.status_code == StatusCode.ERROR
-    assert exploded.attributes["error.type"] == "tool_error"
+    assert attributes(exploded)["error.type"] == "tool_error"
     assert "the tool blew up" in (exploded.status.description or "")
 
 
@@ -163,7 +191,7 @@ def test_a_failed_run_ends_its_spans_with_the_error(
     named = _by_name(exporter.get_finished_spans())
     (run,) = named["invoke_agent toolrouting"]
     assert run.status.status_code == StatusCode.ERROR
-    assert run.attributes["error.type"] == error.__name__
+    assert attributes(run)["error.type"] == error.__name__
     assert [event.name for event in run.events] == ["exception"]
     (request,) = named["chat"]  # the request the run failed in
     assert request.status.status_code == StatusCode.ERROR
@@ -200,8 +228,8 @@ def test_a_resumed_run_says_so(
         RoutingLoop(ScriptedBackend([NONE]), Tools(), transcript=path, on_event=tracer).resume()
 
     (run,) = [span for span in exporter.get_finished_spans() if span.name.startswith("invoke_agent")]
-    assert run.attributes["toolrouting.resumed"] is True
-    assert run.attributes["toolrouting.resumed_at_round"] == 2
+    assert attributes(run)["toolrouting.resumed"] is True
+    assert attributes(run)["toolrouting.resumed_at_round"] == 2
 
 
 def test_nothing_is_recorded_unless_a_tracer_provider_is_configured() -> None:
@@ -254,15 +282,15 @@ def test_a_traced_run_against_a_real_server(
 
     named = _by_name(exporter.get_finished_spans())
     (run,) = named["invoke_agent toolrouting"]
-    assert run.attributes["toolrouting.run.reason"] == result.reason
+    assert attributes(run)["toolrouting.run.reason"] == result.reason
     chats = named["chat smollm2"]
     assert len(chats) == sum(item.requests for item in result.usage)
     for span in chats:
-        assert span.attributes["gen_ai.request.model"] == "smollm2"
-        assert isinstance(span.attributes["gen_ai.response.model"], str)
-        assert span.attributes["gen_ai.usage.input_tokens"] > 0
-        assert span.attributes["gen_ai.usage.output_tokens"] > 0
-        assert span.attributes["gen_ai.response.finish_reasons"][0] in ("stop", "length")
+        assert attributes(span)["gen_ai.request.model"] == "smollm2"
+        assert isinstance(attributes(span)["gen_ai.response.model"], str)
+        assert attributes(span)["gen_ai.usage.input_tokens"] > 0
+        assert attributes(span)["gen_ai.usage.output_tokens"] > 0
+        assert attributes(span)["gen_ai.response.finish_reasons"][0] in ("stop", "length")
         assert span.parent is not None
         assert span.parent.span_id == run.context.span_id
     calls = [event for event in events if isinstance(event, ToolReturned)]  # a call a limit stopped has none
@@ -291,7 +319,7 @@ def test_a_batch_traces_each_run_on_its_own(
 
     spans = exporter.get_finished_spans()
     runs = {
-        span.attributes["toolrouting.question"]: span
+        attributes(span)["toolrouting.question"]: span
         for span in spans
         if span.name.startswith("invoke_agent")
     }

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
-from toolrouting import Message
+from toolrouting import Message, ToolProvider
 
-__all__ = ["NONE", "QUESTION", "SEARCH_PARAMETERS", "declared", "lookup", "tool"]
+__all__ = ["NONE", "QUESTION", "SEARCH_PARAMETERS", "declared", "fold", "lookup", "tool", "tool_names"]
 
 #: The caller's conversation every loop test routes: a system message, then the question.
 QUESTION: list[Message] = [
@@ -34,6 +35,16 @@ def tool(name: str, **properties: Any) -> dict[str, Any]:
             },
         },
     }
+
+
+def tool_names(provider: ToolProvider) -> list[str]:
+    """The names of the tools ``provider`` offers now, in its order."""
+    return [tool["function"]["name"] for tool in provider.tools_for_llm()]
+
+
+def fold(name: str) -> str:
+    """A tool name as names are compared: two names that fold alike are one name."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
 
 
 def lookup(word: str) -> str:

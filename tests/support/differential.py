@@ -339,8 +339,8 @@ def reverse(
             if changed != text and not check.accepts(gbnf, changed) and check.accepts(gbnf, _compact(value)):
                 figures.unequal.append((label, way, changed))
         for way, (rewrite, _) in NARROWINGS.items():
-            changed = rewrite(value)
-            if changed is None or not parse_route(changed, names).ok:
+            narrowed = rewrite(value)
+            if narrowed is None or not parse_route(narrowed, names).ok:
                 continue
             try:
                 valid = validator.is_valid(json.loads(changed))

@@ -1,6 +1,6 @@
 """The MCP servers the tests start: real ones from PyPI over stdio, and our own on loopback HTTP.
 
-mcp-server-time and mcp-server-git come with the dev extra; ``tests/mcp_test_server.py`` is
+mcp-server-time and mcp-server-git come with the dev extra; ``tests/support/mcp_test_server.py`` is
 written on the SDK's own server. Every one runs as ``sys.executable -m ...`` or
 ``sys.executable PATH``, so the tests find them in the venv that runs the tests.
 """
@@ -30,7 +30,7 @@ __all__ = [
     "time_server",
 ]
 
-TEST_SERVER = Path(__file__).resolve().parent.parent / "mcp_test_server.py"
+TEST_SERVER = Path(__file__).resolve().with_name("mcp_test_server.py")
 
 #: Seconds our HTTP test server gets to listen (it imports the SDK and uvicorn: about 2 s).
 START_LIMIT = 60.0

@@ -1,4 +1,5 @@
-"""Hostile values in the places a review found unguarded: each ends in the documented error.
+"""Malformed and extreme values given to backends, catalogue adapters, tools and preflight: each
+ends in the documented error, never a crash.
 
 httpx.MockTransport is a named fake here: it plays a server answering in ways no local
 server can be made to (a schema-typed list, a 100,000-character key, an absurd date).
@@ -64,7 +65,8 @@ def _nested(depth: int) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "object"}
     for _ in range(depth):
         schema = {"type": "object", "properties": {"x": schema}}
-    return json.loads(json.dumps(schema))
+    copied: dict[str, Any] = json.loads(json.dumps(schema))
+    return copied
 
 
 def test_deep_parameters_are_copied_or_refused_by_every_adapter() -> None:

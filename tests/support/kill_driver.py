@@ -1,5 +1,5 @@
 """A routing run for tests/test_loop_kill.py to kill:
-``python tests/kill_driver.py run|resume TRANSCRIPT [async]``.
+``python -m support.kill_driver run|resume TRANSCRIPT [async]``, from tests/.
 
 The model is a fake (a ScriptedBackend whose reply depends only on the conversation it is
 sent), so an interrupted run resumed must write the same bytes as a run left alone. It
@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
+from support.catalogues import lookup
 from support.drivers import DRIVERS, DriverName
-
 from toolrouting._backends.base import Completion, Message, Usage
 from toolrouting._backends.scripted import ScriptedBackend, ScriptedRequest
 from toolrouting._errors import TranscriptError
@@ -55,10 +55,6 @@ CALLED: list[str] = []
 STOPPED_SECONDS = 60.0
 
 
-def _lookup(word: str) -> str:
-    return json.dumps({"tool": "lookup", "arguments": {"word": word}})
-
-
 def model(request: ScriptedRequest) -> str | Completion:
     """The fake model: its next reply from how many results and repairs the conversation holds."""
     time.sleep(MODEL_SECONDS)
@@ -73,9 +69,9 @@ def model(request: ScriptedRequest) -> str | Completion:
         return '{"tool": "explode", "arguments": {}}'
     if results == 3 and repairs == 1:
         # A whole action, yet the server says the cap cut it: refused, never run.
-        return Completion(text=_lookup("hinge"), finish_reason="length", usage=Usage(), truncated=True)
+        return Completion(text=lookup("hinge"), finish_reason="length", usage=Usage(), truncated=True)
     words = (_WORDS[0], None, *_WORDS[1:])
-    return _lookup(str(words[results])) if results < len(words) else '{"tool": "none"}'
+    return lookup(str(words[results])) if results < len(words) else '{"tool": "none"}'
 
 
 class Counter:
@@ -162,12 +158,12 @@ def drive(
     _Reporting.report, _Reporting.committed, _Reporting.commits = report, 0, []
     _Reporting.stop_at = stop_at
     CALLED.clear()
-    _machine.TranscriptWriter = _Reporting  # type: ignore[misc]
+    _machine.TranscriptWriter = _Reporting  # type: ignore[attr-defined]
     try:
         run = loop(transcript, kind, on_event=_on_event)
         result = run.run(QUESTION) if mode == "run" else run.resume()
     finally:
-        _machine.TranscriptWriter = TranscriptWriter  # type: ignore[misc]
+        _machine.TranscriptWriter = TranscriptWriter  # type: ignore[attr-defined]
     report(f"finished {result.reason}")
     return _Reporting.commits
 

@@ -13,9 +13,9 @@ adds tools that change the list under a run (``retire``, ``hire``) and say so wi
 handshake-era protocol, where that notification travels on its own rather than on a
 ``subscriptions/listen`` stream; ``--static`` declares a list that never changes.
 
-    python tests/mcp_test_server.py --port 8123 --page-size 2 --token secret
-    python tests/mcp_test_server.py --stdio --bounded
-    python tests/mcp_test_server.py --stdio --changing --legacy
+    python tests/support/mcp_test_server.py --port 8123 --page-size 2 --token secret
+    python tests/support/mcp_test_server.py --stdio --bounded
+    python tests/support/mcp_test_server.py --stdio --changing --legacy
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ PNG = base64.b64decode(
 NOTES = {"latch": "The latch sticks in winter.", "hinge": "Oil the hinge."}
 
 
-def bounded(server: Any) -> None:
+def bounded(server: MCPServer) -> None:
     """Tools whose every argument is bounded, so the grammar has a longest reply."""
 
     @server.tool()
@@ -56,7 +56,7 @@ def bounded(server: Any) -> None:
         return word.upper() + "!"
 
 
-def faulty(server: Any) -> None:
+def faulty(server: MCPServer) -> None:
     """The tools that fail, stall, die, flood and draw."""
 
     @server.tool()
@@ -112,7 +112,7 @@ REVOKED: list[bool] = []
 TASKS: set[asyncio.Task[None]] = set()
 
 
-def changing(server: Any) -> None:
+def changing(server: MCPServer) -> None:
     """Tools that change the server's tool list, and tell its clients so."""
 
     async def changed(ctx: Context) -> None:
@@ -150,7 +150,7 @@ def changing(server: Any) -> None:
         return f"{name} is hired"
 
 
-def revocable(server: Any) -> None:
+def revocable(server: MCPServer) -> None:
     """A tool that makes the server refuse the token it was started with (``--token``)."""
 
     @server.tool()
@@ -160,7 +160,7 @@ def revocable(server: Any) -> None:
         return "the token is revoked"
 
 
-def _serve_handshake_era_stdio(server: Any) -> None:
+def _serve_handshake_era_stdio(server: MCPServer) -> None:
     """Serve over stdio in the handshake era only, as a server written before 2026-07-28 does.
 
     ``MCPServer.run("stdio")`` serves both eras, and the client's probe then opens the new one;
@@ -236,7 +236,7 @@ def main() -> None:
 
     middleware = [_paginated(args.page_size)] if args.page_size else []
     # --static: no subscriptions/listen, so the server declares a list that never changes.
-    bus = False if args.static else BUS
+    bus: InMemorySubscriptionBus | Literal[False] = False if args.static else BUS
     server = MCPServer("toolrouting-tests", log_level="WARNING", middleware=middleware, subscriptions=bus)
     bounded(server)
     if not args.bounded:

@@ -9,19 +9,19 @@ grammar, the cap and the backend guarantee, never which action the model writes.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 
 import anyio
 import pytest
 from support.catalogues import QUESTION
 from support.model import TEST_SEED, TEST_TEMPERATURE, demo_cap
-from test_backends_llama_server import NAMES, OWN_CAP, PROMPTS, ROUTE_CAP, TOOLS, ask
+from support.replies import whole
+from test_backends_llama_cpp_python_server import NAMES, OWN_CAP, PROMPTS, ROUTE_CAP, TOOLS, ask
 
 from toolrouting import (
     AsyncOpenAICompatible,
     AsyncRoutingLoop,
-    Completion,
     Message,
     OpenAICompatible,
     Settings,
@@ -45,15 +45,6 @@ POEM: list[Message] = [{"role": "user", "content": "Write a long poem."}]
 async def backend(llama_cpp_server: str) -> AsyncIterator[AsyncOpenAICompatible]:
     async with AsyncOpenAICompatible(llama_cpp_server, dialect="llama-cpp-python", settings=SETTINGS) as http:
         yield http
-
-
-def whole(items: list[TextDelta | Completion]) -> Completion:
-    """The stream's last item, once checked to be the completion of the pieces before it."""
-    *pieces, last = items
-    assert isinstance(last, Completion)
-    assert all(isinstance(piece, TextDelta) and piece.text for piece in pieces)
-    assert "".join(piece.text for piece in pieces if isinstance(piece, TextDelta)) == last.text
-    return last
 
 
 async def test_a_routed_request_is_a_whole_action(backend: AsyncOpenAICompatible) -> None:
@@ -106,7 +97,9 @@ async def test_concurrent_requests_all_finish(backend: AsyncOpenAICompatible) ->
 
 
 async def test_a_stream_left_early_leaves_the_server_serving(backend: AsyncOpenAICompatible) -> None:
-    async with contextlib.aclosing(backend.clone(settings=LONG).stream(POEM)) as pieces:
+    stream = backend.clone(settings=LONG).stream(POEM)
+    assert isinstance(stream, AsyncGenerator)  # an async generator, which can be closed
+    async with contextlib.aclosing(stream) as pieces:
         async for item in pieces:
             assert isinstance(item, TextDelta)
             break
