@@ -53,18 +53,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common import (
-    MEMORY_TOOLS,
-    QUESTIONS,
-    Case,
-    Tokenizer,
-    llama_server_binary,
-    load_cases,
-    load_catalogue,
-    local_server,
-    run_way,
-    spread,
-)
+from corpus import MEMORY_TOOLS, QUESTIONS, Case, load_cases, load_catalogue, spread
+from servers import Tokenizer, llama_server_binary, local_server
+from ways import run_way
 
 from toolrouting import (
     Backend,
