@@ -39,7 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from common import llama_server_binary, local_server
+from servers import llama_server_binary, local_server
 
 from toolrouting import (
     AsyncOpenAICompatible,

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bounds.py
 
 Time is the best of three runs; peak memory is traced (tracemalloc) in a separate run, and
-counts what parse_route allocates, not the reply itself. The replies are common.py's
+counts what parse_route allocates, not the reply itself. The replies are hostile.py's
 (tests/test_parse_bounds.py asserts how parse_route answers each).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 import tracemalloc
 
-from common import HOSTILE_NAMES, hostile_replies
+from hostile import HOSTILE_NAMES, hostile_replies
 
 from toolrouting import MAX_REPLY_CHARS, parse_route
 

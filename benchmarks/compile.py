@@ -50,7 +50,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
-from common import ROOT, llama_server_binary, local_server, run_way
+from corpus import ROOT
+from servers import llama_server_binary, local_server
+from ways import run_way
 
 from toolrouting import default_model_path, route_grammar, route_schema, tools_from
 from toolrouting._backends import check_gbnf, llama_grammar_source

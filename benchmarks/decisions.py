@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from common import Case, arguments_pass, load_cases, load_catalogue, spread
+from corpus import Case, arguments_pass, load_cases, load_catalogue, spread
 
 from toolrouting import (
     EmbeddedLlama,

@@ -5,7 +5,7 @@ Run: .venv/bin/python benchmarks/demo_questions.py  [--model PATH.gguf] [--limit
                                                    [--seeds N --temperature T] [--forced-tokens on|off]
                                                    [--no-transcript]
 
-Twelve questions over the demo's six notes (toolrouting/demo/data/; common.py's
+Twelve questions over the demo's six notes (toolrouting/demo/data/; corpus.py's
 ``QUESTIONS``), each with the note that holds its answer and the words the answer must contain
 (case-insensitive, every one of them). Each question is run twice through
 ``RoutingLoop(answer=True)`` on the demo store:
@@ -45,7 +45,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from common import NOTES, QUESTIONS, has_fact, reads_note, result_collector, saw_note
+from corpus import NOTES, QUESTIONS, has_fact, reads_note, result_collector, saw_note
 
 from toolrouting import (
     EmbeddedLlama,

@@ -23,7 +23,8 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
 import httpx
-from common import ROOT, started
+from corpus import ROOT
+from servers import started
 
 from toolrouting import MCPSession, MCPTools, mcp_server
 

@@ -22,7 +22,7 @@ import copy
 import sys
 from typing import Any
 
-from common import MEMORY_TOOLS, openai_tool
+from corpus import MEMORY_TOOLS, openai_tool
 
 from toolrouting import (
     EmbeddedLlama,

@@ -1,9 +1,9 @@
 """The ways a user can ask a model for a tool decision, each behind one interface (versus_native.py).
 
-A way answers ``decide(tools, messages)`` with one ``Reply`` (common.py): the tool it chose (``None``
-for no call), its arguments, whether the reply was malformed, whether it ran to the cap, and
-its tokens and seconds. ``run_demo(question)`` runs a whole question over the demo notes the
-way a user of that way would, to a final answer.
+A way answers ``decide(tools, messages)`` with one ``Reply`` (scoring.py): the tool it chose
+(``None`` for no call), its arguments, whether the reply was malformed, whether it ran to the
+cap, and its tokens and seconds. ``run_demo(question)`` runs a whole question over the demo
+notes the way a user of that way would, to a final answer.
 
 - ``server-native``: llama-server's own tool calling (started with ``--jinja``): ``tools`` and
   ``tool_choice: "auto"`` in the request, the model's chat template and llama.cpp's parser. No
@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from common import Reply, native_reply, result_collector
+from corpus import result_collector
+from scoring import Reply, native_reply
 
 from toolrouting import (
     DEFAULT_MAX_ROUNDS,

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from common import SERVE_TOOLS as TOOLS
-from common import serving
+from corpus import SERVE_TOOLS as TOOLS
+from servers import serving
 
 MESSAGES: list[Any] = [
     {"role": "system", "content": "Answer from the notes."},
@@ -60,7 +60,7 @@ def serve_scripted() -> None:
 
     from toolrouting._serve import serve_app, server_config
 
-    # IPPROTO_TCP named, so that asyncio sets TCP_NODELAY (see common.serving).
+    # IPPROTO_TCP named, so that asyncio sets TCP_NODELAY (see servers.serving).
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.bind(("127.0.0.1", 0))
     listener.listen(socket.SOMAXCONN)

@@ -24,8 +24,8 @@ from typing import Any
 
 import httpx
 import openai
-from common import SERVE_TOOLS as TOOLS
-from common import local_server, serving
+from corpus import SERVE_TOOLS as TOOLS
+from servers import local_server, serving
 
 from toolrouting import AsyncOpenAICompatible, Settings, default_model_path
 from toolrouting._serve import serve_app

@@ -23,7 +23,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 
-from common import local_server
+from servers import local_server
 
 from toolrouting import (
     AsyncOpenAICompatible,

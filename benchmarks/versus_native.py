@@ -16,15 +16,15 @@ benchmark too; docs/benchmarks.md names the commit that holds them.) One llama-s
 serves every server way, started here from the binary
 scripts/build-llama-server.sh caches (or ``--base-url``).
 
-The cases are decisions.py's (benchmarks/cases/*.jsonl, loaded and scored by common.py),
-``--limit`` of them spread over the set; every way answers the same ones, greedy, under the
+The cases are decisions.py's (benchmarks/cases/*.jsonl, loaded by corpus.py, scored by
+scoring.py), ``--limit`` of them spread over the set; every way answers the same ones, greedy, under the
 same completion cap. Scored per way: the right tool where one is expected, ``none`` (no call)
 where none is, balanced accuracy (their mean), arguments valid against the tool's parameter
 schema (``jsonschema``) over every call of a catalogue tool, arguments right where the case
 checks them, malformed replies (arguments that do not parse, a name not in the catalogue, a
 routed reply the parser refuses), runaways (replies that ran to the cap), and the medians of
 prompt tokens, completion tokens and seconds per decision. Then ``--demo`` of
-the demo questions (common.py's ``QUESTIONS``) run whole over the demo notes, each way as its users would run
+the demo questions (corpus.py's ``QUESTIONS``) run whole over the demo notes, each way as its users would run
 it (handoff, the right note read, its text seen, the fact in the answer).
 
 Writes the per-case records and the summary as JSON (``--out``, rewritten after every case so
@@ -48,23 +48,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from common import (
-    QUESTIONS,
-    ROOT,
-    Reply,
-    bar_chart,
-    has_fact,
-    load_cases,
-    load_catalogue,
-    local_server,
-    merged,
-    reads_note,
-    saw_note,
-    score,
-    spread,
-    summary,
-)
+from corpus import QUESTIONS, ROOT, has_fact, load_cases, load_catalogue, reads_note, saw_note, spread
 from native_ways import JsonMode, Routed, embedded_native, server_native
+from scoring import Reply, bar_chart, merged, score, summary
+from servers import local_server
 
 from toolrouting import DEFAULT_ROUTING_CAP, EmbeddedLlama, Message, OpenAICompatible, Settings
 from toolrouting.demo import SYSTEM_PROMPT

@@ -27,9 +27,10 @@ if TYPE_CHECKING:
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-# benchmarks/common.py is the one module of benchmarks/ a test may import (tests/test_architecture.py):
-# the hostile replies and the decision cases both use, and the scoring tests/test_versus_native.py
-# checks. Appended, so that no benchmark script's name shadows an installed module.
+# The modules of benchmarks/ a test may import (tests/test_architecture.py's SHARED_WITH_TESTS):
+# the hostile replies (hostile.py) and the decision cases (corpus.py) both use, and the scoring
+# tests/test_versus_native.py checks (scoring.py). Appended, so that no benchmark script's name
+# shadows an installed module.
 sys.path.append(str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 settings.register_profile("ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

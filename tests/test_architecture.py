@@ -19,9 +19,10 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS = ROOT / "benchmarks"
 TESTS = ROOT / "tests"
 
-#: The one module of benchmarks/ a test may import: what the two share (tests/conftest.py puts
-#: benchmarks/ on the path for it).
-SHARED_WITH_TESTS = "common"
+#: The modules of benchmarks/ a test may import, what the two share (tests/conftest.py puts
+#: benchmarks/ on the path for them): the decision cases (``corpus``), the hostile replies
+#: (``hostile``), and a way's records scored and charted (``scoring``).
+SHARED_WITH_TESTS = {"corpus", "hostile", "scoring"}
 
 #: The parts each part may import, besides itself. The core imports no part.
 MAY_IMPORT = {
@@ -119,14 +120,16 @@ def test_no_private_name_crosses_a_module_and_parts_meet_at_their_package() -> N
     assert wrong == []
 
 
-def test_no_module_is_over_the_size_one_concern_takes() -> None:
-    sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in _modules()}
-    assert {name: size for name, size in sizes.items() if size > MAX_MODULE_LINES} == {}
-
-
 def _benchmarks() -> Iterator[tuple[str, Path]]:
     for path in sorted(BENCHMARKS.glob("*.py")):
         yield path.stem, path
+
+
+def test_no_module_is_over_the_size_one_concern_takes() -> None:
+    """Every module of the package, and every module of benchmarks/, script or not."""
+    modules = [*_modules(), *((f"benchmarks/{path.name}", path) for _, path in _benchmarks())]
+    sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in modules}
+    assert {name: size for name, size in sizes.items() if size > MAX_MODULE_LINES} == {}
 
 
 def _is_script(path: Path) -> bool:
@@ -156,11 +159,18 @@ def test_benchmarks_meet_the_package_at_its_front_doors_and_use_no_private_name(
 
 def test_benchmarks_and_tests_do_not_import_each_other() -> None:
     """No benchmark imports a test module (``support``, ``conftest``) or another benchmark
-    script, nor edits ``sys.path``; no test imports a benchmark but :data:`SHARED_WITH_TESTS`."""
+    script, nor edits ``sys.path``; no test imports a benchmark but those of :data:`SHARED_WITH_TESTS`,
+    each a module of benchmarks/ that is no script and imports no other benchmark."""
     benchmarks = {name for name, _ in _benchmarks()}
     scripts = {name for name, path in _benchmarks() if _is_script(path)}
     tested = {path.stem for path in TESTS.rglob("*.py")} | {"support", "tests"}
-    wrong = []
+    wrong = [
+        f"{name} is shared with the tests but no module of benchmarks/"
+        for name in SHARED_WITH_TESTS - benchmarks
+    ]
+    wrong += [
+        f"benchmarks/{name}.py is shared with the tests but a script" for name in SHARED_WITH_TESTS & scripts
+    ]
     for name, path in _benchmarks():
         if "sys.path" in path.read_text(encoding="utf-8"):
             wrong.append(f"benchmarks/{path.name} edits sys.path")
@@ -168,9 +178,11 @@ def test_benchmarks_and_tests_do_not_import_each_other() -> None:
             top = target.split(".")[0]
             if top in tested or top in scripts:
                 wrong.append(f"benchmarks/{path.name}:{line} imports {target}")
+            elif name in SHARED_WITH_TESTS and top in benchmarks - SHARED_WITH_TESTS:
+                wrong.append(f"benchmarks/{path.name}:{line} is shared with the tests but imports {target}")
     for path in sorted(TESTS.rglob("*.py")):
         for line, target, _ in _all_imports(path.stem, path):
             top = target.split(".")[0]
-            if top == "benchmarks" or (top in benchmarks and top != SHARED_WITH_TESTS):
+            if top == "benchmarks" or (top in benchmarks and top not in SHARED_WITH_TESTS):
                 wrong.append(f"{path.relative_to(ROOT)}:{line} imports the benchmark {target}")
     assert wrong == []

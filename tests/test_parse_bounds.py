@@ -1,13 +1,13 @@
 """Resource bounds: parse_route answers every hostile reply as it should and never raises.
 
-The replies are benchmarks/common.py's (10 MB, a million brackets, a megabyte of escapes,
+The replies are benchmarks/hostile.py's (10 MB, a million brackets, a megabyte of escapes,
 digits or whitespace); benchmarks/bounds.py measures their time and peak memory.
 """
 
 from __future__ import annotations
 
 import pytest
-from common import HOSTILE_NAMES, hostile_replies
+from hostile import HOSTILE_NAMES, hostile_replies
 
 from toolrouting import MAX_REPLY_CHARS, parse_route
 

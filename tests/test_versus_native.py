@@ -1,8 +1,9 @@
 """benchmarks/versus_native.py's scoring and chart: what it counts, on replies of the shapes it reads.
 
 The benchmark itself drives real servers and models; these check that a reply is scored as
-its docstring says. The scoring and the chart are benchmarks/common.py's, the one module of
-benchmarks/ a test imports; the benchmark itself is run as a program. The chat-completion
+its docstring says. The cases are benchmarks/corpus.py's and the scoring and the chart
+benchmarks/scoring.py's, two of the modules of benchmarks/ a test may import; the benchmark
+itself is run as a program. The chat-completion
 bodies below are written out by hand in the shape llama-server and llama-cpp-python return (a
 fake, by design: the scoring is a pure function of that shape, and no test may depend on which
 tool a model picks).
@@ -17,8 +18,9 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Any
 
-import common
 import pytest
+import scoring
+from corpus import load_cases, load_catalogue
 from support.model import TEST_THREADS
 
 from toolrouting import default_model_path
@@ -42,8 +44,8 @@ def _call(name: str, arguments: str) -> dict[str, Any]:
     }
 
 
-def _read(body: dict[str, Any]) -> common.Reply:
-    return common.native_reply(body, NAMES, 1.5, 256)
+def _read(body: dict[str, Any]) -> scoring.Reply:
+    return scoring.native_reply(body, NAMES, 1.5, 256)
 
 
 def test_a_native_reply_is_its_first_tool_call_or_none() -> None:
@@ -71,16 +73,16 @@ def test_a_native_reply_is_its_first_tool_call_or_none() -> None:
 
 
 def test_a_case_is_scored_on_its_tool_and_arguments() -> None:
-    case = next(case for case in common.load_cases() if case.id == "teb-TC-01")
-    tools = common.load_catalogue(case.catalogue)
-    right = common.score(common.Reply("get_weather", {"location": "Berlin"}), case, tools)
+    case = next(case for case in load_cases() if case.id == "teb-TC-01")
+    tools = load_catalogue(case.catalogue)
+    right = scoring.score(scoring.Reply("get_weather", {"location": "Berlin"}), case, tools)
     assert (right["arguments_valid"], right["arguments_right"]) == (True, True)
-    invalid = common.score(common.Reply("get_weather", {"location": 4}), case, tools)
+    invalid = scoring.score(scoring.Reply("get_weather", {"location": 4}), case, tools)
     assert (invalid["arguments_valid"], invalid["arguments_right"]) == (False, False)
-    none = common.score(common.Reply(None), case, tools)
+    none = scoring.score(scoring.Reply(None), case, tools)
     assert (none["arguments_valid"], none["arguments_right"]) == (None, None)
-    malformed = common.Reply("get_weather", {"location": "Berlin"}, malformed="arguments that do not parse")
-    assert common.score(malformed, case, tools)["arguments_valid"] is None
+    malformed = scoring.Reply("get_weather", {"location": "Berlin"}, malformed="arguments that do not parse")
+    assert scoring.score(malformed, case, tools)["arguments_valid"] is None
 
 
 def _record(expect: list[str], tool: str | None, malformed: str | None = None) -> dict[str, Any]:
@@ -106,7 +108,7 @@ def test_balanced_accuracy_is_the_mean_of_the_two_rates() -> None:
         _record(["none"], None),
         _record(["none"], None, malformed="arguments that do not parse as JSON"),
     ]
-    summary = common.summary(records)
+    summary = scoring.summary(records)
     assert (summary["right_tool"], summary["none"]) == ([2, 4], [1, 2])
     assert summary["balanced_accuracy_pct"] == 50.0
     assert summary["malformed"] == 2
@@ -117,24 +119,24 @@ SERIES: list[tuple[str, list[float | None]]] = [("right", [50.0, None]), ("none"
 
 
 def test_the_chart_is_svg_with_a_bar_for_each_measured_value() -> None:
-    svg = common.bar_chart(
+    svg = scoring.bar_chart(
         "a & b",
         [("way one", "9 tokens"), ("way <two>", "-")],
         [("right", [50.0, None]), ("none", [100.0, 0.0])],
     )
     root = ElementTree.fromstring(svg)
     assert root.tag == f"{SVG}svg"
-    bars = [r for r in root.iter(f"{SVG}rect") if r.get("x") == str(common.LABEL_WIDTH)]
+    bars = [r for r in root.iter(f"{SVG}rect") if r.get("x") == str(scoring.LABEL_WIDTH)]
     assert [float(r.get("width", "")) for r in bars] == [
-        common.PLOT_WIDTH * 0.5,
-        common.PLOT_WIDTH * 1.0,
+        scoring.PLOT_WIDTH * 0.5,
+        scoring.PLOT_WIDTH * 1.0,
         0.0,
     ]
     texts = [t.text for t in root.iter(f"{SVG}text")]
     assert "not measured" in texts
     assert "a & b" in texts
     assert "way <two>" in texts
-    assert svg == common.bar_chart(
+    assert svg == scoring.bar_chart(
         "a & b",
         [("way one", "9 tokens"), ("way <two>", "-")],
         [("right", [50.0, None]), ("none", [100.0, 0.0])],
@@ -163,7 +165,7 @@ def test_the_benchmark_runs_every_in_process_way_on_a_real_model(tmp_path: Path)
     routed = result["ways"]["embedded-routed"]["records"]
     assert all(record["malformed"] is None for record in routed if not record["runaway"])  # the grammar's
     assert ElementTree.fromstring(svg.read_text(encoding="utf-8")).tag == f"{SVG}svg"
-    again = common.merged([result, result])
+    again = scoring.merged([result, result])
     assert again["ways"].keys() == result["ways"].keys()
 
 
@@ -173,10 +175,10 @@ def test_a_run_and_the_rest_of_it_join_case_by_case() -> None:
 
     def result(cases: list[str], tool: str | None) -> dict[str, Any]:
         records = [_record(["none"], tool) | {"case": case} for case in cases]
-        way = {"records": records, "summary": common.summary(records), "demo": []}
+        way = {"records": records, "summary": scoring.summary(records), "demo": []}
         return {"model": "m.gguf", "cap": 256, "cases": len(cases), "command": "c", "ways": {"w": way}}
 
-    joined = common.merged([result(["a", "b"], None), result(["b", "c"], "x")])
+    joined = scoring.merged([result(["a", "b"], None), result(["b", "c"], "x")])
     assert joined["cases"] == 3
     records = joined["ways"]["w"]["records"]
     assert [(r["case"], r["tool"]) for r in records] == [("a", None), ("b", None), ("c", "x")]
