@@ -42,7 +42,8 @@ from toolrouting.demo import MemoryStore
 
 pytestmark = [pytest.mark.model, pytest.mark.anyio]
 
-SAMPLING = Settings(max_tokens=64, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
+SAMPLING_CAP = 64
+SAMPLING = Settings(max_tokens=SAMPLING_CAP, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
 SCHEMA = route_schema(MEMORY)
 CAP = guaranteed_cap(SCHEMA)
 NAMES = route_tool_names(MEMORY)
@@ -197,7 +198,7 @@ async def test_closing(model: EmbeddedLlama) -> None:
         await clone.aclose()
         with pytest.raises(BackendError, match="closed"):
             await clone.complete(POEM)
-        assert (await owner.complete(POEM)).usage.completion_tokens <= SAMPLING.max_tokens
+        assert (await owner.complete(POEM)).usage.completion_tokens <= SAMPLING_CAP
     with pytest.raises(BackendError, match="closed"):
         await owner.complete(POEM)
     with pytest.raises(TypeError, match="clone takes only settings, not seed"):

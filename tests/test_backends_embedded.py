@@ -127,7 +127,8 @@ def conversation(tools: Sequence[Mapping[str, Any]], prompt: str) -> list[Messag
 
 
 #: What every model in this module samples with (see tests/support/model.py).
-SAMPLING = Settings(max_tokens=128, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
+SAMPLING_CAP = 128
+SAMPLING = Settings(max_tokens=SAMPLING_CAP, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
 
 
 def load(settings: Settings = SAMPLING) -> EmbeddedLlama:
@@ -168,7 +169,7 @@ def test_unconstrained_replies_are_only_text(
     # of it is recorded (pytest --junitxml) rather than asserted. `benchmarks/decoding.py
     # unconstrained` measures the share over a fixed prompt set.
     completion = backend.complete(conversation(tools, prompt))
-    assert completion.usage.completion_tokens <= SAMPLING.max_tokens  # the backend's own cap holds
+    assert completion.usage.completion_tokens <= SAMPLING_CAP  # the backend's own cap holds
     assert completion.truncated == (completion.finish_reason == "length")
     route = parse_route(completion.text, route_tool_names(tools))
     record_property("parse_route_ok", route.ok)
