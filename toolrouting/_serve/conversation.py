@@ -140,7 +140,7 @@ class _Built:
             )
         self.answered.add(call_id)
         tool, routed, _ = self.calls[call_id]
-        text = routed_result_text(tool, routed, message.content)
+        text = routed_result_text(tool, routed, message.content, is_error=message.is_error)
         if call_id not in self.open:  # a call of an earlier message, answered late
             self.add("user", text)
             return

@@ -94,15 +94,19 @@ async def read_body(request: Request) -> bytes:
 
 
 def check_key(request: Request, key: str | None) -> None:
-    """Refuses (401) a request without ``Authorization: Bearer KEY``; every request passes when
-    ``key`` is ``None``. The key is compared in constant time and never written back."""
+    """Refuses (401) a request without ``Authorization: Bearer KEY`` or ``x-api-key: KEY`` (what
+    Anthropic's clients send); every request passes when ``key`` is ``None``. The key is
+    compared in constant time and never written back."""
     if key is None:
         return
-    given = request.headers.get("authorization", "")
-    scheme, _, sent = given.partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(sent.strip().encode(), key.encode()):
+    scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
+    sent = [request.headers.get("x-api-key", "")]
+    if scheme.lower() == "bearer":
+        sent.append(bearer)
+    if not any(hmac.compare_digest(given.strip().encode(), key.encode()) for given in sent):
         raise ChatRequestError(
-            "this server needs its key: send Authorization: Bearer KEY (the client's api_key)",
+            "this server needs its key: send Authorization: Bearer KEY or x-api-key: KEY "
+            "(the client's api_key)",
             status=401,
             code="invalid_api_key",
         )
@@ -210,7 +214,9 @@ class EventStream(Response):
                     await self.events.aclose()
 
 
-def server_sent_event(data: dict[str, Any] | str) -> bytes:
-    """One ``data:`` event; JSON is written on one line, so it is one event whatever it holds."""
+def server_sent_event(data: dict[str, Any] | str, event: str | None = None) -> bytes:
+    """One ``data:`` event, after its ``event:`` name when it has one; JSON is written on one
+    line, so it is one event whatever it holds."""
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return f"data: {text}\n\n".encode()
+    named = "" if event is None else f"event: {event}\n"
+    return f"{named}data: {text}\n\n".encode()
