@@ -21,6 +21,7 @@ from typing import Any
 from .._errors import ChatRequestError
 from .._json import is_count, json_type, shown
 from .._limits import SHOWN_VALUE_CHARS
+from .._names import tool_name_problem
 from .._route_schema import route_separators
 from .choice import ToolChoice
 from .request import ChatRequest, InMessage, ToolCall
@@ -160,6 +161,9 @@ def _messages(value: object, spaced: bool) -> list[InMessage]:
     if not isinstance(value, list) or not value:
         raise ChatRequestError(f"messages is a non-empty list of messages, not {_kind(value)}", "messages")
     read: list[InMessage] = []
+    # Each tool_use's id, and whether a tool_result answered it: refused here, by Anthropic's
+    # paths, before the core pairs them by the messages it is given.
+    calls: dict[str, bool] = {}
     for index, item in enumerate(value):
         at = f"messages[{index}]"
         if not isinstance(item, Mapping):
@@ -167,9 +171,9 @@ def _messages(value: object, spaced: bool) -> list[InMessage]:
         role = item.get("role")
         content = item.get("content")
         if role == "user":
-            read.extend(_user(content, f"{at}.content"))
+            read.extend(_user(content, f"{at}.content", calls))
         elif role == "assistant":
-            read.append(_assistant(content, f"{at}.content", spaced))
+            read.append(_assistant(content, f"{at}.content", spaced, calls))
         else:
             raise ChatRequestError(
                 f"the role {_shown(role)} is not user or assistant", f"{at}.role", code="unknown_role"
@@ -188,7 +192,7 @@ def _blocks(content: object, at: str) -> list[Mapping[str, Any]]:
     return content
 
 
-def _user(content: object, at: str) -> list[InMessage]:
+def _user(content: object, at: str, calls: dict[str, bool]) -> list[InMessage]:
     """A user turn: each run of text blocks one user message, each tool result one tool message."""
     read: list[InMessage] = []
     texts: list[str] = []
@@ -203,16 +207,24 @@ def _user(content: object, at: str) -> list[InMessage]:
         if texts:
             read.append(InMessage(role="user", content=_BLOCKS_JOINED.join(texts)))
             texts = []
-        read.append(_result(block, where))
+        read.append(_result(block, where, calls))
     if texts:
         read.append(InMessage(role="user", content=_BLOCKS_JOINED.join(texts)))
     return read
 
 
-def _result(block: Mapping[str, Any], where: str) -> InMessage:
+def _result(block: Mapping[str, Any], where: str, calls: dict[str, bool]) -> InMessage:
     call_id = block.get("tool_use_id")
     if not isinstance(call_id, str) or not call_id:
         raise ChatRequestError("a tool_result names the tool_use it answers", f"{where}.tool_use_id")
+    if calls.get(call_id, True):
+        why = "was answered already" if call_id in calls else "is no earlier tool_use"
+        raise ChatRequestError(
+            f"the tool_result answers {json.dumps(call_id)[:80]}, which {why}",
+            f"{where}.tool_use_id",
+            code="unknown_tool_call",
+        )
+    calls[call_id] = True
     is_error = block.get("is_error")
     if is_error is not None and not isinstance(is_error, bool):
         raise ChatRequestError(f"is_error is a boolean, not {_kind(is_error)}", f"{where}.is_error")
@@ -227,28 +239,34 @@ def _result(block: Mapping[str, Any], where: str) -> InMessage:
     return InMessage(role="tool", content=text, tool_call_id=call_id, is_error=bool(is_error))
 
 
-def _assistant(content: object, at: str, spaced: bool) -> InMessage:
+def _assistant(content: object, at: str, spaced: bool, calls: dict[str, bool]) -> InMessage:
     """An assistant turn: its text blocks' text, its tool_use blocks the calls it made."""
     texts: list[str] = []
-    calls: list[ToolCall] = []
+    uses: list[ToolCall] = []
     for index, block in enumerate(_blocks(content, at)):
         where = f"{at}[{index}]"
         kind = block.get("type")
         if kind == "text":
             texts.append(_text(block, where))
         elif kind == "tool_use":
-            calls.append(_call(block, where, spaced))
+            uses.append(_call(block, where, spaced, calls))
         else:
             raise _block_refused(kind, where, "text and tool_use")
-    return InMessage(role="assistant", content=_BLOCKS_JOINED.join(texts), tool_calls=tuple(calls))
+    return InMessage(role="assistant", content=_BLOCKS_JOINED.join(texts), tool_calls=tuple(uses))
 
 
-def _call(block: Mapping[str, Any], where: str, spaced: bool) -> ToolCall:
+def _call(block: Mapping[str, Any], where: str, spaced: bool, calls: dict[str, bool]) -> ToolCall:
     call_id, name, arguments = block.get("id"), block.get("name"), block.get("input")
     if not isinstance(call_id, str) or not call_id:
         raise ChatRequestError(f"a tool_use's id is a non-empty string, not {_shown(call_id)}", f"{where}.id")
+    if call_id in calls:
+        raise ChatRequestError(f"the tool_use id {json.dumps(call_id)[:80]} is used twice", f"{where}.id")
+    calls[call_id] = False
     if not isinstance(name, str):
         raise ChatRequestError(f"a tool_use's name is a string, not {_kind(name)}", f"{where}.name")
+    problem = tool_name_problem(name)
+    if problem is not None:
+        raise ChatRequestError(problem, f"{where}.name")
     if not isinstance(arguments, Mapping):
         raise ChatRequestError(f"a tool_use's input is an object, not {_kind(arguments)}", f"{where}.input")
     try:

@@ -150,6 +150,11 @@ def count_body(tokens: int) -> dict[str, int]:
 
 
 def message_error_body(reply: ErrorReply) -> dict[str, Any]:
-    """The error table's answer (``errors``) in Anthropic's shape: its message, the type its status is."""
+    """The error table's answer (``errors``) in Anthropic's shape: its message, headed by the field
+    it names, and the type its status is."""
     kind = _ERROR_TYPES.get(reply.status, "invalid_request_error" if reply.status < 500 else "api_error")
-    return {"type": "error", "error": {"type": kind, "message": reply.body["error"]["message"]}}
+    error = reply.body["error"]
+    message, param = error["message"], error.get("param")
+    if param and not message.startswith(f"{param}: "):  # the shape has no param: the message names it
+        message = f"{param}: {message}"
+    return {"type": "error", "error": {"type": kind, "message": message}}
