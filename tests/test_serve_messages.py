@@ -386,3 +386,13 @@ def test_a_backend_failure_is_an_api_error_whole_and_an_error_event_streamed(
     error = ErrorResponse.model_validate(failed.value.body)
     assert error.error.type == "api_error"
     assert "not a valid action" in error.error.message
+
+
+def test_the_sdk_finds_the_server_by_anthropic_base_url(
+    scripted: tuple[AsyncScriptedBackend, str], backend: AsyncScriptedBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", scripted[1])
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "unused")
+    backend.enqueue(ANSWER)
+    with anthropic.Anthropic(max_retries=0) as client:
+        assert client.messages.create(**ask()).content[0].model_dump()["text"] == ANSWER
