@@ -16,7 +16,7 @@ import anthropic
 import anyio
 import jsonschema
 import pytest
-from support.serve import TOOLS, served
+from support.serve import TOOLS, served, served_embedded
 
 from toolrouting import AsyncScriptedBackend
 from toolrouting._serve import serve_app
@@ -106,19 +106,8 @@ def test_langchains_chat_anthropic_reads_a_tool_call_and_an_answer(
 
 @pytest.fixture(scope="module")
 def embedded() -> Iterator[str]:
-    from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
-
-    from toolrouting import AsyncEmbeddedLlama, EmbeddedLlama, Settings, default_model_path
-
-    settings = Settings(temperature=TEST_TEMPERATURE, seed=TEST_SEED, max_tokens=256)
-    backend = AsyncEmbeddedLlama(
-        EmbeddedLlama(default_model_path(), settings=settings, n_threads=TEST_THREADS)
-    )
-    try:
-        with served(serve_app(backend, model="smollm2", answer_tokens=48)) as url:
-            yield url.removesuffix("/v1")
-    finally:
-        anyio.run(backend.aclose)
+    with served_embedded(model="smollm2", answer_tokens=48) as url:
+        yield url.removesuffix("/v1")
 
 
 @pytest.mark.model

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
@@ -22,38 +21,17 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter
 from starlette.testclient import TestClient
 from support.serve import served
+from support.serve_fuzz import IN_PROCESS, either, routed_reply
 
-from toolrouting import AsyncScriptedBackend, ScriptedRequest
+from toolrouting import AsyncScriptedBackend
 from toolrouting._serve import serve_app
 
-ACTIONS = {"search": '{"tool":"search","arguments":{"query":"x"}}', "read": '{"tool":"read","arguments":{}}'}
 SEARCH = {
     "name": "search",
     "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
 }
 READ = {"name": "read", "description": "Read it.", "input_schema": {"type": "object", "properties": {}}}
 EVENTS: TypeAdapter[RawMessageStreamEvent] = TypeAdapter(RawMessageStreamEvent)
-
-
-def reply(request: ScriptedRequest) -> str:
-    """A valid action for the route the request carries, or a short answer when it carries none."""
-    schema = request.settings.json_schema
-    if schema is None:
-        return "An answer."
-    offered = [alt["properties"]["tool"]["const"] for alt in schema["anyOf"]]
-    return '{"tool":"none"}' if "none" in offered else ACTIONS[offered[0]]
-
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
-    max_leaves=10,
-)
-
-
-def either(valid: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return st.one_of(valid, valid, json_values)
-
 
 ids = st.sampled_from(["toolu_a", "toolu_b"])
 text = st.fixed_dictionaries({"type": either(st.just("text")), "text": either(st.text(max_size=20))})
@@ -115,7 +93,12 @@ payloads = st.one_of(
 paths = st.sampled_from(["/v1/messages", "/v1/messages", "/v1/messages/count_tokens"])
 
 
-def check(path: str, status: int, content: bytes, content_type: str) -> None:
+def check(path: str, response: httpx.Response) -> None:
+    status, content, content_type = (
+        response.status_code,
+        response.content,
+        response.headers.get("content-type", ""),
+    )
     assert status < 500, content[:300]
     if status != 200:
         assert ErrorResponse.model_validate_json(content).type == "error"
@@ -133,56 +116,42 @@ def check(path: str, status: int, content: bytes, content_type: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def app() -> Any:
-    return serve_app(AsyncScriptedBackend([reply] * 20_000))
-
-
-@pytest.fixture(scope="module")
-def client(app: Any) -> Iterator[TestClient]:
-    with TestClient(app) as client:
-        yield client
-
-
-#: In-process requests under the default profile; HYPOTHESIS_PROFILE=long raises both tests' counts.
-IN_PROCESS = max(2000, settings.default.max_examples)
+def app() -> Iterator[tuple[TestClient, httpx.Client]]:
+    """The one app, in process and on a socket, over a backend with a reply for every request."""
+    app = serve_app(AsyncScriptedBackend([routed_reply] * 20_000))
+    with (
+        TestClient(app) as in_process,
+        served(app) as url,
+        httpx.Client(base_url=url.removesuffix("/v1"), timeout=30) as over_a_socket,
+    ):
+        yield in_process, over_a_socket
 
 
 @settings(max_examples=IN_PROCESS, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(path=paths, payload=payloads)
-def test_no_malformed_request_gets_a_5xx_in_process(client: TestClient, path: str, payload: bytes) -> None:
-    response = client.post(path, content=payload)
-    check(path, response.status_code, response.content, response.headers.get("content-type", ""))
-
-
-@pytest.fixture(scope="module")
-def socket_url(app: Any) -> Iterator[str]:
-    with served(app) as url:
-        yield url.removesuffix("/v1")
-
-
-@pytest.fixture(scope="module")
-def http(socket_url: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=socket_url, timeout=30) as http:
-        yield http
+def test_no_malformed_request_gets_a_5xx_in_process(
+    app: tuple[TestClient, httpx.Client], path: str, payload: bytes
+) -> None:
+    check(path, app[0].post(path, content=payload))
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(path=paths, payload=payloads)
-def test_no_malformed_request_gets_a_5xx_over_a_socket(http: httpx.Client, path: str, payload: bytes) -> None:
-    response = http.post(path, content=payload)
-    check(path, response.status_code, response.content, response.headers.get("content-type", ""))
+def test_no_malformed_request_gets_a_5xx_over_a_socket(
+    app: tuple[TestClient, httpx.Client], path: str, payload: bytes
+) -> None:
+    check(path, app[1].post(path, content=payload))
 
 
-def test_the_server_is_alive_after_the_fuzz(socket_url: str) -> None:
-    response = httpx.post(
-        f"{socket_url}/v1/messages",
+def test_the_server_is_alive_after_the_fuzz(app: tuple[TestClient, httpx.Client]) -> None:
+    response = app[1].post(
+        "/v1/messages",
         json={
             "max_tokens": 8,
             "messages": [{"role": "user", "content": "hi"}],
             "tools": [SEARCH],
             "tool_choice": {"type": "any"},
         },
-        timeout=30,
     )
     assert response.status_code == 200
     assert response.json()["stop_reason"] == "tool_use"

@@ -128,14 +128,14 @@ def _texts(value: object, at: str) -> str:
     """Text blocks' text, joined; any other block is refused by its place."""
     if not isinstance(value, list):
         raise ChatRequestError(f"{at} is a string or a list of text blocks, not {_kind(value)}", at)
-    texts = []
-    for index, block in enumerate(value):
-        where = f"{at}[{index}]"
-        kind = block.get("type") if isinstance(block, Mapping) else None
-        if kind != "text":
-            raise _block_refused(kind, where, "text")
-        texts.append(_text(block, where))
-    return _BLOCKS_JOINED.join(texts)
+    return _BLOCKS_JOINED.join(_text_block(block, f"{at}[{index}]") for index, block in enumerate(value))
+
+
+def _text_block(block: object, where: str) -> str:
+    kind = block.get("type") if isinstance(block, Mapping) else None
+    if not isinstance(block, Mapping) or kind != "text":
+        raise _block_refused(kind, where, "text")
+    return _text(block, where)
 
 
 def _text(block: Mapping[str, Any], where: str) -> str:
@@ -170,14 +170,11 @@ def _messages(value: object, spaced: bool) -> list[InMessage]:
             raise ChatRequestError(f"a message is an object, not {_kind(item)}", at)
         role = item.get("role")
         content = item.get("content")
-        if role == "user":
-            read.extend(_user(content, f"{at}.content", calls))
-        elif role == "assistant":
-            read.append(_assistant(content, f"{at}.content", spaced, calls))
-        else:
+        if role not in ("user", "assistant"):
             raise ChatRequestError(
                 f"the role {_shown(role)} is not user or assistant", f"{at}.role", code="unknown_role"
             )
+        read.extend(_turn(role, content, f"{at}.content", spaced, calls))
     return read
 
 
@@ -192,22 +189,30 @@ def _blocks(content: object, at: str) -> list[Mapping[str, Any]]:
     return content
 
 
-def _user(content: object, at: str, calls: dict[str, bool]) -> list[InMessage]:
-    """A user turn: each run of text blocks one user message, each tool result one tool message."""
+def _turn(role: str, content: object, at: str, spaced: bool, calls: dict[str, bool]) -> list[InMessage]:
+    """One turn's blocks. A user's: each run of text blocks one user message, each tool_result a
+    tool message. An assistant's: one message, its text blocks' text and its tool_use blocks' calls."""
     read: list[InMessage] = []
     texts: list[str] = []
+    uses: list[ToolCall] = []
     for index, block in enumerate(_blocks(content, at)):
         where = f"{at}[{index}]"
         kind = block.get("type")
         if kind == "text":
             texts.append(_text(block, where))
-            continue
-        if kind != "tool_result":
-            raise _block_refused(kind, where, "text and tool_result")
-        if texts:
-            read.append(InMessage(role="user", content=_BLOCKS_JOINED.join(texts)))
-            texts = []
-        read.append(_result(block, where, calls))
+        elif kind == "tool_use" and role == "assistant":
+            uses.append(_call(block, where, spaced, calls))
+        elif kind == "tool_result" and role == "user":
+            if texts:
+                read.append(InMessage(role="user", content=_BLOCKS_JOINED.join(texts)))
+                texts = []
+            read.append(_result(block, where, calls))
+        else:
+            raise _block_refused(
+                kind, where, "text and tool_use" if role == "assistant" else "text and tool_result"
+            )
+    if role == "assistant":
+        return [InMessage(role="assistant", content=_BLOCKS_JOINED.join(texts), tool_calls=tuple(uses))]
     if texts:
         read.append(InMessage(role="user", content=_BLOCKS_JOINED.join(texts)))
     return read
@@ -237,22 +242,6 @@ def _result(block: Mapping[str, Any], where: str, calls: dict[str, bool]) -> InM
         else _texts(content, f"{where}.content")
     )
     return InMessage(role="tool", content=text, tool_call_id=call_id, is_error=bool(is_error))
-
-
-def _assistant(content: object, at: str, spaced: bool, calls: dict[str, bool]) -> InMessage:
-    """An assistant turn: its text blocks' text, its tool_use blocks the calls it made."""
-    texts: list[str] = []
-    uses: list[ToolCall] = []
-    for index, block in enumerate(_blocks(content, at)):
-        where = f"{at}[{index}]"
-        kind = block.get("type")
-        if kind == "text":
-            texts.append(_text(block, where))
-        elif kind == "tool_use":
-            uses.append(_call(block, where, spaced, calls))
-        else:
-            raise _block_refused(kind, where, "text and tool_use")
-    return InMessage(role="assistant", content=_BLOCKS_JOINED.join(texts), tool_calls=tuple(uses))
 
 
 def _call(block: Mapping[str, Any], where: str, spaced: bool, calls: dict[str, bool]) -> ToolCall:

@@ -8,6 +8,7 @@ written back in Anthropic's shapes (``messages_shapes``). ``anthropic-version`` 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING
@@ -19,10 +20,10 @@ from starlette.routing import Route
 from .._errors import ToolRoutingError
 from .errors import error_reply
 from .messages_request import read_messages_request
-from .messages_shapes import MessageEvents, MessageIds, count_body, message_body, message_error_body
+from .messages_shapes import MessageEvents, MessageIds, count_body, message_error_body
 from .replies import Piece
 from .request import decode_body
-from .transport import check_key, event_stream, gone, read_body, server_sent_event, unless_gone
+from .transport import check_key, event_stream, read_body, server_sent_event, whole_reply
 
 if TYPE_CHECKING:
     from .routes import Served
@@ -48,22 +49,17 @@ async def _messages(request: Request) -> Response:
     check_key(request, served.require_key)
     body = decode_body(await read_body(request))
     chat_request = read_messages_request(body, spaced=served.chat.spaced)
-    ids = MessageIds.new(chat_request.model or served.model)
-    if chat_request.stream:
-
-        def events(first: Piece, pieces: AsyncGenerator[Piece]) -> AsyncGenerator[bytes]:
-            return _events(first, pieces, MessageEvents(ids), served.secrets)
-
-        return await event_stream(request, served.admission, served.chat.stream(chat_request), events)
-    with served.admission.place():
-        reply = await unless_gone(request, lambda: served.chat.reply(chat_request))
-    if reply is None:
-        return gone()
-    return JSONResponse(message_body(reply, ids))
+    writer = MessageEvents(MessageIds.new(chat_request.model or served.model))
+    if not chat_request.stream:
+        return await whole_reply(
+            request, served.admission, lambda: served.chat.reply(chat_request), writer.message
+        )
+    events = functools.partial(_events, writer=writer, secrets=served.secrets)
+    return await event_stream(request, served.admission, served.chat.stream(chat_request), events)
 
 
 async def _events(
-    first: Piece, pieces: AsyncGenerator[Piece], writer: MessageEvents, secrets: Sequence[str]
+    first: Piece, pieces: AsyncGenerator[Piece], *, writer: MessageEvents, secrets: Sequence[str]
 ) -> AsyncGenerator[bytes]:
     """The stream's events; a failure after the status went out is one ``error`` event that ends it."""
     try:

@@ -93,12 +93,16 @@ def _input(arguments: str) -> Any:
 
 
 class MessageEvents:
-    """A streamed reply's pieces as Anthropic's stream events (each a dict whose ``type`` is the
-    event's name), in order."""
+    """One reply's message: whole (:meth:`message`), or its pieces as Anthropic's stream events
+    (each a dict whose ``type`` is the event's name), in order."""
 
     def __init__(self, ids: MessageIds) -> None:
         self.ids = ids
         self._stop_reason: str | None = None
+
+    def message(self, reply: Reply) -> dict[str, Any]:
+        """The whole reply's message, for a request that asked for no stream."""
+        return message_body(reply, self.ids)
 
     def start(self) -> list[dict[str, Any]]:
         """The events before the first piece: the empty message, then a ping."""

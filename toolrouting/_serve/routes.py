@@ -24,7 +24,7 @@ from .messages_routes import MESSAGES_PATH, MESSAGES_ROUTES
 from .messages_shapes import message_error_body
 from .replies import Piece
 from .request import decode_body, read_chat_request
-from .transport import Admission, check_key, event_stream, gone, read_body, server_sent_event, unless_gone
+from .transport import Admission, check_key, event_stream, read_body, server_sent_event, whole_reply
 
 __all__ = ["EXCEPTION_HANDLERS", "ROUTES", "Served"]
 
@@ -67,11 +67,12 @@ async def _chat_completions(request: Request) -> Response:
             return _events(first, pieces, ids, chat_request.include_usage, served.secrets)
 
         return await event_stream(request, served.admission, served.chat.stream(chat_request), events)
-    with served.admission.place():
-        reply = await unless_gone(request, lambda: served.chat.reply(chat_request))
-    if reply is None:
-        return gone()
-    return JSONResponse(completion_body(reply, ids))
+    return await whole_reply(
+        request,
+        served.admission,
+        lambda: served.chat.reply(chat_request),
+        lambda reply: completion_body(reply, ids),
+    )
 
 
 async def _events(

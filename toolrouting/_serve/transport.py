@@ -2,8 +2,8 @@
 check, the client's disconnect, and the event stream.
 
 A front reads its request with :func:`read_body` after :func:`check_key`, serves a whole reply
-with :func:`unless_gone` inside an :class:`Admission` place, and a streamed one with
-:func:`event_stream`, writing each of its pieces as server-sent events in its own shapes.
+with :func:`whole_reply` (:func:`unless_gone` inside an :class:`Admission` place), and a
+streamed one with :func:`event_stream`, writing each of its pieces as server-sent events in its own shapes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import anyio
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from .._errors import ChatRequestError
@@ -32,6 +32,7 @@ __all__ = [
     "read_body",
     "server_sent_event",
     "unless_gone",
+    "whole_reply",
 ]
 
 T = TypeVar("T")
@@ -134,6 +135,21 @@ async def unless_gone(request: Request, work: Callable[[], Awaitable[T]]) -> T |
     if failure:
         raise failure[0]
     return outcome[0] if outcome else None
+
+
+async def whole_reply(
+    request: Request,
+    admission: Admission,
+    work: Callable[[], Awaitable[T]],
+    body: Callable[[T], dict[str, Any]],
+) -> Response:
+    """``work()``'s reply, made holding a place in ``admission`` and written as JSON by ``body``;
+    a client gone by then gets none."""
+    with admission.place():
+        reply = await unless_gone(request, work)
+    if reply is None:
+        return gone()
+    return JSONResponse(body(reply))
 
 
 def gone() -> Response:
