@@ -1,5 +1,6 @@
-"""The endpoints: ``/health``, ``/v1/models`` and the chat completions front, and the handlers
-that answer every error in OpenAI's shape.
+"""The endpoints: ``/health``, ``/v1/models``, the chat completions front and the other fronts'
+routes (``messages_routes``), and the handlers that answer every error in the shape of the
+front its path is under: Anthropic's below ``/v1/messages``, OpenAI's elsewhere.
 
 An endpoint translates and holds no routing logic: the body is read within its limit
 (``transport``), checked (``request``), served (``chat``) and written back in OpenAI's shapes
