@@ -22,8 +22,8 @@ from .._errors import ChatRequestError
 from .._json import is_count, json_type, shown
 from .._limits import SHOWN_VALUE_CHARS
 from .._names import tool_name_problem
-from .._route_schema import route_separators
 from .choice import ToolChoice
+from .conversation import written_arguments
 from .request import ChatRequest, InMessage, ToolCall
 
 __all__ = ["read_messages_request"]
@@ -259,7 +259,7 @@ def _call(block: Mapping[str, Any], where: str, spaced: bool, calls: dict[str, b
     if not isinstance(arguments, Mapping):
         raise ChatRequestError(f"a tool_use's input is an object, not {_kind(arguments)}", f"{where}.input")
     try:
-        text = json.dumps(arguments, ensure_ascii=False, separators=route_separators(spaced))
+        text = written_arguments(arguments, spaced=spaced)
     except (ValueError, RecursionError):
         raise ChatRequestError("the input nests too deeply to send", f"{where}.input") from None
     return ToolCall(id=call_id, name=name, arguments=text)
