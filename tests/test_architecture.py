@@ -120,6 +120,33 @@ def test_no_private_name_crosses_a_module_and_parts_meet_at_their_package() -> N
     assert wrong == []
 
 
+#: The server's one translation core: what a conversation sends, the decision, the reply.
+SERVE_CORE = {"conversation", "plan", "chat", "calls", "replies"}
+#: What makes a routed decision: a front (a request read, a reply written) imports none of it
+#: but through the serve core, so no API's front routes, renders instructions or retries.
+ROUTING = (
+    "_loop",
+    "_grammar",
+    "_route_schema",
+    "_catalogue_prompt",
+    "_parse",
+    "_routed_backend",
+    "_result_messages",
+)
+
+
+def test_every_serve_front_routes_through_the_one_core() -> None:
+    wrong = []
+    for name, path in _modules():
+        pieces = name.split(".")
+        if pieces[1:2] != ["_serve"] or len(pieces) < 3 or pieces[2] in SERVE_CORE:
+            continue
+        for line, target, _ in _imports(name, path):
+            if set(target.split(".")[1:2]) & set(ROUTING):
+                wrong.append(f"{name}:{line} imports {target}, the routing the serve core does")
+    assert wrong == []
+
+
 def _benchmarks() -> Iterator[tuple[str, Path]]:
     for path in sorted(BENCHMARKS.glob("*.py")):
         yield path.stem, path

@@ -19,7 +19,7 @@ import jsonschema
 import openai
 import pytest
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
-from support.serve import SEARCH, TOOLS, served
+from support.serve import SEARCH, TOOLS, served, served_embedded
 
 from toolrouting import AsyncScriptedBackend, ScriptedRequest
 from toolrouting._serve import serve_app
@@ -150,19 +150,8 @@ def test_a_client_that_disconnects_cancels_the_backend_request(
 
 @pytest.fixture(scope="module")
 def embedded() -> Iterator[str]:
-    from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
-
-    from toolrouting import AsyncEmbeddedLlama, EmbeddedLlama, Settings, default_model_path
-
-    settings = Settings(temperature=TEST_TEMPERATURE, seed=TEST_SEED, max_tokens=256)
-    backend = AsyncEmbeddedLlama(
-        EmbeddedLlama(default_model_path(), settings=settings, n_threads=TEST_THREADS)
-    )
-    try:
-        with served(serve_app(backend, model="smollm2", answer_tokens=48)) as url:
-            yield url
-    finally:
-        anyio.run(backend.aclose)
+    with served_embedded(model="smollm2", answer_tokens=48) as url:
+        yield url
 
 
 @pytest.mark.model

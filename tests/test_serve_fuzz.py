@@ -22,32 +22,10 @@ from starlette.testclient import TestClient
 from support.serve import BARE_READ as READ
 from support.serve import BARE_SEARCH as SEARCH
 from support.serve import served
+from support.serve_fuzz import IN_PROCESS, either, routed_reply
 
-from toolrouting import AsyncScriptedBackend, ScriptedRequest
+from toolrouting import AsyncScriptedBackend
 from toolrouting._serve import serve_app
-
-ACTIONS = {"search": '{"tool":"search","arguments":{"query":"x"}}', "read": '{"tool":"read","arguments":{}}'}
-
-
-def reply(request: ScriptedRequest) -> str:
-    """A valid action for the route the request carries, or a short answer when it carries none."""
-    schema = request.settings.json_schema
-    if schema is None:
-        return "An answer."
-    offered = [alt["properties"]["tool"]["const"] for alt in schema["anyOf"]]
-    return '{"tool":"none"}' if "none" in offered else ACTIONS[offered[0]]
-
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
-    max_leaves=10,
-)
-
-
-def either(valid: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return st.one_of(valid, valid, json_values)
-
 
 text_part = st.fixed_dictionaries({"type": either(st.just("text")), "text": either(st.text(max_size=20))})
 call = st.fixed_dictionaries(
@@ -116,17 +94,13 @@ def check(status: int, content: bytes, content_type: str) -> None:
 
 @pytest.fixture(scope="module")
 def app() -> Any:
-    return serve_app(AsyncScriptedBackend([reply] * 20_000))
+    return serve_app(AsyncScriptedBackend([routed_reply] * 20_000))
 
 
 @pytest.fixture(scope="module")
 def client(app: Any) -> Iterator[TestClient]:
     with TestClient(app) as client:
         yield client
-
-
-#: In-process requests under the default profile; HYPOTHESIS_PROFILE=long raises both tests' counts.
-IN_PROCESS = max(2000, settings().max_examples)
 
 
 @settings(max_examples=IN_PROCESS, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

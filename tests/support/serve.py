@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 
 from toolrouting._serve import server_config
 
-__all__ = ["BARE_READ", "BARE_SEARCH", "READ", "SEARCH", "TOOLS", "served"]
+__all__ = ["BARE_READ", "BARE_SEARCH", "READ", "SEARCH", "TOOLS", "served", "served_embedded"]
 
 #: The small notes catalogue the serve tests and benchmarks route over: a bounded search and a read
 #: by one of three ids (benchmarks/cases/catalogues/serve-notes.json, which the benchmarks read too).
@@ -65,3 +65,24 @@ def served(app: Starlette) -> Iterator[str]:
         server.should_exit = True
         thread.join(30)
         listener.close()
+
+
+@contextlib.contextmanager
+def served_embedded(**options: Any) -> Iterator[str]:
+    """The embedded default model served on loopback under the model tests' seed, temperature and
+    threads (``options`` go to ``serve_app``); yields the base URL clients take (``.../v1``)."""
+    import anyio
+
+    from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
+    from toolrouting import AsyncEmbeddedLlama, EmbeddedLlama, Settings, default_model_path
+    from toolrouting._serve import serve_app
+
+    settings = Settings(temperature=TEST_TEMPERATURE, seed=TEST_SEED, max_tokens=256)
+    backend = AsyncEmbeddedLlama(
+        EmbeddedLlama(default_model_path(), settings=settings, n_threads=TEST_THREADS)
+    )
+    try:
+        with served(serve_app(backend, **options)) as url:
+            yield url
+    finally:
+        anyio.run(backend.aclose)

@@ -8,8 +8,12 @@ written, as the ``replies`` it gives.
 
 The chat completions front: ``request`` reads a request body into a checked value (``choice``:
 its ``tool_choice``); ``chat_shapes`` writes OpenAI's shapes, ``errors`` maps the error tree onto
-them; ``routes`` holds the endpoints. What every front shares on the wire (the queue, the body's
-limit, the key check, the disconnect, the event stream) is ``transport``'s; ``app`` builds the
+them; ``routes`` holds the endpoints. The Messages front, Anthropic's API: ``messages_request``
+reads its body into the same ``ChatRequest``, ``messages_shapes`` writes Anthropic's message,
+stream events and errors, ``messages_routes`` holds its endpoints.
+
+What every front shares on the wire (the queue, the body's limit, the key check, the
+disconnect, the whole reply, the event stream) is ``transport``'s; ``app`` builds the
 Starlette application and its uvicorn configuration, importing both only when called.
 """
 

@@ -108,6 +108,15 @@ class ServedChat:
         yield Piece(finish_reason="length" if truncated else "stop")
         yield Piece(usage=_sum(used, answer.usage if answer is not None else Usage()))
 
+    def sent(self, request: ChatRequest) -> list[Message]:
+        """The messages the backend's first request for ``request`` carries: the decision's, with
+        the catalogue's instructions, or the answer's when it asks for no decision."""
+        conversation = conversation_of(request, spaced=self.spaced)
+        planned = self._planned(request, conversation)
+        if planned is not None:
+            return list(planned[0].messages)
+        return answer_messages(request, conversation)
+
     def _planned(
         self, request: ChatRequest, conversation: Conversation
     ) -> tuple[Decision, AsyncBackend] | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from .._backends import Message
@@ -25,7 +25,7 @@ from .._result_messages import routed_call_id, routed_result_text
 from .._route_schema import action_head, action_text, route_separators
 from .request import ChatRequest, InMessage, ToolCall
 
-__all__ = ["Conversation", "arguments_text", "conversation_of", "ends_with_user"]
+__all__ = ["Conversation", "arguments_text", "conversation_of", "ends_with_user", "written_arguments"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -52,6 +52,12 @@ def arguments_text(reply: str, tool: str, arguments: dict[str, Any], *, spaced: 
                 return inner
         except (ValueError, RecursionError):
             pass
+    return written_arguments(arguments, spaced=spaced)
+
+
+def written_arguments(arguments: Mapping[str, Any], *, spaced: bool) -> str:
+    """An arguments object's JSON text as the route grammar writes it: compact, or spaced as the
+    backend's settings say."""
     return json.dumps(arguments, ensure_ascii=False, separators=route_separators(spaced))
 
 
@@ -140,7 +146,7 @@ class _Built:
             )
         self.answered.add(call_id)
         tool, routed, _ = self.calls[call_id]
-        text = routed_result_text(tool, routed, message.content)
+        text = routed_result_text(tool, routed, message.content, is_error=message.is_error)
         if call_id not in self.open:  # a call of an earlier message, answered late
             self.add("user", text)
             return

@@ -120,7 +120,12 @@ def answer_settings(base: Settings, request: ChatRequest, default_tokens: int) -
 
 
 def _sampling(request: ChatRequest) -> dict[str, Any]:
-    given = {"temperature": request.temperature, "top_p": request.top_p, "seed": request.seed}
+    given = {
+        "temperature": request.temperature,
+        "top_p": request.top_p,
+        "top_k": request.top_k,
+        "seed": request.seed,
+    }
     return {name: value for name, value in given.items() if value is not None}
 
 

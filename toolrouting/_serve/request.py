@@ -44,6 +44,8 @@ class InMessage:
     content: str
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    is_error: bool = False
+    """Whether a tool message reports the tool's failure (a front whose results can say so)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -62,6 +64,8 @@ class ChatRequest:
     stop: tuple[str, ...]
     stream: bool
     include_usage: bool
+    top_k: int | None = None
+    """Sampling's ``top_k``, for a front whose API has one (chat completions has none)."""
 
 
 def decode_body(raw: bytes) -> Any:

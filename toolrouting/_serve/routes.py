@@ -1,5 +1,6 @@
-"""The endpoints: ``/health``, ``/v1/models`` and the chat completions front, and the handlers
-that answer every error in OpenAI's shape.
+"""The endpoints: ``/health``, ``/v1/models``, the chat completions front and the other fronts'
+routes (``messages_routes``), and the handlers that answer every error in the shape of the
+front its path is under: Anthropic's below ``/v1/messages``, OpenAI's elsewhere.
 
 An endpoint translates and holds no routing logic: the body is read within its limit
 (``transport``), checked (``request``), served (``chat``) and written back in OpenAI's shapes
@@ -20,9 +21,11 @@ from .._errors import ToolRoutingError
 from .chat import ServedChat
 from .chat_shapes import ReplyIds, chunk_body, completion_body
 from .errors import ErrorReply, error_reply, http_error_reply
+from .messages_routes import MESSAGES_PATH, MESSAGES_ROUTES
+from .messages_shapes import message_error_body
 from .replies import Piece
 from .request import decode_body, read_chat_request
-from .transport import Admission, check_key, event_stream, gone, read_body, server_sent_event, unless_gone
+from .transport import Admission, check_key, event_stream, read_body, server_sent_event, whole_reply
 
 __all__ = ["EXCEPTION_HANDLERS", "ROUTES", "Served"]
 
@@ -65,11 +68,12 @@ async def _chat_completions(request: Request) -> Response:
             return _events(first, pieces, ids, chat_request.include_usage, served.secrets)
 
         return await event_stream(request, served.admission, served.chat.stream(chat_request), events)
-    with served.admission.place():
-        reply = await unless_gone(request, lambda: served.chat.reply(chat_request))
-    if reply is None:
-        return gone()
-    return JSONResponse(completion_body(reply, ids))
+    return await whole_reply(
+        request,
+        served.admission,
+        lambda: served.chat.reply(chat_request),
+        lambda reply: completion_body(reply, ids),
+    )
 
 
 async def _events(
@@ -87,25 +91,30 @@ async def _events(
         yield server_sent_event(error_reply(error, secrets).body)
 
 
-def _answer(reply: ErrorReply) -> Response:
-    return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
+def _answer(request: Request, reply: ErrorReply) -> Response:
+    """The error table's answer in the shape of the front the request came to."""
+    path = request.url.path
+    front = path == MESSAGES_PATH or path.startswith(f"{MESSAGES_PATH}/")
+    body = message_error_body(reply) if front else reply.body
+    return JSONResponse(body, status_code=reply.status, headers=reply.headers)
 
 
 async def _error(request: Request, error: Exception) -> Response:
-    return _answer(error_reply(error, _served(request).secrets))
+    return _answer(request, error_reply(error, _served(request).secrets))
 
 
 async def _http_error(request: Request, error: Exception) -> Response:
     status = error.status_code if isinstance(error, HTTPException) else 400
     detail = error.detail if isinstance(error, HTTPException) else str(error)
     headers = getattr(error, "headers", None)
-    return _answer(http_error_reply(f"{request.method} {request.url.path}", status, detail, headers))
+    return _answer(request, http_error_reply(f"{request.method} {request.url.path}", status, detail, headers))
 
 
 ROUTES = [
     Route("/health", _health, methods=["GET"]),
     Route("/v1/models", _models, methods=["GET"]),
     Route("/v1/chat/completions", _chat_completions, methods=["POST"]),
+    *MESSAGES_ROUTES,
 ]
 
 # ToolRoutingError by name: Starlette hands Exception's handler to its outermost layer, which

@@ -2,8 +2,8 @@
 check, the client's disconnect, and the event stream.
 
 A front reads its request with :func:`read_body` after :func:`check_key`, serves a whole reply
-with :func:`unless_gone` inside an :class:`Admission` place, and a streamed one with
-:func:`event_stream`, writing each of its pieces as server-sent events in its own shapes.
+with :func:`whole_reply` (:func:`unless_gone` inside an :class:`Admission` place), and a
+streamed one with :func:`event_stream`, writing each of its pieces as server-sent events in its own shapes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import anyio
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from .._errors import ChatRequestError
@@ -32,6 +32,7 @@ __all__ = [
     "read_body",
     "server_sent_event",
     "unless_gone",
+    "whole_reply",
 ]
 
 T = TypeVar("T")
@@ -94,15 +95,19 @@ async def read_body(request: Request) -> bytes:
 
 
 def check_key(request: Request, key: str | None) -> None:
-    """Refuses (401) a request without ``Authorization: Bearer KEY``; every request passes when
-    ``key`` is ``None``. The key is compared in constant time and never written back."""
+    """Refuses (401) a request without ``Authorization: Bearer KEY`` or ``x-api-key: KEY`` (what
+    Anthropic's clients send); every request passes when ``key`` is ``None``. The key is
+    compared in constant time and never written back."""
     if key is None:
         return
-    given = request.headers.get("authorization", "")
-    scheme, _, sent = given.partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(sent.strip().encode(), key.encode()):
+    scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
+    sent = [request.headers.get("x-api-key", "")]
+    if scheme.lower() == "bearer":
+        sent.append(bearer)
+    if not any(hmac.compare_digest(given.strip().encode(), key.encode()) for given in sent):
         raise ChatRequestError(
-            "this server needs its key: send Authorization: Bearer KEY (the client's api_key)",
+            "this server needs its key: send Authorization: Bearer KEY or x-api-key: KEY "
+            "(the client's api_key)",
             status=401,
             code="invalid_api_key",
         )
@@ -130,6 +135,21 @@ async def unless_gone(request: Request, work: Callable[[], Awaitable[T]]) -> T |
     if failure:
         raise failure[0]
     return outcome[0] if outcome else None
+
+
+async def whole_reply(
+    request: Request,
+    admission: Admission,
+    work: Callable[[], Awaitable[T]],
+    body: Callable[[T], dict[str, Any]],
+) -> Response:
+    """``work()``'s reply, made holding a place in ``admission`` and written as JSON by ``body``;
+    a client gone by then gets none."""
+    with admission.place():
+        reply = await unless_gone(request, work)
+    if reply is None:
+        return gone()
+    return JSONResponse(body(reply))
 
 
 def gone() -> Response:
@@ -210,7 +230,9 @@ class EventStream(Response):
                     await self.events.aclose()
 
 
-def server_sent_event(data: dict[str, Any] | str) -> bytes:
-    """One ``data:`` event; JSON is written on one line, so it is one event whatever it holds."""
+def server_sent_event(data: dict[str, Any] | str, event: str | None = None) -> bytes:
+    """One ``data:`` event, after its ``event:`` name when it has one; JSON is written on one
+    line, so it is one event whatever it holds."""
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return f"data: {text}\n\n".encode()
+    named = "" if event is None else f"event: {event}\n"
+    return f"{named}data: {text}\n\n".encode()

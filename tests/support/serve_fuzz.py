@@ -1,0 +1,40 @@
+"""What the serve fuzzes share: arbitrary JSON put in a valid field's place, and the scripted
+backend's reply that makes any 5xx the server's own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import settings
+from hypothesis import strategies as st
+
+from toolrouting import ScriptedRequest
+
+__all__ = ["IN_PROCESS", "either", "json_values", "routed_reply"]
+
+#: In-process requests under the default profile; HYPOTHESIS_PROFILE=long raises every fuzz's counts.
+IN_PROCESS = max(2000, settings.default.max_examples)
+
+#: A valid action for each tool of the bare catalogue (support.serve's ``BARE_SEARCH``, ``BARE_READ``).
+_ACTIONS = {"search": '{"tool":"search","arguments":{"query":"x"}}', "read": '{"tool":"read","arguments":{}}'}
+
+
+def routed_reply(request: ScriptedRequest) -> str:
+    """A valid action for the route the request carries, or a short answer when it carries none."""
+    schema = request.settings.json_schema
+    if schema is None:
+        return "An answer."
+    offered = [alt["properties"]["tool"]["const"] for alt in schema["anyOf"]]
+    return '{"tool":"none"}' if "none" in offered else _ACTIONS[offered[0]]
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=10,
+)
+
+
+def either(valid: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """``valid`` two times in three, any JSON value the third."""
+    return st.one_of(valid, valid, json_values)

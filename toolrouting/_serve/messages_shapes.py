@@ -1,0 +1,164 @@
+"""What the Messages front answers, in Anthropic's shapes: a message, a stream's events, a token
+count, an error. Every body of that API is written here and nowhere else.
+
+The reply comes from the core (``replies``) in no API's shape; its call or its text is the one
+content block of the message. A stream is ``message_start`` and a ``ping``, then the block's
+``content_block_start``, its deltas (``text_delta``, or ``input_json_delta`` for a call's
+input) and ``content_block_stop``, then ``message_delta`` with the stop reason and the usage,
+and ``message_stop``: the events ``messages.stream()`` rebuilds the same message from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import uuid
+from typing import Any
+
+from .._backends import Usage
+from .errors import ErrorReply
+from .replies import FinishReason, Piece, Reply
+
+__all__ = ["MessageEvents", "MessageIds", "count_body", "message_body", "message_error_body"]
+
+#: The core's finish reasons as Anthropic's stop reasons. An answer that ended at a stop
+#: sequence is ``end_turn`` too: the backends do not say which of the two ended it.
+_STOP_REASONS: dict[FinishReason, str] = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+}
+
+#: Anthropic's error type for each status the error table answers with (the SDK's ``ErrorType``);
+#: any other 4xx is the request's fault, any other 5xx the server's.
+_ERROR_TYPES = {
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MessageIds:
+    """What one reply's message carries besides its content: its id and the model named."""
+
+    id: str
+    model: str
+
+    @classmethod
+    def new(cls, model: str) -> MessageIds:
+        """A fresh id for one reply."""
+        return cls(id=f"msg_{uuid.uuid4().hex}", model=model)
+
+
+def _usage(usage: Usage) -> dict[str, int]:
+    return {"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens}
+
+
+def _message(
+    ids: MessageIds, content: list[dict[str, Any]], stop_reason: str | None, usage: Usage
+) -> dict[str, Any]:
+    return {
+        "id": ids.id,
+        "type": "message",
+        "role": "assistant",
+        "model": ids.model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": _usage(usage),
+    }
+
+
+def message_body(reply: Reply, ids: MessageIds) -> dict[str, Any]:
+    """A ``message`` object: a ``tool_use`` block for a call, else one ``text`` block."""
+    if reply.call is not None:
+        block = {
+            "type": "tool_use",
+            "id": reply.call.id,
+            "name": reply.call.name,
+            "input": _input(reply.call.arguments),
+        }
+    else:
+        block = {"type": "text", "text": reply.content or ""}
+    return _message(ids, [block], _STOP_REASONS[reply.finish_reason], reply.usage)
+
+
+def _input(arguments: str) -> Any:
+    # The core accepts a call only when its arguments parse as a JSON object.
+    return json.loads(arguments)
+
+
+class MessageEvents:
+    """One reply's message: whole (:meth:`message`), or its pieces as Anthropic's stream events
+    (each a dict whose ``type`` is the event's name), in order."""
+
+    def __init__(self, ids: MessageIds) -> None:
+        self.ids = ids
+        self._stop_reason: str | None = None
+
+    def message(self, reply: Reply) -> dict[str, Any]:
+        """The whole reply's message, for a request that asked for no stream."""
+        return message_body(reply, self.ids)
+
+    def start(self) -> list[dict[str, Any]]:
+        """The events before the first piece: the empty message, then a ping."""
+        return [
+            {"type": "message_start", "message": _message(self.ids, [], None, Usage())},
+            {"type": "ping"},
+        ]
+
+    def of(self, piece: Piece) -> list[dict[str, Any]]:
+        """The events ``piece`` makes: the one block is index 0."""
+        if piece.text is not None:
+            events = []
+            if piece.first:
+                events.append(_block_start({"type": "text", "text": ""}))
+            if piece.text:
+                events.append(_delta({"type": "text_delta", "text": piece.text}))
+            return events
+        if piece.head is not None:
+            return [
+                _block_start({"type": "tool_use", "id": piece.head.id, "name": piece.head.name, "input": {}})
+            ]
+        if piece.arguments is not None:
+            return [_delta({"type": "input_json_delta", "partial_json": piece.arguments})]
+        if piece.finish_reason is not None:
+            self._stop_reason = _STOP_REASONS[piece.finish_reason]
+            return [{"type": "content_block_stop", "index": 0}]
+        usage = piece.usage or Usage()
+        return [
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": self._stop_reason, "stop_sequence": None},
+                "usage": _usage(usage),
+            },
+            {"type": "message_stop"},
+        ]
+
+
+def _block_start(block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_start", "index": 0, "content_block": block}
+
+
+def _delta(delta: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": 0, "delta": delta}
+
+
+def count_body(tokens: int) -> dict[str, int]:
+    """The answer to ``count_tokens``."""
+    return {"input_tokens": tokens}
+
+
+def message_error_body(reply: ErrorReply) -> dict[str, Any]:
+    """The error table's answer (``errors``) in Anthropic's shape: its message, headed by the field
+    it names, and the type its status is."""
+    kind = _ERROR_TYPES.get(reply.status, "invalid_request_error" if reply.status < 500 else "api_error")
+    error = reply.body["error"]
+    message, param = error["message"], error.get("param")
+    if param and not message.startswith(f"{param}: "):  # the shape has no param: the message names it
+        message = f"{param}: {message}"
+    return {"type": "error", "error": {"type": kind, "message": message}}
