@@ -18,6 +18,7 @@ import openai
 import pytest
 from anthropic.types import Message, MessageTokensCount, RawMessageStreamEvent
 from anthropic.types.shared import ErrorResponse
+from openai.types.chat import ChatCompletionMessageParam
 from pydantic import TypeAdapter
 from starlette.testclient import TestClient
 from support.serve import TOOLS, served
@@ -150,7 +151,7 @@ def test_a_conversation_reaches_the_backend_as_the_chat_front_sends_it(
     backend.requests.clear()
 
     backend.enqueue(ACTION, '{"tool":"none"}', ANSWER)
-    system = [{"role": "system", "content": "Be brief."}]
+    system: list[ChatCompletionMessageParam] = [{"role": "system", "content": "Be brief."}]
     with openai.OpenAI(base_url=f"{scripted[1]}/v1", api_key="unused", max_retries=0) as chat:
         call = chat.chat.completions.create(
             model="m", messages=[*system, *QUESTION], tools=TOOLS, max_tokens=64

@@ -93,12 +93,7 @@ payloads = st.one_of(
 paths = st.sampled_from(["/v1/messages", "/v1/messages", "/v1/messages/count_tokens"])
 
 
-def check(path: str, response: httpx.Response) -> None:
-    status, content, content_type = (
-        response.status_code,
-        response.content,
-        response.headers.get("content-type", ""),
-    )
+def check(path: str, status: int, content: bytes, content_type: str) -> None:
     assert status < 500, content[:300]
     if status != 200:
         assert ErrorResponse.model_validate_json(content).type == "error"
@@ -132,7 +127,8 @@ def app() -> Iterator[tuple[TestClient, httpx.Client]]:
 def test_no_malformed_request_gets_a_5xx_in_process(
     app: tuple[TestClient, httpx.Client], path: str, payload: bytes
 ) -> None:
-    check(path, app[0].post(path, content=payload))
+    response = app[0].post(path, content=payload)
+    check(path, response.status_code, response.content, response.headers.get("content-type", ""))
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -140,7 +136,8 @@ def test_no_malformed_request_gets_a_5xx_in_process(
 def test_no_malformed_request_gets_a_5xx_over_a_socket(
     app: tuple[TestClient, httpx.Client], path: str, payload: bytes
 ) -> None:
-    check(path, app[1].post(path, content=payload))
+    response = app[1].post(path, content=payload)
+    check(path, response.status_code, response.content, response.headers.get("content-type", ""))
 
 
 def test_the_server_is_alive_after_the_fuzz(app: tuple[TestClient, httpx.Client]) -> None:

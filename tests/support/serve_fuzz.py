@@ -13,7 +13,7 @@ from toolrouting import ScriptedRequest
 __all__ = ["IN_PROCESS", "either", "json_values", "routed_reply"]
 
 #: In-process requests under the default profile; HYPOTHESIS_PROFILE=long raises every fuzz's counts.
-IN_PROCESS = max(2000, settings.default.max_examples)
+IN_PROCESS = max(2000, settings().max_examples)
 
 #: A valid action for each tool of the bare catalogue (support.serve's ``BARE_SEARCH``, ``BARE_READ``).
 _ACTIONS = {"search": '{"tool":"search","arguments":{"query":"x"}}', "read": '{"tool":"read","arguments":{}}'}
