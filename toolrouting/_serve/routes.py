@@ -21,7 +21,7 @@ from .chat import ServedChat
 from .chat_shapes import ReplyIds, chunk_body, completion_body
 from .errors import ErrorReply, error_reply, http_error_reply
 from .replies import Piece
-from .request import decode_body, read_chat_request
+from .request import ChatRequest, decode_body, read_chat_request
 from .transport import Admission, check_key, event_stream, gone, read_body, server_sent_event, unless_gone
 
 __all__ = ["EXCEPTION_HANDLERS", "ROUTES", "Served"]
@@ -62,25 +62,25 @@ async def _chat_completions(request: Request) -> Response:
     if chat_request.stream:
 
         def events(first: Piece, pieces: AsyncGenerator[Piece]) -> AsyncGenerator[bytes]:
-            return _events(first, pieces, ids, chat_request.include_usage, served.secrets)
+            return _events(first, pieces, ids, chat_request, served.secrets)
 
         return await event_stream(request, served.admission, served.chat.stream(chat_request), events)
     with served.admission.place():
         reply = await unless_gone(request, lambda: served.chat.reply(chat_request))
     if reply is None:
         return gone()
-    return JSONResponse(completion_body(reply, ids))
+    return JSONResponse(completion_body(reply, ids, legacy=chat_request.legacy_functions))
 
 
 async def _events(
-    first: Piece, pieces: AsyncGenerator[Piece], ids: ReplyIds, include_usage: bool, secrets: Sequence[str]
+    first: Piece, pieces: AsyncGenerator[Piece], ids: ReplyIds, asked: ChatRequest, secrets: Sequence[str]
 ) -> AsyncGenerator[bytes]:
     """The stream's chunks; a failure after the status went out is one error event that ends it."""
     try:
         piece: Piece | None = first
         while piece is not None:
-            if piece.usage is None or include_usage:
-                yield server_sent_event(chunk_body(piece, ids))
+            if piece.usage is None or asked.include_usage:
+                yield server_sent_event(chunk_body(piece, ids, legacy=asked.legacy_functions))
             piece = await anext(pieces, None)
         yield server_sent_event("[DONE]")
     except ToolRoutingError as error:
