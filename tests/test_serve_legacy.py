@@ -70,7 +70,7 @@ def test_the_sdk_gets_a_function_call_whole_and_streamed(
     sdk: tuple[AsyncScriptedBackend, openai.OpenAI],
 ) -> None:
     backend, client = sdk
-    backend.enqueue(ACTION, ACTION)
+    backend.enqueue(ACTION, ACTION, ACTION)
     raw = client.chat.completions.with_raw_response.create(
         model="scripted", messages=QUESTION, functions=FUNCTIONS
     )
@@ -78,6 +78,8 @@ def test_the_sdk_gets_a_function_call_whole_and_streamed(
         model="scripted", messages=QUESTION, functions=FUNCTIONS, stream=True
     )
     chunks = list(stream)
+    with client.chat.completions.stream(model="scripted", messages=QUESTION, functions=FUNCTIONS) as helper:
+        rebuilt = helper.get_final_completion().choices[0]  # the SDK's own stream helper
     whole = ChatCompletion.model_validate(raw.http_response.json())  # the SDK's types accept it
     [choice] = whole.choices
     assert choice.finish_reason == "function_call"
@@ -85,6 +87,9 @@ def test_the_sdk_gets_a_function_call_whole_and_streamed(
     assert choice.message.content is None
     assert choice.message.function_call is not None
     assert choice.message.function_call.model_dump() == CALL
+    assert rebuilt.finish_reason == "function_call"
+    assert rebuilt.message.function_call is not None
+    assert rebuilt.message.function_call.model_dump() == CALL
     deltas = [chunk.choices[0].delta for chunk in chunks if chunk.choices]
     assert all(delta.tool_calls is None for delta in deltas)
     calls = [delta.function_call for delta in deltas if delta.function_call is not None]
