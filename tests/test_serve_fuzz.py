@@ -40,12 +40,20 @@ call = st.fixed_dictionaries(
         ),
     }
 )
+legacy_call = st.fixed_dictionaries(
+    {
+        "name": either(st.sampled_from(["search", "read", "bad name"])),
+        "arguments": either(st.sampled_from(['{"query":"x"}', "{}", "[1]"])),
+    }
+)
 message = st.fixed_dictionaries(
     {"role": either(st.sampled_from(["system", "developer", "user", "assistant", "tool", "function"]))},
     optional={
         "content": either(st.text(max_size=30) | st.lists(text_part, max_size=2)),
         "tool_calls": either(st.lists(call, max_size=2)),
         "tool_call_id": either(st.sampled_from(["a", "b"])),
+        "function_call": either(legacy_call),
+        "name": either(st.sampled_from(["search", "read"])),
     },
 )
 tool = either(st.sampled_from([SEARCH, READ, {"type": "function", "function": {"name": "none"}}]))
@@ -62,6 +70,12 @@ bodies = st.fixed_dictionaries(
         "messages": either(st.lists(message, min_size=1, max_size=4)),
         "tools": either(st.lists(tool, max_size=3)),
         "tool_choice": choice,
+        "functions": either(st.lists(st.sampled_from([SEARCH["function"], READ["function"]]), max_size=3)),
+        "function_call": either(
+            st.sampled_from(["auto", "none", {"name": "search"}, {"name": "read"}, {"name": "x"}])
+        ),
+        "logprobs": either(st.booleans()),
+        "top_logprobs": either(st.integers(0, 2)),
         "max_tokens": either(st.integers(1, 64)),
         "temperature": either(st.floats(0, 2)),
         "stop": either(st.text(min_size=1, max_size=3)),

@@ -68,6 +68,7 @@ __all__ = [
     "SERVE_MAX_IN_FLIGHT",
     "SERVE_RETRY_AFTER",
     "SERVE_ROUTE_CACHE",
+    "SERVE_UPSTREAM_RETRY_AFTER",
     "SHOWN_LIST_CHARS",
     "SHOWN_NAME_CHARS",
     "SHOWN_REF_CHARS",
@@ -383,6 +384,12 @@ SERVE_MAX_IN_FLIGHT = 256
 #: Seconds a busy ``toolrouting serve`` asks a client to wait (``Retry-After``): about one
 #: embedded decision on two cores, so a retrying client finds a free place soon.
 SERVE_RETRY_AFTER = 2
+
+#: Seconds ``toolrouting serve`` asks a client to wait (``Retry-After``) after a backend failure
+#: that may pass (unreachable, busy with a 429 or 503, or past its timeout) when the backend
+#: named no wait of its own. A busy local server drains its queue in seconds, and the openai
+#: SDK's two retries then span about ten seconds of it rather than one.
+SERVE_UPSTREAM_RETRY_AFTER = 5
 
 #: Catalogues (with their tool_choice) whose rendered instructions and route ``toolrouting serve``
 #: keeps. A client sends its whole catalogue with every request; building the route and the

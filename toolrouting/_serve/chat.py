@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import TypeGuard
 
 from .._backends import AsyncBackend, AsyncStreamingBackend, Completion, Message, TextDelta, Usage
-from .._errors import BackendResponseError, ChatRequestError
+from .._errors import BackendResponseError, CatalogueError, ChatRequestError
 from .._limits import DEFAULT_ROUTING_CAP, SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
 from .._names import NONE_TOOL
 from .._parse import parse_route, quote_reply
@@ -131,6 +131,12 @@ class ServedChat:
         except RecursionError:
             # A catalogue the checks accept can still nest past what copying its route allows.
             raise ChatRequestError("the tools' parameters nest too deeply to route", "tools") from None
+        except CatalogueError as error:
+            if not request.legacy_functions:
+                raise
+            # The catalogue came as the legacy functions: the entry is named where it was sent.
+            at = "functions" if error.index is None else f"functions[{error.index}]"
+            raise ChatRequestError(error.reason, at, code="invalid_tools") from None
 
     def _route(self, key: str) -> _Route:
         """A decision's offer and the backend's routed settings (``routed_backend`` copies the

@@ -1,5 +1,10 @@
 """What the server answers, in OpenAI's chat completions shapes: a completion, a stream's chunks
-and their deltas, an error. Every body of that API is written here and nowhere else."""
+and their deltas, an error. Every body of that API is written here and nowhere else.
+
+A request that declared its tools as the legacy ``functions`` (``legacy=True``) has its call
+written in the shape that went with them: ``message.function_call`` (``delta.function_call``
+when streamed) with its name and arguments, no id, and ``finish_reason: "function_call"``.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ import uuid
 from typing import Any
 
 from .._backends import Usage
-from .replies import Piece, Reply
+from .replies import FinishReason, Piece, Reply
 from .request import ToolCall
 
 __all__ = ["ReplyIds", "chunk_body", "completion_body", "delta_body", "error_body", "usage_body"]
@@ -42,40 +47,59 @@ def _tool_call(call: ToolCall) -> dict[str, Any]:
     return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
 
 
-def _message(reply: Reply) -> dict[str, Any]:
+def _message(reply: Reply, legacy: bool) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
-    if reply.call is not None:
+    if reply.call is not None and legacy:
+        message["function_call"] = {"name": reply.call.name, "arguments": reply.call.arguments}
+    elif reply.call is not None:
         message["tool_calls"] = [_tool_call(reply.call)]
     return message
 
 
-def completion_body(reply: Reply, ids: ReplyIds) -> dict[str, Any]:
-    """A ``chat.completion`` object with one choice."""
+def _finish(reason: FinishReason | None, legacy: bool) -> str | None:
+    return "function_call" if legacy and reason == "tool_calls" else reason
+
+
+def completion_body(reply: Reply, ids: ReplyIds, *, legacy: bool = False) -> dict[str, Any]:
+    """A ``chat.completion`` object with one choice; ``legacy``: a call as ``function_call``."""
     return {
         "id": ids.id,
         "object": "chat.completion",
         "created": ids.created,
         "model": ids.model,
         "choices": [
-            {"index": 0, "message": _message(reply), "logprobs": None, "finish_reason": reply.finish_reason}
+            {
+                "index": 0,
+                "message": _message(reply, legacy),
+                "logprobs": None,
+                "finish_reason": _finish(reply.finish_reason, legacy),
+            }
         ],
         "usage": usage_body(reply.usage),
     }
 
 
-def delta_body(piece: Piece) -> dict[str, Any]:
+def delta_body(piece: Piece, *, legacy: bool = False) -> dict[str, Any]:
     """The ``delta`` of the chunk that carries ``piece``: the role rides on the first piece of an
     answer and on a call's head; the finish reason's chunk has an empty one."""
     if piece.text is not None:
         return {"role": "assistant", "content": piece.text} if piece.first else {"content": piece.text}
+    if piece.head is not None and legacy:
+        return {
+            "role": "assistant",
+            "content": None,
+            "function_call": {"name": piece.head.name, "arguments": ""},
+        }
     if piece.head is not None:
         return {"role": "assistant", "content": None, "tool_calls": [{"index": 0, **_tool_call(piece.head)}]}
+    if piece.arguments is not None and legacy:
+        return {"function_call": {"arguments": piece.arguments}}
     if piece.arguments is not None:
         return {"tool_calls": [{"index": 0, "function": {"arguments": piece.arguments}}]}
     return {}
 
 
-def chunk_body(piece: Piece, ids: ReplyIds) -> dict[str, Any]:
+def chunk_body(piece: Piece, ids: ReplyIds, *, legacy: bool = False) -> dict[str, Any]:
     """A ``chat.completion.chunk`` object: one choice with a delta, or (the usage chunk) none."""
     body: dict[str, Any] = {
         "id": ids.id,
@@ -88,7 +112,12 @@ def chunk_body(piece: Piece, ids: ReplyIds) -> dict[str, Any]:
         body["usage"] = usage_body(piece.usage)
     else:
         body["choices"] = [
-            {"index": 0, "delta": delta_body(piece), "logprobs": None, "finish_reason": piece.finish_reason}
+            {
+                "index": 0,
+                "delta": delta_body(piece, legacy=legacy),
+                "logprobs": None,
+                "finish_reason": _finish(piece.finish_reason, legacy),
+            }
         ]
     return body
 

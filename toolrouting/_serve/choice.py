@@ -3,7 +3,8 @@
 OpenAI's four forms map onto one value: ``"auto"`` offers every tool and ``none``;
 ``"required"`` every tool without ``none``; ``{"type": "function", ...}`` that tool alone;
 ``"none"`` no decision at all. The newer ``{"type": "allowed_tools", ...}`` names a subset
-with a mode of its own, ``auto`` or ``required``.
+with a mode of its own, ``auto`` or ``required``. The legacy ``function_call`` maps the same
+way: ``"auto"``, ``"none"``, and ``{"name": NAME}`` for that function alone.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from .._errors import ChatRequestError
 from .._json import shown
 from .._limits import SHOWN_VALUE_CHARS
 
-__all__ = ["ToolChoice", "read_tool_choice"]
+__all__ = ["ToolChoice", "read_function_call", "read_tool_choice"]
 
 _FORMS = (
     'tool_choice is "auto", "required", "none", {"type": "function", "function": {"name": NAME}} or '
     '{"type": "allowed_tools", "allowed_tools": {"mode": "auto"|"required", "tools": [...]}}'
 )
+
+_FUNCTION_FORMS = 'function_call is "auto", "none" or {"name": NAME}'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,13 +66,31 @@ def read_tool_choice(value: object, tools: Sequence[Mapping[str, Any]]) -> ToolC
     raise ChatRequestError(_FORMS, "tool_choice")
 
 
-def _declared(name: object, tools: Sequence[Mapping[str, Any]], at: str) -> str:
+def read_function_call(value: object, tools: Sequence[Mapping[str, Any]]) -> ToolChoice:
+    """The :class:`ToolChoice` the legacy ``function_call`` field asks for, given the request's
+    ``functions`` as ``tools``."""
+    if value is None:
+        return ToolChoice("auto" if tools else "none")
+    if value == "none":
+        return ToolChoice("none")
+    if value == "auto":
+        if not tools:
+            raise ChatRequestError("function_call 'auto' needs functions to choose from", "function_call")
+        return ToolChoice("auto")
+    if not isinstance(value, Mapping):
+        raise ChatRequestError(_FUNCTION_FORMS, "function_call")
+    name = _declared(value.get("name"), tools, "function_call.name", legacy=True)
+    return ToolChoice("required", (name,))
+
+
+def _declared(name: object, tools: Sequence[Mapping[str, Any]], at: str, *, legacy: bool = False) -> str:
+    field, declared = ("function_call", "functions") if legacy else ("tool_choice", "tools")
     if not isinstance(name, str):
-        raise ChatRequestError(_FORMS, at)
+        raise ChatRequestError(_FUNCTION_FORMS if legacy else _FORMS, at)
     functions = [tool.get("function") for tool in tools if isinstance(tool, Mapping)]
     if name not in [function.get("name") for function in functions if isinstance(function, Mapping)]:
         raise ChatRequestError(
-            f"tool_choice names {shown(name, SHOWN_VALUE_CHARS)}, which tools does not declare",
+            f"{field} names {shown(name, SHOWN_VALUE_CHARS)}, which {declared} does not declare",
             at,
             code="unknown_tool",
         )

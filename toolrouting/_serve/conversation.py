@@ -108,27 +108,31 @@ class _Built:
             self.add("assistant", message.content)
             return
         for position, call in enumerate(message.tool_calls):
-            action = self._action(call, f"{at}.tool_calls[{position}]")
+            where = (
+                f"{at}.function_call" if message.function_call else f"{at}.tool_calls[{position}].function"
+            )
+            action = self._action(call, where)
             self.calls[call.id] = (call.name, routed_call_id(len(self.calls) + 1), action)
             self.open.append(call.id)
         # A text the assistant wrote beside its calls is not part of the actions they stand for.
         self.add("assistant", self.calls[self.open[0]][2])
 
     def _action(self, call: ToolCall, where: str) -> str:
+        """The action ``call`` stands for; ``where`` is its function's path (``name`` and
+        ``arguments`` are under it, the call's ``id`` beside it)."""
         if call.id in self.calls:
-            raise ChatRequestError(f"the call id {json.dumps(call.id)[:80]} is used twice", f"{where}.id")
+            at = where.removesuffix(".function")
+            raise ChatRequestError(f"the call id {json.dumps(call.id)[:80]} is used twice", f"{at}.id")
         problem = tool_name_problem(call.name)
         if problem is not None:
-            raise ChatRequestError(problem, f"{where}.function.name")
+            raise ChatRequestError(problem, f"{where}.name")
         arguments = call.arguments if call.arguments.strip() else "{}"
         try:
             value = json.loads(arguments)
         except (ValueError, RecursionError):
             value = None
         if not isinstance(value, dict):
-            raise ChatRequestError(
-                "the arguments are not a JSON object's text", f"{where}.function.arguments"
-            )
+            raise ChatRequestError("the arguments are not a JSON object's text", f"{where}.arguments")
         return action_text(call.name, arguments, spaced=self.spaced)
 
     def result(self, message: InMessage, at: str) -> None:

@@ -4,11 +4,19 @@ A request the server cannot serve is the client's to fix (4xx, with the field it
 backend that failed is upstream's (502, or 504 when it did not answer in time), with the error
 tree's message; a path or a method no route takes is a 404 or a 405. Nothing reaches a client
 as a traceback, and no key as itself (the core's ``redacted``).
+
+A backend's failure also says whether the same request is worth sending again, in the headers
+the openai SDK reads before it retries (it retries every 5xx unless told not to): one the error
+tree calls retryable (unreachable, busy, past its timeout) carries ``Retry-After``, the
+backend's own wait or ``SERVE_UPSTREAM_RETRY_AFTER``; any other (a reply that is not a valid
+action, a schema the server ignored, a grammar refused) carries ``x-should-retry: false``, as
+the same request would fail the same way. A full queue's 429 carries ``Retry-After`` too.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,6 +28,7 @@ from .._errors import (
     GrammarError,
     ToolRoutingError,
 )
+from .._limits import SERVE_UPSTREAM_RETRY_AFTER
 from .._redact import redacted
 from .chat_shapes import error_body
 
@@ -52,6 +61,8 @@ def error_reply(error: BaseException, secrets: Sequence[str] = ()) -> ErrorReply
     if isinstance(error, CatalogueError):
         body = error_body(message, "invalid_request_error", f"tools[{error.index}]", "invalid_tools")
         return ErrorReply(status=400, body=body, headers=headers)
+    if isinstance(error, BackendError):
+        headers = _retry_headers(error)
     if isinstance(error, GrammarError):
         # The grammar is the catalogue's: a tool's parameters that no compiler here can express.
         body = error_body(message, "invalid_request_error", "tools", "grammar_refused")
@@ -70,6 +81,15 @@ def error_reply(error: BaseException, secrets: Sequence[str] = ()) -> ErrorReply
     message = f"the server failed on this request ({type(error).__name__})"
     body = error_body(message, "server_error", None, "internal_error")
     return ErrorReply(status=500, body=body, headers={})
+
+
+def _retry_headers(error: BackendError) -> dict[str, str]:
+    """Whether a client should send the same request again, and when (whole seconds, as
+    ``Retry-After`` takes them)."""
+    if not error.retryable:
+        return {"x-should-retry": "false"}
+    wait = SERVE_UPSTREAM_RETRY_AFTER if error.retry_after is None else error.retry_after
+    return {"Retry-After": str(max(0, math.ceil(wait)))}
 
 
 def http_error_reply(

@@ -3,7 +3,12 @@
 Only the fields the server acts on are read; the many others clients send (``user``,
 ``metadata``, ``store``, ``parallel_tool_calls``, penalties) are accepted and left alone. A
 field that would change the answer in a way the server cannot honour (``n`` above 1, a
-``response_format``, an image) is refused by name rather than silently ignored.
+``response_format``, log-probabilities, an image) is refused by name rather than silently ignored.
+
+The legacy ``functions`` and ``function_call`` are read as the ``tools`` and ``tool_choice``
+they were replaced by, and a history's legacy turns as a call and its result: an assistant's
+``function_call``, and the ``function`` message after it, which answers it by the function's
+name. The two forms in one request are refused, as they could disagree.
 """
 
 from __future__ import annotations
@@ -17,11 +22,11 @@ from typing import Any, Literal
 from .._errors import ChatRequestError
 from .._json import is_count, shown
 from .._limits import SERVE_MAX_BODY_BYTES, SHOWN_VALUE_CHARS
-from .choice import ToolChoice, read_tool_choice
+from .choice import ToolChoice, read_function_call, read_tool_choice
 
 __all__ = ["ChatRequest", "InMessage", "ToolCall", "body_too_large", "decode_body", "read_chat_request"]
 
-_ROLES = ("system", "developer", "user", "assistant", "tool")
+_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 #: The most stop sequences OpenAI's API takes.
 _MAX_STOPS = 4
 
@@ -46,6 +51,9 @@ class InMessage:
     tool_call_id: str | None = None
     is_error: bool = False
     """Whether a tool message reports the tool's failure (a front whose results can say so)."""
+    function_call: bool = False
+    """The one call came as the legacy ``function_call``; a ``function`` message is read as a
+    ``tool`` message that answers it."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -66,6 +74,8 @@ class ChatRequest:
     include_usage: bool
     top_k: int | None = None
     """Sampling's ``top_k``, for a front whose API has one (chat completions has none)."""
+    legacy_functions: bool = False
+    """The declarations came as the legacy ``functions``: a call is written back as ``function_call``."""
 
 
 def decode_body(raw: bytes) -> Any:
@@ -105,7 +115,13 @@ def read_chat_request(body: object) -> ChatRequest:
     if model is not None and not isinstance(model, str):
         raise ChatRequestError(f"a model name is a string, not {_kind(model)}", "model")
     if body.get("n") not in (None, 1):
-        raise ChatRequestError("only one choice is served (n=1)", "n", code="unsupported_parameter")
+        raise ChatRequestError(
+            f"only one choice is served, not {_shown(body['n'])}: send n=1 (or leave n out), "
+            "and send the request again for another choice",
+            "n",
+            code="unsupported_parameter",
+        )
+    _refuse_logprobs(body)
     response_format = body.get("response_format")
     if response_format is not None and response_format != {"type": "text"}:
         raise ChatRequestError(
@@ -113,7 +129,11 @@ def read_chat_request(body: object) -> ChatRequest:
             "response_format",
             code="unsupported_parameter",
         )
-    tools = _tools(body.get("tools"))
+    legacy = _legacy(body)
+    tools = _functions(body.get("functions")) if legacy else _tools(body.get("tools"))
+    choice = (read_function_call if legacy else read_tool_choice)(
+        body.get("function_call" if legacy else "tool_choice"), tools
+    )
     stream = _optional(body, "stream", bool) or False
     options = body.get("stream_options")
     if options is not None and not isinstance(options, Mapping):
@@ -130,7 +150,7 @@ def read_chat_request(body: object) -> ChatRequest:
         model=model,
         messages=_messages(body.get("messages")),
         tools=tools,
-        tool_choice=read_tool_choice(body.get("tool_choice"), tools),
+        tool_choice=choice,
         max_tokens=max_tokens,
         temperature=_number(body, "temperature", 2.0),
         top_p=_number(body, "top_p", 1.0),
@@ -138,7 +158,61 @@ def read_chat_request(body: object) -> ChatRequest:
         stop=_stop(body.get("stop")),
         stream=stream,
         include_usage=include_usage,
+        legacy_functions=legacy,
     )
+
+
+def _refuse_logprobs(body: Mapping[str, Any]) -> None:
+    """No backend gives token log-probabilities (a completion carries none), so a request that
+    asks for them is refused rather than answered without them."""
+    if _optional(body, "logprobs", bool):
+        raise ChatRequestError(
+            "log-probabilities are not served: no backend here reports them; leave logprobs out",
+            "logprobs",
+            code="unsupported_parameter",
+        )
+    top = body.get("top_logprobs")
+    if top is not None and not is_count(top, 0):
+        raise ChatRequestError(f"top_logprobs is a count, not {_shown(top)}", "top_logprobs")
+    if top:
+        raise ChatRequestError(
+            "log-probabilities are not served: no backend here reports them; leave top_logprobs out",
+            "top_logprobs",
+            code="unsupported_parameter",
+        )
+
+
+def _legacy(body: Mapping[str, Any]) -> bool:
+    """Whether the request declares its tools in the legacy form, ``functions`` and ``function_call``."""
+    legacy = [name for name in ("functions", "function_call") if body.get(name) is not None]
+    current = [name for name in ("tools", "tool_choice") if body.get(name) is not None]
+    if legacy and current:
+        raise ChatRequestError(
+            f"{' and '.join(current)} and the legacy {' and '.join(legacy)} are two forms of one "
+            "request: send tools and tool_choice alone",
+            legacy[0],
+            code="conflicting_parameters",
+        )
+    return bool(legacy)
+
+
+def _functions(value: object) -> tuple[dict[str, Any], ...]:
+    """The legacy ``functions`` as the ``tools`` entries they stand for."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ChatRequestError(
+            f"functions is a list of function declarations, not {_kind(value)}", "functions"
+        )
+    tools = []
+    for index, function in enumerate(value):
+        if not isinstance(function, Mapping):
+            raise ChatRequestError(
+                f"a function is an object {{name, description, parameters}}, not {_kind(function)}",
+                f"functions[{index}]",
+            )
+        tools.append({"type": "function", "function": dict(function)})
+    return tuple(tools)
 
 
 def _optional(body: Mapping[str, Any], name: str, kind: type, prefix: str = "") -> Any:
@@ -181,7 +255,35 @@ def _tools(value: object) -> tuple[dict[str, Any], ...]:
 def _messages(value: object) -> tuple[InMessage, ...]:
     if not isinstance(value, list) or not value:
         raise ChatRequestError(f"messages is a non-empty list of messages, not {_kind(value)}", "messages")
-    return tuple(_message(item, f"messages[{index}]") for index, item in enumerate(value))
+    read: list[InMessage] = []
+    open_call: ToolCall | None = None  # the last assistant's legacy function_call, not yet answered
+    for index, item in enumerate(value):
+        at = f"messages[{index}]"
+        if isinstance(item, Mapping) and item.get("role") == "function":
+            read.append(_function_result(item, at, open_call))
+            open_call = None
+            continue
+        message = _message(item, at)
+        read.append(message)
+        if message.role == "assistant":
+            open_call = message.tool_calls[0] if message.function_call else None
+    return tuple(read)
+
+
+def _function_result(item: Mapping[str, Any], at: str, call: ToolCall | None) -> InMessage:
+    """A legacy ``function`` message: the result of the function_call before it, by its name."""
+    name = item.get("name")
+    if not isinstance(name, str):
+        raise ChatRequestError(f"a function message names its function, not {_kind(name)}", f"{at}.name")
+    if call is None or call.name != name:
+        raise ChatRequestError(
+            f"the function message answers {_shown(name)}, which is no function_call of the assistant "
+            "message before it, or was answered already",
+            f"{at}.name",
+            code="unknown_tool_call",
+        )
+    content = _content(item.get("content"), f"{at}.content", empty=True)
+    return InMessage(role="tool", content=content, tool_call_id=call.id)
 
 
 def _message(item: object, at: str) -> InMessage:
@@ -195,13 +297,32 @@ def _message(item: object, at: str) -> InMessage:
     calls: tuple[ToolCall, ...] = ()
     if role == "assistant" and item.get("tool_calls") is not None:
         calls = _calls(item["tool_calls"], f"{at}.tool_calls")
+    legacy = role == "assistant" and item.get("function_call") is not None
+    if legacy:
+        if calls:
+            raise ChatRequestError(
+                "an assistant message carries tool_calls or the legacy function_call, not both",
+                f"{at}.function_call",
+            )
+        calls = (_function_call(item["function_call"], f"{at}.function_call"),)
     content = _content(item.get("content"), f"{at}.content", empty=role == "assistant")
     call_id = None
     if role == "tool":
         call_id = item.get("tool_call_id")
         if not isinstance(call_id, str) or not call_id:
             raise ChatRequestError("a tool message names the call it answers", f"{at}.tool_call_id")
-    return InMessage(role=role, content=content, tool_calls=calls, tool_call_id=call_id)
+    return InMessage(role=role, content=content, tool_calls=calls, tool_call_id=call_id, function_call=legacy)
+
+
+def _function_call(value: object, at: str) -> ToolCall:
+    """A legacy ``function_call``: its id is where it is, which no other call's can be."""
+    if not isinstance(value, Mapping):
+        raise ChatRequestError(f'a function_call is {{"name", "arguments"}}, not {_kind(value)}', at)
+    name, arguments = value.get("name"), value.get("arguments")
+    for key, field in (("name", name), ("arguments", arguments)):
+        if not isinstance(field, str):
+            raise ChatRequestError(f"{key} is a string, not {_kind(field)}", f"{at}.{key}")
+    return ToolCall(id=at, name=str(name), arguments=str(arguments))
 
 
 def _content(value: object, at: str, *, empty: bool) -> str:

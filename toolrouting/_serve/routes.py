@@ -24,7 +24,7 @@ from .errors import ErrorReply, error_reply, http_error_reply
 from .messages_routes import MESSAGES_PATH, MESSAGES_ROUTES
 from .messages_shapes import message_error_body
 from .replies import Piece
-from .request import decode_body, read_chat_request
+from .request import ChatRequest, decode_body, read_chat_request
 from .transport import Admission, check_key, event_stream, read_body, server_sent_event, whole_reply
 
 __all__ = ["EXCEPTION_HANDLERS", "ROUTES", "Served"]
@@ -65,26 +65,26 @@ async def _chat_completions(request: Request) -> Response:
     if chat_request.stream:
 
         def events(first: Piece, pieces: AsyncGenerator[Piece]) -> AsyncGenerator[bytes]:
-            return _events(first, pieces, ids, chat_request.include_usage, served.secrets)
+            return _events(first, pieces, ids, chat_request, served.secrets)
 
         return await event_stream(request, served.admission, served.chat.stream(chat_request), events)
     return await whole_reply(
         request,
         served.admission,
         lambda: served.chat.reply(chat_request),
-        lambda reply: completion_body(reply, ids),
+        lambda reply: completion_body(reply, ids, legacy=chat_request.legacy_functions),
     )
 
 
 async def _events(
-    first: Piece, pieces: AsyncGenerator[Piece], ids: ReplyIds, include_usage: bool, secrets: Sequence[str]
+    first: Piece, pieces: AsyncGenerator[Piece], ids: ReplyIds, asked: ChatRequest, secrets: Sequence[str]
 ) -> AsyncGenerator[bytes]:
     """The stream's chunks; a failure after the status went out is one error event that ends it."""
     try:
         piece: Piece | None = first
         while piece is not None:
-            if piece.usage is None or include_usage:
-                yield server_sent_event(chunk_body(piece, ids))
+            if piece.usage is None or asked.include_usage:
+                yield server_sent_event(chunk_body(piece, ids, legacy=asked.legacy_functions))
             piece = await anext(pieces, None)
         yield server_sent_event("[DONE]")
     except ToolRoutingError as error:
