@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import BackendError, GrammarError, ModelLoadError
-from .._json import plain, quoted
-from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE, MAX_CAUSE_QUOTE
+from .._json import plain
+from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE
 from .._settings import GrammarChoice, Settings
-from .base import BaseBackend, Completion, Message, TextDelta, Usage, is_truncated
+from .base import BaseBackend, Completion, Message, TextDelta, Usage, is_truncated, quoted_cause
 from .forced_decoding import ForcedDecoder, ForcedSampling
 from .forced_grammar import ForcedGrammars, require_forced_decoding
 from .grammar_check import check_gbnf, compile_grammar
@@ -84,7 +84,7 @@ def _import_llama_cpp() -> Any:
                 f"{_RUNTIME_INSTALL}"
             ) from error
         raise ModelLoadError(
-            f"llama-cpp-python is installed but cannot load ({type(error).__name__}: {_cause(error)}); "
+            f"llama-cpp-python is installed but cannot load ({type(error).__name__}: {quoted_cause(error)}); "
             f"reinstall it with: {_RUNTIME_INSTALL}"
         ) from error
     return llama_cpp
@@ -142,7 +142,7 @@ class EmbeddedLlama(BaseBackend):
         path = default_model_path() if model_path is None else Path(model_path)
         if not path.is_file():
             raise ModelLoadError(
-                f"no model file at {_cause(path)}; pass the path of a GGUF file, or leave model_path "
+                f"no model file at {quoted_cause(path)}; pass the path of a GGUF file, or leave model_path "
                 f"out for the default model ({_MODEL_INSTALL})"
             )
         llama_cpp = _import_llama_cpp()
@@ -152,7 +152,7 @@ class EmbeddedLlama(BaseBackend):
             llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
         except ValueError as error:
             raise ModelLoadError(
-                f"llama.cpp could not load {_cause(path)} ({_cause(error)}); is it a GGUF file "
+                f"llama.cpp could not load {quoted_cause(path)} ({quoted_cause(error)}); is it a GGUF file "
                 "this llama-cpp-python can read?"
             ) from error
         compile: Callable[[str, GrammarChoice, bool, bool], Any]
@@ -294,7 +294,7 @@ class EmbeddedLlama(BaseBackend):
             )
         except (TypeError, ValueError, RecursionError) as error:
             raise GrammarError(
-                f"the JSON schema is not JSON ({_cause(error)}); a schema holds only JSON values"
+                f"the JSON schema is not JSON ({quoted_cause(error)}); a schema holds only JSON values"
             ) from error
         return self._model.grammar(text, settings.grammar, settings.bounded, settings.spaced)
 
@@ -308,14 +308,9 @@ class EmbeddedLlama(BaseBackend):
 
 def _refused(error: ValueError, n_ctx: int) -> BackendError:
     return BackendError(
-        f"llama.cpp refused the request ({_cause(error)}); a conversation longer than the "
+        f"llama.cpp refused the request ({quoted_cause(error)}); a conversation longer than the "
         f"context needs a larger n_ctx (this backend has n_ctx={n_ctx})"
     )
-
-
-def _cause(cause: object) -> str:
-    """Another library's message (or a path) in ours: quoted, at most ``MAX_CAUSE_QUOTE`` characters."""
-    return quoted(str(cause), MAX_CAUSE_QUOTE)
 
 
 #: The name this backend had before ``EmbeddedLlama``; it stays for code written against it.

@@ -22,10 +22,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .._errors import BackendError, GrammarError, ModelLoadError
-from .._json import quoted
-from .._limits import MAX_CAUSE_QUOTE
 from .._settings import Settings
-from .base import Completion, TextDelta, Usage, is_truncated
+from .base import Completion, TextDelta, Usage, is_truncated, quoted_cause
 
 __all__ = ["ForcedDecoder", "ForcedSampling"]
 
@@ -302,10 +300,6 @@ def _stopped(what: str, matcher: Any) -> GrammarError:
     # The matcher stops where the grammar outgrows its parser limits (FORCED_PARSER_LIMITS), or on
     # a fault of its own: either way the grammar cannot be decoded here, and the sampler can.
     return GrammarError(
-        f"llguidance {what} ({_cause(matcher.get_error())}); llama.cpp's grammar sampler decodes "
+        f"llguidance {what} ({quoted_cause(matcher.get_error())}); llama.cpp's grammar sampler decodes "
         "this route instead: forced_tokens=False, or toolrouting run --decoding grammar"
     )
-
-
-def _cause(cause: object) -> str:
-    return quoted(str(cause), MAX_CAUSE_QUOTE)

@@ -18,9 +18,10 @@ from typing import Any
 
 from .._errors import GrammarError, ModelLoadError
 from .._grammar import route_grammar
-from .._json import quoted, walk
-from .._limits import LLAMA_CPP_MAX_GROUP_DEPTH, MAX_CAUSE_QUOTE
+from .._json import walk
+from .._limits import LLAMA_CPP_MAX_GROUP_DEPTH
 from .._settings import GrammarChoice
+from .base import quoted_cause
 
 __all__ = ["check_gbnf", "compile_grammar", "gbnf_group_depth", "llama_grammar_source"]
 
@@ -95,7 +96,7 @@ def check_gbnf(llama_cpp: Any, vocab: Any, gbnf: str, root: str = "root") -> Non
         lines = [line for line in said if "error parsing grammar" in line]
         reason = lines[0].split("error parsing grammar: ", 1)[-1] if lines else "no reason given"
         raise GrammarError(
-            f"llama.cpp refused the grammar written for this JSON schema ({_cause(reason)}); "
+            f"llama.cpp refused the grammar written for this JSON schema ({quoted_cause(reason)}); "
             f"{_PREFLIGHT_HINT}"
         )
     llama_cpp.llama_sampler_free(sampler)
@@ -157,12 +158,13 @@ def _grammar_error(schema: Any, error: Exception) -> GrammarError:
         where = f"at {pointer}" if pointer else "somewhere in it"
         return GrammarError(
             f"llama.cpp cannot turn the JSON schema into a grammar: the sub-schema {where} has no type it "
-            f'knows ({_cause(refused)}); give it a "type" (string, number, integer, boolean, array, object '
-            "or null), a const, an enum or an anyOf",
+            f'knows ({quoted_cause(refused)}); give it a "type" (string, number, integer, boolean, array, '
+            "object or null), a const, an enum or an anyOf",
             pointer,
         )
+    reason = f"{type(error).__name__}: {quoted_cause(detail)}"
     return GrammarError(
-        f"llama.cpp cannot turn the JSON schema into a grammar ({type(error).__name__}: {_cause(detail)}); "
+        f"llama.cpp cannot turn the JSON schema into a grammar ({reason}); "
         "simplify the schema to the keywords its converter supports"
     )
 
@@ -173,8 +175,3 @@ def _locate(schema: Any, refused: str) -> str:
         if isinstance(node, dict) and str(node) == refused:
             return pointer or "/"
     return ""
-
-
-def _cause(cause: object) -> str:
-    """Another library's message in ours: quoted, at most ``MAX_CAUSE_QUOTE`` characters."""
-    return quoted(str(cause), MAX_CAUSE_QUOTE)
