@@ -9,6 +9,7 @@ action the model picks. tests/test_backends_embedded.py holds the grammar sample
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -31,7 +32,7 @@ from toolrouting import (
     route_tool_names,
     routed_backend,
 )
-from toolrouting._backends.forced_decoding import ForcedSampling
+from toolrouting._backends.decoding import Sampling
 
 SEARCH = tool("memory_search", query={"type": "string", "maxLength": 40})
 READ = tool("memory_read", ids={"type": "array", "items": {"type": "string", "maxLength": 8}, "maxItems": 4})
@@ -164,8 +165,20 @@ def test_a_stop_string_ends_the_reply_before_it(backend: EmbeddedLlama) -> None:
 
 
 def test_sampling_takes_the_request_settings_and_llama_cpp_python_defaults() -> None:
-    unset = ForcedSampling.of(Settings(), seed=5)
+    unset = Sampling.of(Settings(), seed=5)
     assert (unset.temperature, unset.top_p, unset.top_k, unset.min_p, unset.seed) == (0.2, 0.95, 40, 0.05, 5)
-    given = ForcedSampling.of(Settings(temperature=0.0, top_p=0.5, top_k=3, seed=9), seed=5)
+    given = Sampling.of(Settings(temperature=0.0, top_p=0.5, top_k=3, seed=9), seed=5)
     assert (given.temperature, given.top_p, given.top_k, given.seed) == (0.0, 0.5, 3, 9)
-    assert ForcedSampling.of(Settings(), seed=None).seed is None  # a fresh draw each request
+    assert Sampling.of(Settings(), seed=None).seed is None  # a fresh draw each request
+
+
+def test_the_grammar_sampler_is_sent_the_same_sampling_and_the_defaults_are_llama_cpp_pythons() -> None:
+    llama_cpp = pytest.importorskip("llama_cpp")
+    defaults = inspect.signature(llama_cpp.Llama.create_chat_completion).parameters
+    unset = Sampling.of(Settings(max_tokens=9, stop=("x",)), seed=None)
+    arguments = unset.arguments(fresh_seed=123)
+    for name in ("temperature", "top_p", "top_k", "min_p"):
+        assert arguments[name] == getattr(unset, name) == defaults[name].default, name
+    assert (arguments["max_tokens"], arguments["stop"], arguments["seed"]) == (9, ["x"], 123)
+    given = Sampling.of(Settings(temperature=0.0, top_p=0.5, top_k=3, seed=9), seed=5).arguments(123)
+    assert (given["temperature"], given["top_p"], given["top_k"], given["seed"]) == (0.0, 0.5, 3, 9)

@@ -164,8 +164,8 @@ def test_a_reply_cut_at_the_cap_is_reported_and_never_dispatched(backend: Embedd
 
 @pytest.mark.model
 def test_clones_on_two_threads_take_turns(backend: EmbeddedLlama, monkeypatch: pytest.MonkeyPatch) -> None:
-    forced = backend._model.forced
-    assert forced is not None
+    assert backend.forced_tokens
+    forced = backend._model.decoding
     decode = forced.run
     turns: list[tuple[float, float]] = []
     guard = threading.Lock()

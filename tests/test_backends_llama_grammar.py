@@ -1,10 +1,12 @@
-"""The one place the embedded backend reads llama-cpp-python's private ``LlamaGrammar`` fields.
+"""The one place the embedded backend reads llama-cpp-python's private fields (``llama_internals``).
 
 llama-cpp-python hands a grammar to llama.cpp only when it samples, and offers no public way
 to read the GBNF it will hand over; the check before sampling (``check_gbnf``) needs that very
-text, so ``llama_grammar_source`` reads ``_grammar`` and ``_root``. These tests run the
-installed llama-cpp-python: when an upgrade renames, reshapes or stops using those fields, they
-fail here, by name, instead of the check going on with a text llama.cpp never sees.
+text, so ``llama_grammar_source`` reads ``_grammar`` and ``_root``. Forced-token decoding writes
+the chat template's tokens as llama-cpp-python's own chat handler does, through
+``Llama._model.token_get_text`` (``token_text``). These tests run the installed
+llama-cpp-python: when an upgrade renames, reshapes or stops using those fields, they fail
+here, by name, instead of the check going on with a text llama.cpp never sees.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Any
 import pytest
 
 from toolrouting import route_schema
-from toolrouting._backends.grammar_check import check_gbnf, compile_grammar, llama_grammar_source
+from toolrouting._backends.grammar_check import check_gbnf, compile_grammar
+from toolrouting._backends.llama_internals import llama_grammar_source, token_text
 from toolrouting._errors import ModelLoadError
 from toolrouting._grammar import route_grammar
 
@@ -124,13 +127,37 @@ def test_a_release_that_moved_the_fields_is_a_named_error(fields: dict[str, obje
     assert "pip install 'toolrouting[embedded]'" in message
 
 
+def test_the_installed_release_keeps_llama_model_token_get_text(llama: Any) -> None:
+    # A release that moved it fails here with the ModelLoadError that names it.
+    import llama_cpp
+
+    vocab = llama_cpp.llama_model_get_vocab(llama.model)
+    for token in (llama.token_eos(), llama.token_bos()):
+        assert token_text(llama, token) == llama_cpp.llama_vocab_get_text(vocab, token).decode("utf-8")
+
+
+@pytest.mark.parametrize(
+    "moved",
+    [_Moved(), _Moved(_model=_Moved()), _Moved(_model=_Moved(token_get_text=lambda token: b"<s>"))],
+    ids=["no _model", "no token_get_text", "bytes"],
+)
+def test_a_release_that_moved_the_model_is_a_named_error(moved: object) -> None:
+    with pytest.raises(ModelLoadError) as caught:
+        token_text(moved, 1)
+    message = str(caught.value)
+    assert "no longer has Llama._model.token_get_text" in message
+    assert "pip install 'toolrouting[embedded]'" in message
+    assert "forced_tokens=False" in message
+
+
 def test_no_other_module_reads_the_private_fields() -> None:
-    # A read as an attribute (``grammar._root``; the backend's own ``self._grammar`` is a method of
-    # ours) or by name (``getattr(grammar, "_root")``).
-    private = re.compile(r"(?<=\w)(?<!self)(?<!toolrouting)\.(_grammar|_root)\b|[\"'](_grammar|_root)[\"']")
+    # A read as an attribute (``grammar._root``, ``llama._model``; the backend's own
+    # ``self._model`` is a field of ours) or by name (``getattr(grammar, "_root")``).
+    fields = "_grammar|_root|_model|_ctx"
+    private = re.compile(rf"(?<=\w)(?<!self)(?<!toolrouting)\.({fields})\b|[\"']({fields})[\"']")
     readers = sorted(
         str(path.relative_to(PACKAGE))
         for path in PACKAGE.rglob("*.py")
         if private.search(path.read_text(encoding="utf-8"))
     )
-    assert readers == ["_backends/grammar_check.py"]
+    assert readers == ["_backends/llama_internals.py"]

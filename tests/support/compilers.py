@@ -19,7 +19,7 @@ import pytest
 
 from toolrouting import GrammarError
 from toolrouting._backends.embedded import check_gbnf
-from toolrouting._backends.grammar_check import llama_grammar_source
+from toolrouting._backends.llama_internals import llama_grammar_source
 
 
 def _key(schema: dict[str, Any]) -> str:
@@ -108,7 +108,7 @@ class LlamaCpp:
 
         self._lib = llama_cpp
         self._llama = llama_cpp.Llama(model_path=str(default_model_path()), vocab_only=True, verbose=False)
-        self._vocab = llama_cpp.llama_model_get_vocab(self._llama._model.model)
+        self._vocab = llama_cpp.llama_model_get_vocab(self._llama.model)
         self._eos = llama_cpp.llama_vocab_eos(self._vocab)
         self._gbnf = functools.lru_cache(maxsize=64)(self._convert)
 

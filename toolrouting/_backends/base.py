@@ -13,8 +13,10 @@ import copy
 import dataclasses
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import Any, ClassVar, Literal, Protocol, Self, TypedDict, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, Self, TypedDict, cast, runtime_checkable
 
+from .._json import is_count, quoted
+from .._limits import MAX_CAUSE_QUOTE
 from .._settings import Settings
 
 __all__ = [
@@ -30,6 +32,8 @@ __all__ = [
     "TextDelta",
     "Usage",
     "is_truncated",
+    "quoted_cause",
+    "reported_count",
     "wire_text",
 ]
 
@@ -93,6 +97,16 @@ def is_truncated(finish_reason: str | None, completion_tokens: int, cap: int | N
     if finish_reason == "length":
         return True
     return cap is not None and completion_tokens >= cap
+
+
+def reported_count(value: object) -> int:
+    """A token count as a server reported it, 0 where it gave none or nonsense."""
+    return cast("int", value) if is_count(value) else 0
+
+
+def quoted_cause(cause: object) -> str:
+    """Another library's message (or a path) in ours: quoted, at most ``MAX_CAUSE_QUOTE`` characters."""
+    return quoted(str(cause), MAX_CAUSE_QUOTE)
 
 
 #: A lone surrogate: a str may hold one (a tool's output, a server's ``"\\ud800"``), UTF-8 cannot.

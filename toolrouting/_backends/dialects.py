@@ -13,13 +13,13 @@ import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from .._grammar import route_grammar
-from .._json import is_count, json_type, plain, quoted
+from .._json import json_type, plain, quoted
 from .._limits import MAX_BODY_QUOTE, MAX_KEYS_SHOWN, MAX_REPLY_QUOTE, SHOWN_VALUE_CHARS
 from .._settings import Settings
-from .base import Message, Usage
+from .base import Message, Usage, reported_count
 
 __all__ = ["DIALECTS", "Dialect", "DialectName", "SchemaPlace", "WireReply", "WireShapeError", "get_dialect"]
 
@@ -122,11 +122,6 @@ class Dialect:
         return {"response_format": {"type": "json_schema", "json_schema": wrapper}}
 
 
-def _count(value: object) -> int:
-    """A token count as reported, 0 where the server gave none or nonsense."""
-    return cast("int", value) if is_count(value) else 0
-
-
 def _error_member(body: dict[str, Any]) -> str:
     """A server's ``error`` member, quoted, for a body that carries one instead of a completion."""
     if "error" not in body:
@@ -179,8 +174,8 @@ def _parse_chat_completion(body: Any) -> WireReply:
         text=_content(choice["message"]),
         finish_reason=finish_reason if isinstance(finish_reason, str) else None,
         usage=Usage(
-            prompt_tokens=_count(usage.get("prompt_tokens")),
-            completion_tokens=_count(usage.get("completion_tokens")),
+            prompt_tokens=reported_count(usage.get("prompt_tokens")),
+            completion_tokens=reported_count(usage.get("completion_tokens")),
         ),
     )
 
@@ -200,8 +195,8 @@ def _parse_ollama(body: Any) -> WireReply:
         text=_content(message),
         finish_reason=done_reason if isinstance(done_reason, str) else None,
         usage=Usage(
-            prompt_tokens=_count(body.get("prompt_eval_count")),
-            completion_tokens=_count(body.get("eval_count")),
+            prompt_tokens=reported_count(body.get("prompt_eval_count")),
+            completion_tokens=reported_count(body.get("eval_count")),
         ),
     )
 

@@ -12,19 +12,19 @@ import importlib.util
 import json
 import os
 import threading
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from .._errors import BackendError, GrammarError, ModelLoadError
-from .._json import plain, quoted
-from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE, MAX_CAUSE_QUOTE
+from .._json import plain
+from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE
 from .._settings import GrammarChoice, Settings
-from .base import BaseBackend, Completion, Message, TextDelta, Usage, is_truncated
-from .forced_decoding import ForcedDecoder, ForcedSampling
-from .forced_grammar import ForcedGrammars, require_forced_decoding
-from .grammar_check import check_gbnf, compile_grammar
-from .streams import ChunkReader
+from .base import BaseBackend, Completion, Message, TextDelta, quoted_cause
+from .decoding import Decoding, GrammarSampler, Sampling
+from .forced_decoding import ForcedTokens
+from .forced_grammar import require_forced_decoding
+from .grammar_check import check_gbnf
 
 __all__ = [
     "DEFAULT_MODEL_FILE",
@@ -83,7 +83,7 @@ def _import_llama_cpp() -> Any:
                 f"{_RUNTIME_INSTALL}"
             ) from error
         raise ModelLoadError(
-            f"llama-cpp-python is installed but cannot load ({type(error).__name__}: {_cause(error)}); "
+            f"llama-cpp-python is installed but cannot load ({type(error).__name__}: {quoted_cause(error)}); "
             f"reinstall it with: {_RUNTIME_INSTALL}"
         ) from error
     return llama_cpp
@@ -91,17 +91,20 @@ def _import_llama_cpp() -> Any:
 
 @dataclasses.dataclass(eq=False)
 class _Model:
-    """What a backend and its clones share: the loaded model, its lock, its decoder, the grammar cache."""
+    """What a backend and its clones share: the loaded model, its lock, how it decodes, the grammar cache."""
 
     llama: Any
     """The ``llama_cpp.Llama``; ``None`` once closed."""
     path: Path
     n_ctx: int
-    random_seed: int
     lock: threading.Lock
-    grammar: Callable[[str, GrammarChoice, bool, bool], Any]
-    """A schema's grammar for the path that decodes it: an llguidance matcher or a ``LlamaGrammar``."""
-    forced: ForcedDecoder | None  # what decodes a request with a schema; None: the grammar sampler
+    decoding: Decoding
+    """How a request is decoded, chosen once: forced tokens or the grammar sampler."""
+    compiled: Callable[[str, GrammarChoice, bool, bool], Any] = dataclasses.field(init=False)
+    """``decoding.compile`` through the grammar cache: what a schema's JSON text decodes under."""
+
+    def __post_init__(self) -> None:
+        self.compiled = functools.lru_cache(maxsize=GRAMMAR_CACHE_SIZE)(self.decoding.compile)
 
 
 class EmbeddedLlama(BaseBackend):
@@ -141,7 +144,7 @@ class EmbeddedLlama(BaseBackend):
         path = default_model_path() if model_path is None else Path(model_path)
         if not path.is_file():
             raise ModelLoadError(
-                f"no model file at {_cause(path)}; pass the path of a GGUF file, or leave model_path "
+                f"no model file at {quoted_cause(path)}; pass the path of a GGUF file, or leave model_path "
                 f"out for the default model ({_MODEL_INSTALL})"
             )
         llama_cpp = _import_llama_cpp()
@@ -151,29 +154,20 @@ class EmbeddedLlama(BaseBackend):
             llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
         except ValueError as error:
             raise ModelLoadError(
-                f"llama.cpp could not load {_cause(path)} ({_cause(error)}); is it a GGUF file "
+                f"llama.cpp could not load {quoted_cause(path)} ({quoted_cause(error)}); is it a GGUF file "
                 "this llama-cpp-python can read?"
             ) from error
-        compile: Callable[[str, GrammarChoice, bool, bool], Any]
-        if forced_tokens:
-            try:
-                forced: ForcedDecoder | None = ForcedDecoder(llama_cpp, llama)
-            except ModelLoadError:
-                llama.close()
-                raise
-            compile = ForcedGrammars(llama_cpp, llama).compile
-        else:
-            forced = None
-            vocab = llama_cpp.llama_model_get_vocab(llama.model)
-            compile = functools.partial(compile_grammar, llama_cpp, vocab)
+        try:
+            decoding: Decoding = (ForcedTokens if forced_tokens else GrammarSampler)(llama_cpp, llama)
+        except ModelLoadError:
+            llama.close()
+            raise
         self._model = _Model(
             llama=llama,
             path=path,
             n_ctx=llama.n_ctx(),  # what llama.cpp made of n_ctx (0 means the model's own)
-            random_seed=llama_cpp.LLAMA_DEFAULT_SEED,
             lock=threading.Lock(),
-            grammar=functools.lru_cache(maxsize=GRAMMAR_CACHE_SIZE)(compile),
-            forced=forced,
+            decoding=decoding,
         )
         self._seed = seed
 
@@ -185,7 +179,7 @@ class EmbeddedLlama(BaseBackend):
     @property
     def forced_tokens(self) -> bool:
         """Whether routed requests are decoded with forced tokens (llguidance), not the grammar sampler."""
-        return self._model.forced is not None
+        return isinstance(self._model.decoding, ForcedTokens)
 
     @property
     def n_ctx(self) -> int:
@@ -194,42 +188,13 @@ class EmbeddedLlama(BaseBackend):
 
     def grammar_cache_info(self) -> functools._CacheInfo:
         """Hits, misses (compilations) and size of the grammar cache this backend's clones share."""
-        return self._model.grammar.cache_info()  # type: ignore[attr-defined, no-any-return]
+        return self._model.compiled.cache_info()  # type: ignore[attr-defined, no-any-return]
 
     def complete(self, messages: Sequence[Message]) -> Completion:
         """One chat completion under this backend's settings, as they are now."""
-        settings = self._settings
-        model = self._model
-        conversation = [{"role": m["role"], "content": m["content"]} for m in messages]
-        if model.forced is not None and settings.json_schema is not None:
-            compiled = self._grammar(settings)  # a refusal comes before the model is touched
-            with model.lock:
-                self._check_open()
-                *_, last = model.forced.run(
-                    compiled, conversation, settings, ForcedSampling.of(settings, self._seed)
-                )
-            assert isinstance(last, Completion)
-            return last
-        arguments = self._arguments(settings)
-        with model.lock:
-            self._check_open()
-            try:
-                response = model.llama.create_chat_completion(messages=conversation, **arguments)
-            except ValueError as error:
-                raise _refused(error, model.n_ctx) from error
-        choice = response["choices"][0]
-        finish_reason = choice.get("finish_reason")
-        usage = Usage(
-            prompt_tokens=response["usage"]["prompt_tokens"],
-            completion_tokens=response["usage"]["completion_tokens"],
-        )
-        return Completion(
-            text=choice["message"].get("content") or "",
-            finish_reason=finish_reason,
-            usage=usage,
-            truncated=is_truncated(finish_reason, usage.completion_tokens, settings.max_tokens),
-            raw=response,
-        )
+        *_, last = self._decode(messages, stream=False)
+        assert isinstance(last, Completion)
+        return last
 
     def stream(self, messages: Sequence[Message]) -> Generator[TextDelta | Completion, None, None]:
         """:meth:`complete` piece by piece.
@@ -242,50 +207,24 @@ class EmbeddedLlama(BaseBackend):
         piece to the last: read the stream to the end or close it before this thread sends
         another request or closes the backend.
         """
+        yield from self._decode(messages, stream=True)
+
+    def _decode(self, messages: Sequence[Message], stream: bool) -> Iterator[TextDelta | Completion]:
         settings = self._settings
         model = self._model
         conversation = [{"role": m["role"], "content": m["content"]} for m in messages]
-        if model.forced is not None and settings.json_schema is not None:
-            compiled = self._grammar(settings)
-            with model.lock:
-                self._check_open()
-                yield from model.forced.run(
-                    compiled, conversation, settings, ForcedSampling.of(settings, self._seed)
-                )
-            return
-        arguments = self._arguments(settings)
-        chunks = ChunkReader("the embedded model")
+        # A refusal comes before the model is touched.
+        compiled = None if settings.json_schema is None else self._compiled(settings)
+        sampling = Sampling.of(settings, self._seed)
         with model.lock:
             self._check_open()
-            try:
-                for chunk in model.llama.create_chat_completion(conversation, stream=True, **arguments):
-                    if piece := chunks.chat_chunk(chunk):
-                        yield TextDelta(piece)
-            except ValueError as error:
-                raise _refused(error, model.n_ctx) from error
-        yield chunks.completion(settings.max_tokens)
+            yield from model.decoding.run(model.llama, conversation, compiled, sampling, stream)
 
     def _check_open(self) -> None:
         if self._closed or self._model.llama is None:
             raise BackendError("this EmbeddedLlama backend is closed; make a new one to send requests")
 
-    def _arguments(self, settings: Settings) -> dict[str, Any]:
-        seed = settings.seed if settings.seed is not None else self._seed
-        arguments: dict[str, Any] = {
-            "max_tokens": settings.max_tokens,
-            "stop": list(settings.stop),
-            "seed": self._model.random_seed if seed is None else seed,
-        }
-        # Unset sampling settings keep llama-cpp-python's defaults (temperature 0.2, top_p 0.95, top_k 40).
-        for name in ("temperature", "top_p", "top_k"):
-            value = getattr(settings, name)
-            if value is not None:
-                arguments[name] = value
-        if settings.json_schema is not None:
-            arguments["grammar"] = self._grammar(settings)
-        return arguments
-
-    def _grammar(self, settings: Settings) -> Any:
+    def _compiled(self, settings: Settings) -> Any:
         try:
             # plain: a read-only mapping (MappingProxyType) is a schema too, as on the wire.
             text = json.dumps(
@@ -293,9 +232,9 @@ class EmbeddedLlama(BaseBackend):
             )
         except (TypeError, ValueError, RecursionError) as error:
             raise GrammarError(
-                f"the JSON schema is not JSON ({_cause(error)}); a schema holds only JSON values"
+                f"the JSON schema is not JSON ({quoted_cause(error)}); a schema holds only JSON values"
             ) from error
-        return self._model.grammar(text, settings.grammar, settings.bounded, settings.spaced)
+        return self._model.compiled(text, settings.grammar, settings.bounded, settings.spaced)
 
     def _release(self) -> None:
         """Free the model for every clone; a request under way finishes first (the lock)."""
@@ -305,13 +244,3 @@ class EmbeddedLlama(BaseBackend):
             llama.close()
 
 
-def _refused(error: ValueError, n_ctx: int) -> BackendError:
-    return BackendError(
-        f"llama.cpp refused the request ({_cause(error)}); a conversation longer than the "
-        f"context needs a larger n_ctx (this backend has n_ctx={n_ctx})"
-    )
-
-
-def _cause(cause: object) -> str:
-    """Another library's message (or a path) in ours: quoted, at most ``MAX_CAUSE_QUOTE`` characters."""
-    return quoted(str(cause), MAX_CAUSE_QUOTE)

@@ -10,78 +10,59 @@ from the logits masked to what the grammar allows. The grammar is ``forced_gramm
 
 The prompt is evaluated only past what the model's context already holds (llama-cpp-python's
 own prefix reuse), so a run's later rounds, which extend the earlier ones, start sooner.
-numpy is imported only when a :class:`ForcedDecoder` is made.
+numpy is imported only when a :class:`ForcedTokens` is made.
 """
 
 from __future__ import annotations
 
 import codecs
-import dataclasses
+import functools
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .._errors import BackendError, GrammarError, ModelLoadError
-from .._json import quoted
-from .._limits import MAX_CAUSE_QUOTE
-from .._settings import Settings
-from .base import Completion, TextDelta, Usage, is_truncated
+from .._settings import GrammarChoice
+from .base import Completion, TextDelta, Usage, is_truncated, quoted_cause
+from .decoding import Conversation, GrammarSampler, Pieces, Sampling
+from .forced_grammar import ForcedGrammars
+from .llama_internals import token_text
 
-__all__ = ["ForcedDecoder", "ForcedSampling"]
-
-# llama-cpp-python's sampling defaults for a setting the request leaves unset, so that a
-# request samples alike on either path.
-_DEFAULT_TEMPERATURE = 0.2
-_DEFAULT_TOP_P = 0.95
-_DEFAULT_TOP_K = 40
-_DEFAULT_MIN_P = 0.05
+__all__ = ["ForcedTokens"]
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class ForcedSampling:
-    """How one request samples the tokens the grammar leaves open; temperature 0 is greedy."""
+class ForcedTokens:
+    """Forced-token decoding over one loaded ``llama_cpp.Llama``: a :class:`Decoding`.
 
-    temperature: float = _DEFAULT_TEMPERATURE
-    top_p: float = _DEFAULT_TOP_P
-    top_k: int = _DEFAULT_TOP_K
-    min_p: float = _DEFAULT_MIN_P
-    seed: int | None = None
-    """``None`` draws a fresh seed."""
-
-    @classmethod
-    def of(cls, settings: Settings, seed: int | None) -> ForcedSampling:
-        """The sampling of ``settings``, with ``seed`` where they name none."""
-        values: dict[str, Any] = {"seed": settings.seed if settings.seed is not None else seed}
-        for name in ("temperature", "top_p", "top_k"):
-            value = getattr(settings, name)
-            if value is not None:
-                values[name] = value
-        return cls(**values)
-
-
-class ForcedDecoder:
-    """The forced-token decode loop over one loaded ``llama_cpp.Llama``; the caller holds its lock."""
+    A request with no schema has nothing to force: llama-cpp-python samples it as it would
+    (:class:`GrammarSampler`, with no grammar).
+    """
 
     def __init__(self, llama_cpp: Any, llama: Any) -> None:
         import numpy
 
         self._numpy = numpy
         self._llama_cpp = llama_cpp
-        self._llama = llama
         self._vocab = llama_cpp.llama_model_get_vocab(llama.model)
         self._chat_format = _chat_formatter(llama)
+        self._grammars = ForcedGrammars(llama_cpp, llama)
+        self._unconstrained = GrammarSampler(llama_cpp, llama)
+
+    def compile(self, schema_text: str, choice: GrammarChoice, bounded: bool, spaced: bool) -> Any:
+        """The ``LLMatcher`` of a schema's JSON text, checked (``forced_grammar``)."""
+        return self._grammars.compile(schema_text, choice, bounded, spaced)
 
     def run(
-        self,
-        compiled: Any,
-        conversation: Sequence[Mapping[str, str]],
-        settings: Settings,
-        sampling: ForcedSampling,
-    ) -> Iterator[TextDelta | Completion]:
-        """One routed chat completion under ``compiled`` (an ``LLMatcher``, left as it is): its text
-        as each forced run or sampled token is evaluated, then the whole :class:`Completion`."""
+        self, llama: Any, conversation: Conversation, compiled: Any, sampling: Sampling, stream: bool
+    ) -> Pieces:
+        """One chat completion under ``compiled`` (an ``LLMatcher``, left as it is): its text as each
+        forced run or sampled token is evaluated, streamed or not, then the whole :class:`Completion`."""
+        if compiled is None:
+            return self._unconstrained.run(llama, conversation, None, sampling, stream)
+        return self._forced(llama, conversation, compiled, sampling)
+
+    def _forced(self, llama: Any, conversation: Conversation, compiled: Any, sampling: Sampling) -> Pieces:
         started = time.perf_counter()
-        llama = self._llama
         formatted = self._chat_format(messages=list(conversation))
         prompt: list[int] = llama.tokenize(
             formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True
@@ -93,9 +74,13 @@ class ForcedDecoder:
                 f"than the context needs a larger n_ctx (this backend has n_ctx={n_ctx})"
             )
         room = n_ctx - len(prompt)
-        cap = room if settings.max_tokens is None else min(settings.max_tokens, room)
-        text = _Text(llama, prompt, [*settings.stop, *_stops(formatted.stop)])
-        decode = _Decode(self, compiled.deep_copy(), prompt, cap, sampling)
+        cap = room if sampling.max_tokens is None else min(sampling.max_tokens, room)
+        text = _Text(llama, prompt, [*sampling.stop, *_stops(formatted.stop)])
+        matcher = compiled.deep_copy()
+        choose = functools.partial(
+            self._sample, llama, matcher, sampling, self._numpy.random.default_rng(sampling.seed)
+        )
+        decode = _Decode(llama, matcher, prompt, cap, choose, self._is_end)
         for _ in decode.steps():
             if piece := text.add(decode.written):
                 yield TextDelta(piece)
@@ -110,7 +95,7 @@ class ForcedDecoder:
             text=text.text,
             finish_reason=decode.finish_reason,
             usage=usage,
-            truncated=is_truncated(decode.finish_reason, usage.completion_tokens, settings.max_tokens),
+            truncated=is_truncated(decode.finish_reason, usage.completion_tokens, sampling.max_tokens),
             raw={
                 "forced_tokens": decode.forced,
                 "prompt_tokens": len(prompt),
@@ -120,14 +105,13 @@ class ForcedDecoder:
             },
         )
 
-    def sample(self, matcher: Any, sampling: ForcedSampling, rng: Any) -> int:
+    def _sample(self, llama: Any, matcher: Any, sampling: Sampling, rng: Any) -> int:
         """The next token from the last logits, masked to what the grammar allows, sampled as llama.cpp does.
 
         llama-cpp-python's chain after its grammar: top-k, top-p and min-p on the model's
         distribution, then the temperature, then a draw; greedy at temperature 0.
         """
         np = self._numpy
-        llama = self._llama
         n_vocab = llama.n_vocab()
         bitmask = np.zeros((n_vocab + 31) // 32, dtype=np.int32)
         matcher.unsafe_compute_mask_ptr(bitmask.ctypes.data, bitmask.nbytes)
@@ -156,7 +140,7 @@ class ForcedDecoder:
         choice = int(rng.choice(order.size, p=weights / weights.sum()))
         return int(allowed[order[choice]])
 
-    def is_end(self, token: int) -> bool:
+    def _is_end(self, token: int) -> bool:
         return bool(self._llama_cpp.llama_vocab_is_eog(self._vocab, token))
 
 
@@ -164,13 +148,21 @@ class _Decode:
     """One reply's decode: the tokens written, how many were forced, why it ended."""
 
     def __init__(
-        self, decoder: ForcedDecoder, matcher: Any, prompt: list[int], cap: int, sampling: ForcedSampling
+        self,
+        llama: Any,
+        matcher: Any,
+        prompt: list[int],
+        cap: int,
+        choose: Callable[[], int],
+        is_end: Callable[[int], bool],
     ) -> None:
-        self._decoder = decoder
+        self._llama = llama
         self._matcher = matcher
         self._cap = cap
-        self._sampling = sampling
-        self.reused = _reuse_prefix(decoder._llama, prompt)
+        self._choose = choose
+        """The model's next token, sampled under the matcher from the last logits."""
+        self._is_end = is_end
+        self.reused = _reuse_prefix(llama, prompt)
         self._pending = prompt[self.reused :]
         self.written: list[int] = []
         self.forced = 0
@@ -181,8 +173,7 @@ class _Decode:
     def steps(self) -> Iterator[list[int]]:
         """Each run of tokens as it is written: the forced ones, then the one the model chose."""
         matcher, cap, written = self._matcher, self._cap, self.written
-        llama = self._decoder._llama
-        rng = self._decoder._numpy.random.default_rng(self._sampling.seed)
+        llama = self._llama
         while True:
             forced = list(matcher.compute_ff_tokens())[: cap - len(written)]
             if forced:
@@ -197,10 +188,10 @@ class _Decode:
             if len(written) >= cap:
                 return
             llama.eval(self._pending + forced)
-            token = self._decoder.sample(matcher, self._sampling, rng)
+            token = self._choose()
             if self.first_choice is None:
                 self.first_choice = time.perf_counter()
-            if self._decoder.is_end(token):
+            if self._is_end(token):
                 self.finish_reason = "stop"
                 return
             if not matcher.consume_token(token):
@@ -270,8 +261,8 @@ def _chat_formatter(llama: Any) -> Any:
     eos, bos = llama.token_eos(), llama.token_bos()
     return llama_chat_format.Jinja2ChatFormatter(
         template=template,
-        eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
-        bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
+        eos_token=token_text(llama, eos) if eos != -1 else "",
+        bos_token=token_text(llama, bos) if bos != -1 else "",
         stop_token_ids=[eos],
     )
 
@@ -302,10 +293,6 @@ def _stopped(what: str, matcher: Any) -> GrammarError:
     # The matcher stops where the grammar outgrows its parser limits (FORCED_PARSER_LIMITS), or on
     # a fault of its own: either way the grammar cannot be decoded here, and the sampler can.
     return GrammarError(
-        f"llguidance {what} ({_cause(matcher.get_error())}); llama.cpp's grammar sampler decodes "
+        f"llguidance {what} ({quoted_cause(matcher.get_error())}); llama.cpp's grammar sampler decodes "
         "this route instead: forced_tokens=False, or toolrouting run --decoding grammar"
     )
-
-
-def _cause(cause: object) -> str:
-    return quoted(str(cause), MAX_CAUSE_QUOTE)

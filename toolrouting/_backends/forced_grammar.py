@@ -21,9 +21,9 @@ from typing import Any
 
 from .._errors import GrammarError, ModelLoadError
 from .._grammar import route_grammar
-from .._json import quoted
-from .._limits import FORCED_PARSER_LIMITS, MAX_CAUSE_QUOTE
+from .._limits import FORCED_PARSER_LIMITS
 from .._settings import GrammarChoice
+from .base import quoted_cause
 
 __all__ = ["ForcedGrammars", "llguidance_grammar", "require_forced_decoding"]
 
@@ -57,14 +57,14 @@ def llguidance_grammar(
             lark = llguidance.gbnf_to_lark.gbnf_to_lark(text)
         except Exception as error:  # its parser's GbnfToLarkError, or a slip on a text it never met
             raise GrammarError(
-                f"llguidance cannot read the grammar written for this JSON schema ({_cause(error)}); "
+                f"llguidance cannot read the grammar written for this JSON schema ({quoted_cause(error)}); "
                 f"{_HINTS[choice]}"
             ) from error
         return str(llguidance.LLMatcher.grammar_from_lark(lark))
     try:
         return str(llguidance.LLMatcher.grammar_from_json_schema(schema_text, defaults=_JSON_OPTIONS))
     except ValueError as error:
-        raise GrammarError(f"llguidance cannot read the JSON schema ({_cause(error)})") from error
+        raise GrammarError(f"llguidance cannot read the JSON schema ({quoted_cause(error)})") from error
 
 
 class ForcedGrammars:
@@ -88,7 +88,8 @@ class ForcedGrammars:
         matcher = llguidance.LLMatcher(self._lltokenizer(), grammar, log_level=0, limits=limits)
         if matcher.is_error():
             what = "the grammar written for this JSON schema" if choice == "ours" else "the JSON schema"
-            raise GrammarError(f"llguidance refused {what} ({_cause(matcher.get_error())}); {_HINTS[choice]}")
+            reason = quoted_cause(matcher.get_error())
+            raise GrammarError(f"llguidance refused {what} ({reason}); {_HINTS[choice]}")
         return matcher
 
     def _lltokenizer(self) -> Any:
@@ -128,7 +129,3 @@ def _readable(escape: re.Match[str]) -> str:
     if value < 0x100:
         return f"\\x{value:02X}"
     return escape.group(0) if 0xD800 <= value <= 0xDFFF else chr(value)
-
-
-def _cause(cause: object) -> str:
-    return quoted(str(cause), MAX_CAUSE_QUOTE)

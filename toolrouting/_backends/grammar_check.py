@@ -16,11 +16,13 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from .._errors import GrammarError, ModelLoadError
+from .._errors import GrammarError
 from .._grammar import route_grammar
-from .._json import quoted, walk
-from .._limits import LLAMA_CPP_MAX_GROUP_DEPTH, MAX_CAUSE_QUOTE
+from .._json import walk
+from .._limits import LLAMA_CPP_MAX_GROUP_DEPTH
 from .._settings import GrammarChoice
+from .base import quoted_cause
+from .llama_internals import llama_grammar_source
 
 __all__ = ["check_gbnf", "compile_grammar", "gbnf_group_depth", "llama_grammar_source"]
 
@@ -30,8 +32,6 @@ _PREFLIGHT_HINT = 'preflight(schema, "llama.cpp") names the keywords at fault'
 _STDERR_LOCK = threading.Lock()
 # What of llama.cpp's stderr a check reads: its reason comes first, then the whole grammar.
 _HELD_STDERR_BYTES = 4096
-# What brings the llama-cpp-python release this code reads the private fields of.
-_EMBEDDED_INSTALL = "pip install 'toolrouting[embedded]'"
 
 
 def compile_grammar(
@@ -51,26 +51,6 @@ def compile_grammar(
     # So the grammar is parsed here first, and refused before any sampling.
     check_gbnf(llama_cpp, vocab, *llama_grammar_source(grammar))
     return grammar
-
-
-def llama_grammar_source(grammar: Any) -> tuple[str, str]:
-    """The GBNF text and root rule a llama-cpp-python ``LlamaGrammar`` will hand to llama.cpp.
-
-    llama-cpp-python keeps both only in private fields (``_grammar``, ``_root``) and offers no
-    public way to read them, yet the check before sampling needs the very text llama.cpp will
-    parse. This is the one place that reads them: a release that renames or reshapes them is a
-    :class:`ModelLoadError` that names the fields, never a grammar that goes unchecked.
-    """
-    text = getattr(grammar, "_grammar", None)
-    root = getattr(grammar, "_root", None)
-    if isinstance(text, str) and isinstance(root, str) and root:
-        return text, root
-    version = getattr(sys.modules.get("llama_cpp"), "__version__", "unknown")
-    raise ModelLoadError(
-        f"this llama-cpp-python ({version}) no longer keeps a LlamaGrammar's GBNF text and root rule in "
-        "_grammar and _root, which the embedded backend reads to check a grammar before it samples; "
-        f"install the llama-cpp-python this toolrouting is tested with ({_EMBEDDED_INSTALL})"
-    )
 
 
 def check_gbnf(llama_cpp: Any, vocab: Any, gbnf: str, root: str = "root") -> None:
@@ -95,7 +75,7 @@ def check_gbnf(llama_cpp: Any, vocab: Any, gbnf: str, root: str = "root") -> Non
         lines = [line for line in said if "error parsing grammar" in line]
         reason = lines[0].split("error parsing grammar: ", 1)[-1] if lines else "no reason given"
         raise GrammarError(
-            f"llama.cpp refused the grammar written for this JSON schema ({_cause(reason)}); "
+            f"llama.cpp refused the grammar written for this JSON schema ({quoted_cause(reason)}); "
             f"{_PREFLIGHT_HINT}"
         )
     llama_cpp.llama_sampler_free(sampler)
@@ -157,12 +137,13 @@ def _grammar_error(schema: Any, error: Exception) -> GrammarError:
         where = f"at {pointer}" if pointer else "somewhere in it"
         return GrammarError(
             f"llama.cpp cannot turn the JSON schema into a grammar: the sub-schema {where} has no type it "
-            f'knows ({_cause(refused)}); give it a "type" (string, number, integer, boolean, array, object '
-            "or null), a const, an enum or an anyOf",
+            f'knows ({quoted_cause(refused)}); give it a "type" (string, number, integer, boolean, array, '
+            "object or null), a const, an enum or an anyOf",
             pointer,
         )
+    reason = f"{type(error).__name__}: {quoted_cause(detail)}"
     return GrammarError(
-        f"llama.cpp cannot turn the JSON schema into a grammar ({type(error).__name__}: {_cause(detail)}); "
+        f"llama.cpp cannot turn the JSON schema into a grammar ({reason}); "
         "simplify the schema to the keywords its converter supports"
     )
 
@@ -173,8 +154,3 @@ def _locate(schema: Any, refused: str) -> str:
         if isinstance(node, dict) and str(node) == refused:
             return pointer or "/"
     return ""
-
-
-def _cause(cause: object) -> str:
-    """Another library's message in ours: quoted, at most ``MAX_CAUSE_QUOTE`` characters."""
-    return quoted(str(cause), MAX_CAUSE_QUOTE)

@@ -22,15 +22,15 @@ import codecs
 import json
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any
 
 import httpx
 
 from .._errors import BackendConnectError, BackendResponseError
-from .._json import is_count, json_type, quoted
+from .._json import json_type, quoted
 from .._limits import MAX_BODY_QUOTE
 from .._settings import Settings
-from .base import Completion, TextDelta, Usage, is_truncated
+from .base import Completion, TextDelta, Usage, is_truncated, reported_count
 from .dialects import DIALECTS, WireReply
 from .endpoint import Endpoint
 
@@ -91,8 +91,8 @@ class ChunkReader:
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self._usage = Usage(
-                prompt_tokens=_count(usage.get("prompt_tokens")),
-                completion_tokens=_count(usage.get("completion_tokens")),
+                prompt_tokens=reported_count(usage.get("prompt_tokens")),
+                completion_tokens=reported_count(usage.get("completion_tokens")),
             )
         choices = chunk.get("choices", [] if isinstance(usage, dict) else None)
         if not isinstance(choices, list):
@@ -124,8 +124,8 @@ class ChunkReader:
             done_reason = line.get("done_reason")
             self._finish_reason = done_reason if isinstance(done_reason, str) else "stop"
             self._usage = Usage(
-                prompt_tokens=_count(line.get("prompt_eval_count")),
-                completion_tokens=_count(line.get("eval_count")),
+                prompt_tokens=reported_count(line.get("prompt_eval_count")),
+                completion_tokens=reported_count(line.get("eval_count")),
             )
         return text
 
@@ -283,8 +283,3 @@ def stream_end(
     pieces: list[TextDelta | Completion] = [TextDelta(piece) for piece in reader.finish()]
     pieces.append(endpoint.finished(reader.chunks.reply(), reader.chunks.last, settings))
     return pieces
-
-
-def _count(value: object) -> int:
-    """A token count as reported, 0 where the server gave none or nonsense."""
-    return cast("int", value) if is_count(value) else 0
