@@ -24,6 +24,7 @@ GROUPS = {
     "the preflight": "toolrouting._preflight.",
     "batch runs": "toolrouting._batch.",
     "traces": "toolrouting._traces.",
+    "the shortlist": "toolrouting._shortlist.",
 }
 
 

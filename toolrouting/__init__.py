@@ -5,7 +5,8 @@ alternative per tool, then ``{"tool": "none"}``), sent through a clone of the ba
 carries the schema and a low completion cap, and parsed strictly.
 
 The public API lives here, grouped by the part that owns it: the routing core (flat
-modules), then the backends, the loop, the catalogues and the preflight (a package each).
+modules), then the backends, the loop, the catalogues, the preflight and the shortlist (a
+package each).
 The demo's notes store is ``toolrouting.demo``.
 """
 
@@ -132,6 +133,9 @@ from ._result_messages import routed_call_id, routed_result_header, routed_resul
 from ._route_schema import route_choices, route_schema, route_tool_names
 from ._routed_backend import can_route, routed_backend, routing_cap
 from ._settings import GrammarChoice, Settings
+
+# --- the shortlist: a large catalogue narrowed to the tools ranked best for the conversation ---
+from ._shortlist import Ranker, bm25_scores, shortlist, shortlist_query
 
 # --- traces: a run as OpenTelemetry spans ---
 from ._traces import RunTracer
@@ -277,6 +281,11 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "run_batch",
     # traces
     "RunTracer",
+    # the shortlist
+    "Ranker",
+    "bm25_scores",
+    "shortlist",
+    "shortlist_query",
 ]
 
 

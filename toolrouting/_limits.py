@@ -68,6 +68,7 @@ __all__ = [
     "SERVE_MAX_IN_FLIGHT",
     "SERVE_RETRY_AFTER",
     "SERVE_ROUTE_CACHE",
+    "SHORTLIST_QUERY_TERMS",
     "SHOWN_LIST_CHARS",
     "SHOWN_NAME_CHARS",
     "SHOWN_REF_CHARS",
@@ -388,3 +389,8 @@ SERVE_RETRY_AFTER = 2
 #: keeps. A client sends its whole catalogue with every request; building the route and the
 #: instructions again took a third of the server's own time a request. An agent has a few.
 SERVE_ROUTE_CACHE = 64
+
+#: Distinct words of a conversation a shortlist ranks by: the first ones, the question's before
+#: any result's. A question is a few dozen words; a tool result may be thousands, and each word
+#: is one more term of the index's query.
+SHORTLIST_QUERY_TERMS = 256
