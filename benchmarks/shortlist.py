@@ -20,7 +20,8 @@ Then the ``none`` evidence: the best BM25 score of a case, for the cases that ex
 against those that expect a tool, a threshold fitted on half the cases and scored on the other.
 ``--rankers`` sets the default (SQLite FTS5) against a pure-Python BM25, ``bm25s`` and
 ``rank_bm25`` at 100 and 1,000 tools: build and query times (each the least of five tries,
-the rankers taking turns, median over every fourth case), and recall@8.
+the rankers taking turns, median over every fourth case), and recall@8. It needs the two libraries
+and PyStemmer, which the project does not depend on: ``pip install bm25s rank-bm25 PyStemmer``.
 """
 
 from __future__ import annotations
