@@ -2,7 +2,7 @@
 
 Parts: the flat routing core (``toolrouting._*.py``), then one package each for the route
 grammar, the backends, the loop, the catalogues, the preflight, the demo, batch runs, traces, the
-server and the command line; and, outside the package, the benchmarks (``benchmarks/``).
+server, the shortlist and the command line; and, outside the package, the benchmarks (``benchmarks/``).
 docs/architecture.md draws the same table.
 """
 
@@ -36,6 +36,7 @@ MAY_IMPORT = {
     "_batch": {"core", "_backends", "_loop"},
     "_traces": {"core", "_backends", "_loop"},
     "_serve": {"core", "_backends", "_loop"},
+    "_shortlist": {"core"},
     "_cli": {
         "core",
         "_grammar",
@@ -47,6 +48,7 @@ MAY_IMPORT = {
         "_batch",
         "_traces",
         "_serve",
+        "_shortlist",
     },
 }
 

@@ -25,6 +25,7 @@ GROUPS = {
     "batch runs": "toolrouting._batch.",
     "traces": "toolrouting._traces.",
     "the server": "toolrouting._serve.",
+    "the shortlist": "toolrouting._shortlist.",
 }
 
 

@@ -29,8 +29,7 @@ from toolrouting import (
     ScriptedRequest,
     Usage,
 )
-from toolrouting._limits import SERVE_ANSWER_TOKENS, SERVE_MAX_BODY_BYTES
-from toolrouting._serve import serve_app
+from toolrouting._serve import SERVE_ANSWER_TOKENS, SERVE_MAX_BODY_BYTES, serve_app
 
 if TYPE_CHECKING:
     import httpx2  # what starlette's TestClient is built on, and answers with

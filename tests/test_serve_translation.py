@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from toolrouting import ChatRequestError, FunctionTools, Message, RoutingLoop, ScriptedBackend, Settings
-from toolrouting._limits import SERVE_MAX_BODY_BYTES
 from toolrouting._route_schema import action_text
 from toolrouting._serve import (
+    SERVE_MAX_BODY_BYTES,
     arguments_text,
     conversation_of,
     decision_of,

@@ -6,7 +6,8 @@ carries the schema and a low completion cap, and parsed strictly.
 
 The public API lives here, grouped by the part that owns it, in the same order among the
 imports and in ``__all__``: the routing core (flat modules), then the route grammar, the
-backends, the loop, the catalogues, the preflight, batch runs, traces and the server (a package each).
+backends, the loop, the catalogues, the preflight, batch runs, traces, the server
+and the shortlist (a package each).
 The demo's notes store is ``toolrouting.demo``.
 """
 
@@ -149,6 +150,10 @@ from ._traces import RunTracer
 # isort: split
 # --- the server: OpenAI's chat completions over any backend; the serve extra is imported when called ---
 from ._serve import serve_app, server_config
+
+# isort: split
+# --- the shortlist: a large catalogue narrowed to the tools ranked best for the conversation ---
+from ._shortlist import Ranker, bm25_scores, shortlist, shortlist_query
 
 __version__ = "0.1.0"
 
@@ -293,4 +298,9 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     # the server
     "serve_app",
     "server_config",
+    # the shortlist
+    "Ranker",
+    "bm25_scores",
+    "shortlist",
+    "shortlist_query",
 ]

@@ -242,5 +242,3 @@ class EmbeddedLlama(BaseBackend):
             llama, self._model.llama = self._model.llama, None
         if llama is not None:
             llama.close()
-
-

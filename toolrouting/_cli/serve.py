@@ -15,7 +15,8 @@ import socket
 import sys
 from pathlib import Path
 
-from .._limits import DEFAULT_ROUTING_CAP, SERVE_ANSWER_TOKENS
+from .._limits import DEFAULT_ROUTING_CAP
+from .._serve import SERVE_ANSWER_TOKENS
 from .arguments import Subparsers, UsageError, positive
 from .exits import DONE
 from .run import add_decoding_options, async_model_backend

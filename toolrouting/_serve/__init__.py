@@ -14,7 +14,8 @@ stream events and errors, ``messages_routes`` holds its endpoints.
 
 What every front shares on the wire (the queue, the body's limit, the key check, the
 disconnect, the whole reply, the event stream) is ``transport``'s; ``app`` builds the
-Starlette application and its uvicorn configuration, importing both only when called.
+Starlette application and its uvicorn configuration, importing both only when called;
+``limits`` names the server's own limits.
 """
 
 from .app import serve_app, server_config
@@ -22,11 +23,27 @@ from .chat import ServedChat
 from .chat_shapes import completion_body
 from .conversation import Conversation, arguments_text, conversation_of
 from .errors import ErrorReply, error_reply
+from .limits import (
+    SERVE_ANSWER_TOKENS,
+    SERVE_EMBEDDED_QUEUE,
+    SERVE_MAX_BODY_BYTES,
+    SERVE_MAX_IN_FLIGHT,
+    SERVE_RETRY_AFTER,
+    SERVE_ROUTE_CACHE,
+    SERVE_UPSTREAM_RETRY_AFTER,
+)
 from .plan import Decision, decision_of
 from .replies import Piece, Reply
 from .request import ChatRequest, decode_body, read_chat_request
 
 __all__ = [
+    "SERVE_ANSWER_TOKENS",
+    "SERVE_EMBEDDED_QUEUE",
+    "SERVE_MAX_BODY_BYTES",
+    "SERVE_MAX_IN_FLIGHT",
+    "SERVE_RETRY_AFTER",
+    "SERVE_ROUTE_CACHE",
+    "SERVE_UPSTREAM_RETRY_AFTER",
     "ChatRequest",
     "Conversation",
     "Decision",

@@ -13,14 +13,9 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
 from .._backends import AsyncBackend, AsyncEmbeddedLlama
-from .._limits import (
-    DEFAULT_ROUTING_CAP,
-    SERVE_ANSWER_TOKENS,
-    SERVE_EMBEDDED_QUEUE,
-    SERVE_MAX_BODY_BYTES,
-    SERVE_MAX_IN_FLIGHT,
-)
+from .._limits import DEFAULT_ROUTING_CAP
 from .chat import ServedChat
+from .limits import SERVE_ANSWER_TOKENS, SERVE_EMBEDDED_QUEUE, SERVE_MAX_BODY_BYTES, SERVE_MAX_IN_FLIGHT
 
 if TYPE_CHECKING:
     import uvicorn

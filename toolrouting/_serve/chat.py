@@ -14,7 +14,7 @@ from typing import TypeGuard
 
 from .._backends import AsyncBackend, AsyncStreamingBackend, Completion, Message, TextDelta, Usage
 from .._errors import BackendResponseError, CatalogueError, ChatRequestError
-from .._limits import DEFAULT_ROUTING_CAP, SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
+from .._limits import DEFAULT_ROUTING_CAP
 from .._names import NONE_TOOL
 from .._parse import parse_route, quote_reply
 from .._result_messages import routed_call_id
@@ -22,6 +22,7 @@ from .._routed_backend import routed_backend
 from .._settings import Settings
 from .calls import CallStream
 from .conversation import Conversation, arguments_text, conversation_of
+from .limits import SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
 from .plan import Decision, Offer, answer_messages, answer_settings, decision_of, decision_settings, offer_of
 from .replies import Piece, Reply
 from .request import ChatRequest, ToolCall

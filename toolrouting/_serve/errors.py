@@ -28,9 +28,9 @@ from .._errors import (
     GrammarError,
     ToolRoutingError,
 )
-from .._limits import SERVE_UPSTREAM_RETRY_AFTER
 from .._redact import redacted
 from .chat_shapes import error_body
+from .limits import SERVE_UPSTREAM_RETRY_AFTER
 
 __all__ = ["ErrorReply", "error_reply", "http_error_reply"]
 

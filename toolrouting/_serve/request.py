@@ -21,8 +21,9 @@ from typing import Any, Literal
 
 from .._errors import ChatRequestError
 from .._json import is_count, shown
-from .._limits import SERVE_MAX_BODY_BYTES, SHOWN_VALUE_CHARS
+from .._limits import SHOWN_VALUE_CHARS
 from .choice import ToolChoice, read_function_call, read_tool_choice
+from .limits import SERVE_MAX_BODY_BYTES
 
 __all__ = ["ChatRequest", "InMessage", "ToolCall", "body_too_large", "decode_body", "read_chat_request"]
 

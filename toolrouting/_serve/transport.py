@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from .._errors import ChatRequestError
-from .._limits import SERVE_MAX_BODY_BYTES, SERVE_RETRY_AFTER
+from .limits import SERVE_MAX_BODY_BYTES, SERVE_RETRY_AFTER
 from .request import body_too_large
 
 __all__ = [

@@ -1,0 +1,49 @@
+"""The named limits of ``toolrouting serve``, each with the reason it exists (the package's
+other limits are the core's, in ``_limits``)."""
+
+from __future__ import annotations
+
+__all__ = [
+    "SERVE_ANSWER_TOKENS",
+    "SERVE_EMBEDDED_QUEUE",
+    "SERVE_MAX_BODY_BYTES",
+    "SERVE_MAX_IN_FLIGHT",
+    "SERVE_RETRY_AFTER",
+    "SERVE_ROUTE_CACHE",
+    "SERVE_UPSTREAM_RETRY_AFTER",
+]
+
+#: Bytes of a request body ``toolrouting serve`` reads; a longer one is answered 413. A chat
+#: request is a conversation and a catalogue: 4 MB holds a million-character conversation
+#: (far past any local model's window) and keeps one client from filling the server's memory.
+SERVE_MAX_BODY_BYTES = 4_000_000
+
+#: Tokens of an answer when a request sets no ``max_tokens`` (several clients send none). A
+#: model that repeats itself must not hold the server for minutes: one irrelevant question to
+#: a 0.5B model behind a native tool-calling server ran past 7,600 tokens in ten minutes.
+#: 1024 tokens is a long answer, and at most about a minute on two cores for the default model.
+SERVE_ANSWER_TOKENS = 1024
+
+#: Requests the embedded model holds, the one it is running included; the next is answered
+#: 429 with Retry-After. It runs one at a time: a deeper queue only makes each client wait
+#: longer than its own timeout for an answer it then throws away.
+SERVE_EMBEDDED_QUEUE = 8
+
+#: Requests in flight to a server backend at once; past it, 429 with Retry-After. Many more
+#: than any local serving engine batches, so it only bounds the proxy's own memory.
+SERVE_MAX_IN_FLIGHT = 256
+
+#: Seconds a busy ``toolrouting serve`` asks a client to wait (``Retry-After``): about one
+#: embedded decision on two cores, so a retrying client finds a free place soon.
+SERVE_RETRY_AFTER = 2
+
+#: Seconds ``toolrouting serve`` asks a client to wait (``Retry-After``) after a backend failure
+#: that may pass (unreachable, busy with a 429 or 503, or past its timeout) when the backend
+#: named no wait of its own. A busy local server drains its queue in seconds, and the openai
+#: SDK's two retries then span about ten seconds of it rather than one.
+SERVE_UPSTREAM_RETRY_AFTER = 5
+
+#: Catalogues (with their tool_choice) whose rendered instructions and route ``toolrouting serve``
+#: keeps. A client sends its whole catalogue with every request; building the route and the
+#: instructions again took a third of the server's own time a request. An agent has a few.
+SERVE_ROUTE_CACHE = 64
