@@ -8,9 +8,15 @@ written, as the ``replies`` it gives.
 
 The chat completions front: ``request`` reads a request body into a checked value (``choice``:
 its ``tool_choice``); ``chat_shapes`` writes OpenAI's shapes, ``errors`` maps the error tree onto
-them; ``routes`` holds the endpoints. What every front shares on the wire (the queue, the body's
-limit, the key check, the disconnect, the event stream) is ``transport``'s; ``app`` builds the
-Starlette application and its uvicorn configuration, importing both only when called.
+them; ``routes`` holds the endpoints.
+
+The Responses front: ``responses_request`` reads a body into the same ``ChatRequest``;
+``responses_shapes`` writes the response object and its events, ``responses_store`` keeps recent
+responses for ``previous_response_id``; ``responses_routes`` holds its endpoints.
+
+What every front shares on the wire (the queue, the body's limit, the key check, the
+disconnect, the event stream) is ``transport``'s; ``app`` builds the Starlette application and
+its uvicorn configuration, importing both only when called.
 """
 
 from .app import serve_app, server_config

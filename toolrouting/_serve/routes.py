@@ -22,6 +22,8 @@ from .chat_shapes import ReplyIds, chunk_body, completion_body
 from .errors import ErrorReply, error_reply, http_error_reply
 from .replies import Piece
 from .request import decode_body, read_chat_request
+from .responses_routes import create_response, delete_response, get_response
+from .responses_store import ResponseStore
 from .transport import Admission, check_key, event_stream, gone, read_body, server_sent_event, unless_gone
 
 __all__ = ["EXCEPTION_HANDLERS", "ROUTES", "Served"]
@@ -36,6 +38,7 @@ class Served:
     model: str
     require_key: str | None
     secrets: tuple[str, ...]
+    responses: ResponseStore = dataclasses.field(default_factory=ResponseStore)
 
 
 def _served(request: Request) -> Served:
@@ -106,6 +109,9 @@ ROUTES = [
     Route("/health", _health, methods=["GET"]),
     Route("/v1/models", _models, methods=["GET"]),
     Route("/v1/chat/completions", _chat_completions, methods=["POST"]),
+    Route("/v1/responses", create_response, methods=["POST"]),
+    Route("/v1/responses/{response_id}", get_response, methods=["GET"]),
+    Route("/v1/responses/{response_id}", delete_response, methods=["DELETE"]),
 ]
 
 # ToolRoutingError by name: Starlette hands Exception's handler to its outermost layer, which
