@@ -157,7 +157,7 @@ def _refuse_unserved(body: Mapping[str, Any]) -> None:
         for index, value in enumerate(include):
             if value == "message.output_text.logprobs":
                 raise _unsupported("logprobs are not served", f"include[{index}]")
-            if value not in _HARMLESS_INCLUDES:
+            if not isinstance(value, str) or value not in _HARMLESS_INCLUDES:
                 raise ChatRequestError(f"{_shown(value)} is not a value include takes", f"include[{index}]")
 
 

@@ -1,0 +1,173 @@
+"""The Responses front under malformed requests: never a 5xx, always the SDK's shapes, alive after.
+
+As tests/test_serve_fuzz.py does for chat completions (whose scripted replies and JSON values
+this reuses): hypothesis writes Responses bodies from valid fields and arbitrary JSON in their
+place, and now and then bytes that are no JSON at all; 2,000 in-process and 300 (the default
+profile's count) over a real uvicorn socket, with reads and deletes of stored ids among them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any, get_args
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from openai.types.responses import Response, ResponseStreamEvent
+from starlette.testclient import TestClient
+from support.serve import BARE_READ, BARE_SEARCH, served
+from test_serve_fuzz import either, reply
+
+from toolrouting import AsyncScriptedBackend
+from toolrouting._serve import serve_app
+
+EVENTS: dict[str, Any] = {
+    get_args(kind.model_fields["type"].annotation)[0]: kind
+    for kind in get_args(get_args(ResponseStreamEvent)[0])
+}
+SEARCH = {"type": "function", **BARE_SEARCH["function"]}
+READ = {"type": "function", **BARE_READ["function"]}
+
+part = st.fixed_dictionaries(
+    {
+        "type": either(st.sampled_from(["input_text", "output_text", "refusal", "input_image"])),
+        "text": either(st.text(max_size=20)),
+    }
+)
+content = either(st.text(max_size=30) | st.lists(part, max_size=2))
+item = st.one_of(
+    st.fixed_dictionaries(
+        {"role": either(st.sampled_from(["user", "assistant", "system", "developer", "tool"]))},
+        optional={"type": either(st.just("message")), "content": content},
+    ),
+    st.fixed_dictionaries(
+        {"type": either(st.just("function_call"))},
+        optional={
+            "call_id": either(st.sampled_from(["a", "b"])),
+            "name": either(st.sampled_from(["search", "read", "bad name"])),
+            "arguments": either(st.sampled_from(['{"query":"x"}', "{}", "[1]", "{"])),
+        },
+    ),
+    st.fixed_dictionaries(
+        {"type": either(st.sampled_from(["function_call_output", "reasoning", "item_reference"]))},
+        optional={"call_id": either(st.sampled_from(["a", "b"])), "output": content},
+    ),
+)
+tool = either(st.sampled_from([SEARCH, READ, {"type": "function", "name": "none"}, {"type": "web_search"}]))
+choice = either(
+    st.sampled_from(["auto", "required", "none"])
+    | st.builds(lambda n: {"type": "function", "name": n}, st.sampled_from(["search", "read", "x"]))
+    | st.builds(
+        lambda m, n: {"type": "allowed_tools", "mode": m, "tools": [{"type": "function", "name": n}]},
+        st.sampled_from(["auto", "required", "none"]),
+        st.sampled_from(["search", "read", "x"]),
+    )
+)
+bodies = st.fixed_dictionaries(
+    {},
+    optional={
+        "model": either(st.text(max_size=10)),
+        "input": either(st.text(max_size=20) | st.lists(item, min_size=1, max_size=4)),
+        "instructions": either(st.text(max_size=20)),
+        "tools": either(st.lists(tool, max_size=3)),
+        "tool_choice": choice,
+        "max_output_tokens": either(st.integers(1, 64)),
+        "temperature": either(st.floats(0, 2)),
+        "stream": either(st.booleans()),
+        "store": either(st.booleans()),
+        "previous_response_id": either(st.just("resp_unknown")),
+        "text": either(st.sampled_from([{"format": {"type": "text"}}, {"format": {"type": "json_object"}}])),
+        "reasoning": either(st.sampled_from([{"effort": None}, {"effort": "low"}])),
+        "include": either(st.lists(st.sampled_from(["reasoning.encrypted_content", "x"]), max_size=2)),
+        "background": either(st.booleans()),
+    },
+)
+payloads = st.one_of(
+    bodies.map(lambda b: json.dumps(b).encode()),
+    bodies.map(lambda b: json.dumps(b).encode()),
+    st.binary(max_size=40),
+)
+#: A request: a body to create a response, or a read or delete of an id.
+requests = st.one_of(
+    payloads.map(lambda payload: ("POST", "/responses", payload)),
+    st.tuples(
+        st.sampled_from(["GET", "DELETE"]),
+        st.text(
+            st.characters(min_codepoint=33, max_codepoint=126, exclude_characters="/?#%"), max_size=12
+        ).map(lambda t: f"/responses/resp_{t}"),
+        st.just(b""),
+    ),
+)
+
+
+def check(status: int, content: bytes, content_type: str) -> None:
+    assert status < 500, content[:300]
+    if status != 200:
+        error = json.loads(content)["error"]
+        assert set(error) == {"message", "type", "param", "code"}
+        return
+    if not content_type.startswith("text/event-stream"):
+        Response.model_validate(json.loads(content))
+        return
+    events = [block.split("\n")[1].removeprefix("data: ") for block in content.decode().strip().split("\n\n")]
+    read = [EVENTS[json.loads(event)["type"]].model_validate_json(event) for event in events]
+    assert [event.sequence_number for event in read] == list(range(len(read)))
+    assert read[-1].type in ("response.completed", "response.incomplete", "error")
+
+
+@pytest.fixture(scope="module")
+def app() -> Any:
+    return serve_app(AsyncScriptedBackend([reply] * 20_000))
+
+
+@pytest.fixture(scope="module")
+def client(app: Any) -> Iterator[TestClient]:
+    with TestClient(app) as client:
+        yield client
+
+
+#: In-process requests under the default profile; HYPOTHESIS_PROFILE=long raises both tests' counts.
+IN_PROCESS = max(2000, settings.default.max_examples)
+
+
+@settings(max_examples=IN_PROCESS, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(request=requests)
+def test_no_malformed_request_gets_a_5xx_in_process(
+    client: TestClient, request: tuple[str, str, bytes]
+) -> None:
+    method, path, payload = request
+    response = client.request(method, f"/v1{path}", content=payload)
+    check(response.status_code, response.content, response.headers.get("content-type", ""))
+
+
+@pytest.fixture(scope="module")
+def socket_url(app: Any) -> Iterator[str]:
+    with served(app) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def http(socket_url: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=socket_url, timeout=30) as http:
+        yield http
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(request=requests)
+def test_no_malformed_request_gets_a_5xx_over_a_socket(
+    http: httpx.Client, request: tuple[str, str, bytes]
+) -> None:
+    method, path, payload = request
+    response = http.request(method, path, content=payload)
+    check(response.status_code, response.content, response.headers.get("content-type", ""))
+
+
+def test_the_server_is_alive_after_the_fuzz(socket_url: str) -> None:
+    body = {"input": "hi", "tools": [SEARCH], "tool_choice": "required"}
+    response = httpx.post(f"{socket_url}/responses", json=body, timeout=30)
+    assert response.status_code == 200
+    stored = httpx.get(f"{socket_url}/responses/{response.json()['id']}", timeout=30)
+    assert stored.json()["output"][0]["type"] == "function_call"
