@@ -144,7 +144,7 @@ def _refuse_unserved(body: Mapping[str, Any]) -> None:
         form = text.get("format") if isinstance(text, Mapping) else "not an object"
         if form is not None and form != {"type": "text"}:
             raise _unsupported(
-                "only plain text is served: a json_schema or json_object format is not guaranteed yet",
+                "only plain text is served: no answer is constrained to a json_schema or json_object",
                 "text.format",
             )
     top = body.get("top_logprobs")

@@ -28,7 +28,7 @@ from .transport import check_key, event_stream, gone, read_body, unless_gone
 if TYPE_CHECKING:
     from .routes import Served
 
-__all__ = ["create_response", "delete_response", "get_response"]
+__all__ = ["create_response", "stored_response"]
 
 
 def _served(request: Request) -> Served:
@@ -92,15 +92,11 @@ def _stored(request: Request, served: Served) -> StoredResponse:
     return stored
 
 
-async def get_response(request: Request) -> Response:
-    """``GET /v1/responses/{id}``: a stored response's object."""
-    served = _served(request)
-    return JSONResponse(_stored(request, served).body)
-
-
-async def delete_response(request: Request) -> Response:
-    """``DELETE /v1/responses/{id}``: forgets a stored response."""
+async def stored_response(request: Request) -> Response:
+    """``GET /v1/responses/{id}``: a stored response's object; ``DELETE``: forgets it."""
     served = _served(request)
     stored = _stored(request, served)
+    if request.method == "GET":
+        return JSONResponse(stored.body)
     served.responses.delete(stored.body["id"])
     return JSONResponse(deleted_body(stored.body["id"]))

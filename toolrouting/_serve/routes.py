@@ -22,7 +22,7 @@ from .chat_shapes import ReplyIds, chunk_body, completion_body
 from .errors import ErrorReply, error_reply, http_error_reply
 from .replies import Piece
 from .request import decode_body, read_chat_request
-from .responses_routes import create_response, delete_response, get_response
+from .responses_routes import create_response, stored_response
 from .responses_store import ResponseStore
 from .transport import Admission, check_key, event_stream, gone, read_body, server_sent_event, unless_gone
 
@@ -110,8 +110,7 @@ ROUTES = [
     Route("/v1/models", _models, methods=["GET"]),
     Route("/v1/chat/completions", _chat_completions, methods=["POST"]),
     Route("/v1/responses", create_response, methods=["POST"]),
-    Route("/v1/responses/{response_id}", get_response, methods=["GET"]),
-    Route("/v1/responses/{response_id}", delete_response, methods=["DELETE"]),
+    Route("/v1/responses/{response_id}", stored_response, methods=["GET", "DELETE"]),
 ]
 
 # ToolRoutingError by name: Starlette hands Exception's handler to its outermost layer, which
