@@ -336,6 +336,8 @@ def test_get_and_delete_read_the_store(client: TestClient, backend: AsyncScripte
     backend.enqueue("Kept.", "Not kept.")
     kept = create(client).json()
     assert client.get(f"/v1/responses/{kept['id']}").json() == kept
+    assert client.head(f"/v1/responses/{kept['id']}").status_code == 200  # reads, never deletes
+    assert client.get(f"/v1/responses/{kept['id']}").json() == kept
     not_kept = created(client, store=False)
     assert error_of(client.get(f"/v1/responses/{not_kept.id}"), 404)["code"] == "not_found"
     deleted = client.delete(f"/v1/responses/{kept['id']}")

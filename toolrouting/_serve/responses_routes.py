@@ -96,7 +96,7 @@ async def stored_response(request: Request) -> Response:
     """``GET /v1/responses/{id}``: a stored response's object; ``DELETE``: forgets it."""
     served = _served(request)
     stored = _stored(request, served)
-    if request.method == "GET":
+    if request.method != "DELETE":  # GET, or the HEAD Starlette takes with it
         return JSONResponse(stored.body)
     served.responses.delete(stored.body["id"])
     return JSONResponse(deleted_body(stored.body["id"]))
