@@ -216,7 +216,6 @@ def test_a_conversation_of_items_reaches_the_backend_as_the_runs_messages(
         ],
         ({"background": True}, "background", "unsupported_parameter"),
         ({"reasoning": {"effort": "high"}}, "reasoning.effort", "unsupported_parameter"),
-        ({"reasoning": {"summary": "auto"}}, "reasoning.summary", "unsupported_parameter"),
         ({"text": {"format": {"type": "json_object"}}}, "text.format", "unsupported_parameter"),
         (
             {"text": {"format": {"type": "json_schema", "name": "x", "schema": {}}}},
@@ -286,6 +285,7 @@ def test_a_bad_catalogue_names_the_tool_by_its_index(client: TestClient) -> None
     [
         {"include": ["reasoning.encrypted_content", "file_search_call.results"]},
         {"reasoning": {"effort": None, "summary": None}},
+        {"reasoning": {"effort": "none", "summary": "auto"}},
         {
             "truncation": "auto",
             "service_tier": "auto",
