@@ -179,18 +179,23 @@ def test_the_agents_sdks_default_model_runs_a_function_tool(
 
     set_tracing_disabled(True)
     set_default_openai_api("responses")
-    backend.enqueue(ACTION, '{"tool":"none"}', "It holds the door shut.")
+    backend.enqueue(*[ACTION, '{"tool":"none"}', "It holds the door shut."] * 2)
     agent = Agent(name="notes", instructions="Answer from the notes.", tools=[search])
 
-    async def run() -> Any:
+    async def run() -> tuple[Any, Any]:
         async with openai.AsyncOpenAI(base_url=url, api_key="unused", max_retries=0) as client:
             set_default_openai_client(client)  # the default model, on its default API: responses
-            return await Runner.run(agent, QUESTION)
+            whole = await Runner.run(agent, QUESTION)
+            streamed = Runner.run_streamed(agent, QUESTION)
+            async for _ in streamed.stream_events():
+                pass
+            return whole, streamed
 
-    result = anyio.run(run)
-    assert looked_up == ["latch"]
-    assert result.final_output == "It holds the door shut."
+    whole, streamed = anyio.run(run)
+    assert looked_up == ["latch", "latch"]
+    assert whole.final_output == streamed.final_output == "It holds the door shut."
     assert backend.requests[2].messages[-1]["content"].startswith("What was found:")
+    assert backend.requests[5].messages == backend.requests[2].messages
 
 
 def test_pydantic_ai_runs_a_tool_through_its_responses_model(
