@@ -287,6 +287,13 @@ def test_a_bad_catalogue_names_the_tool_by_its_index(client: TestClient) -> None
         {"reasoning": {"effort": None, "summary": None}},
         {"reasoning": {"effort": "none", "summary": "auto"}},
         {
+            "tool_choice": None,
+            "parallel_tool_calls": None,
+            "temperature": None,
+            "metadata": None,
+            "store": None,
+        },
+        {
             "truncation": "auto",
             "service_tier": "auto",
             "user": "u",
@@ -306,8 +313,8 @@ def test_what_is_harmless_to_ignore_is_accepted(
     backend.enqueue("Fine.")
     response = created(client, **fields)
     assert response.output_text == "Fine."
-    assert response.metadata == fields.get("metadata", {})
-    assert response.parallel_tool_calls is fields.get("parallel_tool_calls", True)
+    assert response.metadata == (fields.get("metadata") or {})
+    assert response.parallel_tool_calls is (fields.get("parallel_tool_calls") is not False)
 
 
 def test_a_response_is_continued_by_its_id(client: TestClient, backend: AsyncScriptedBackend) -> None:

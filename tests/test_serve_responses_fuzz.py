@@ -66,28 +66,62 @@ choice = either(
         st.sampled_from(["search", "read", "x"]),
     )
 )
+
+
+def maybe(valid: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """A field's valid values, arbitrary JSON, and often null: a null field is no field to a client."""
+    return either(valid) | st.none()
+
+
 bodies = st.fixed_dictionaries(
     {},
     optional={
-        "model": either(st.text(max_size=10)),
-        "input": either(st.text(max_size=20) | st.lists(item, min_size=1, max_size=4)),
-        "instructions": either(st.text(max_size=20)),
-        "tools": either(st.lists(tool, max_size=3)),
+        "model": maybe(st.text(max_size=10)),
+        "input": maybe(st.text(max_size=20) | st.lists(item, min_size=1, max_size=4)),
+        "instructions": maybe(st.text(max_size=20)),
+        "tools": maybe(st.lists(tool, max_size=3)),
         "tool_choice": choice,
-        "max_output_tokens": either(st.integers(1, 64)),
-        "temperature": either(st.floats(0, 2)),
-        "stream": either(st.booleans()),
-        "store": either(st.booleans()),
-        "previous_response_id": either(st.just("resp_unknown")),
-        "text": either(st.sampled_from([{"format": {"type": "text"}}, {"format": {"type": "json_object"}}])),
-        "reasoning": either(st.sampled_from([{"effort": None}, {"effort": "low"}])),
-        "include": either(st.lists(st.sampled_from(["reasoning.encrypted_content", "x"]), max_size=2)),
-        "background": either(st.booleans()),
+        "max_output_tokens": maybe(st.integers(1, 64)),
+        "temperature": maybe(st.floats(0, 2)),
+        "stream": maybe(st.booleans()),
+        "store": maybe(st.booleans()),
+        "previous_response_id": maybe(st.just("resp_unknown")),
+        "text": maybe(st.sampled_from([{"format": {"type": "text"}}, {"format": {"type": "json_object"}}])),
+        "reasoning": maybe(st.sampled_from([{"effort": None}, {"effort": "low"}])),
+        "include": maybe(st.lists(st.sampled_from(["reasoning.encrypted_content", "x"]), max_size=2)),
+        "background": maybe(st.booleans()),
+    },
+)
+#: Bodies a client would send, each field valid or null, so that the answers (whole and streamed)
+#: are fuzzed as much as the refusals.
+asked = st.fixed_dictionaries(
+    {
+        "input": st.text(max_size=20)
+        | st.just([{"role": "user", "content": [{"type": "input_text", "text": "q"}]}])
+    },
+    optional={
+        name: st.none() | values
+        for name, values in {
+            "model": st.text(max_size=10),
+            "instructions": st.text(max_size=20),
+            "tools": st.lists(st.sampled_from([SEARCH, READ]), max_size=2, unique_by=lambda t: t["name"]),
+            "tool_choice": st.sampled_from(["auto", "none", {"type": "function", "name": "search"}]),
+            "max_output_tokens": st.integers(1, 64),
+            "temperature": st.floats(0, 2),
+            "top_p": st.floats(0, 1),
+            "stream": st.booleans(),
+            "store": st.booleans(),
+            "parallel_tool_calls": st.booleans(),
+            "metadata": st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=2),
+            "reasoning": st.just({"effort": None, "summary": "auto"}),
+            "include": st.just(["reasoning.encrypted_content"]),
+            "truncation": st.sampled_from(["auto", "disabled"]),
+        }.items()
     },
 )
 payloads = st.one_of(
     bodies.map(lambda b: json.dumps(b).encode()),
-    bodies.map(lambda b: json.dumps(b).encode()),
+    asked.map(lambda b: json.dumps(b).encode()),
     st.binary(max_size=40),
 )
 #: A request: a body to create a response, or a read or delete of an id.

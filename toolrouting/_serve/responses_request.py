@@ -103,7 +103,7 @@ def read_responses_request(
         "instructions": instructions,
         "metadata": _metadata(body.get("metadata")),
         "tools": list(body.get("tools") or []),
-        "tool_choice": body.get("tool_choice", "auto"),
+        "tool_choice": body.get("tool_choice") or "auto",
         "parallel_tool_calls": _flag(body, "parallel_tool_calls", True),
         "temperature": chat.temperature,
         "top_p": chat.top_p,
