@@ -4,10 +4,10 @@ SDK's own types), the stream's events, what the backend is sent, the refusals an
 tests/test_serve_responses_clients.py drives the same front through real clients on loopback.
 """
 
+# ruff: noqa: F811 - the fixtures imported from test_serve_app are the tests' parameters
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any, get_args
 
 import httpx
@@ -15,6 +15,8 @@ import pytest
 from openai.types.responses import Response, ResponseStreamEvent
 from starlette.testclient import TestClient
 from support.serve import BARE_READ, BARE_SEARCH
+from test_serve_app import backend, client  # noqa: F401 - a scripted backend, served in-process
+from test_serve_app import error_of as openai_error_of
 
 from toolrouting import AsyncScriptedBackend, BackendHTTPError, Completion, Usage
 from toolrouting._limits import SERVE_ANSWER_TOKENS
@@ -30,17 +32,6 @@ EVENTS: dict[str, Any] = {
     get_args(kind.model_fields["type"].annotation)[0]: kind
     for kind in get_args(get_args(ResponseStreamEvent)[0])
 }
-
-
-@pytest.fixture
-def backend() -> AsyncScriptedBackend:
-    return AsyncScriptedBackend()
-
-
-@pytest.fixture
-def client(backend: AsyncScriptedBackend) -> Iterator[TestClient]:
-    with TestClient(serve_app(backend, model="test-model")) as client:
-        yield client
 
 
 def create(client: TestClient, **fields: Any) -> httpx.Response:
@@ -72,11 +63,7 @@ def streamed(client: TestClient, **fields: Any) -> list[Any]:
 
 def error_of(response: httpx.Response, status: int = 400) -> dict[str, Any]:
     assert response.status_code == status, response.text
-    body = response.json()
-    assert set(body) == {"error"}
-    assert set(body["error"]) == {"message", "type", "param", "code"}
-    error: dict[str, Any] = body["error"]
-    return error
+    return openai_error_of(response)
 
 
 def test_a_chosen_tool_is_one_function_call_item(client: TestClient, backend: AsyncScriptedBackend) -> None:

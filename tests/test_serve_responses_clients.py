@@ -8,6 +8,7 @@ backend as the same messages and settings; the ``model`` tests serve the embedde
 and assert the contract only (shapes, tool_choice's semantics, arguments valid against the schema).
 """
 
+# ruff: noqa: F811 - the fixtures imported from test_serve_clients are the tests' parameters
 from __future__ import annotations
 
 import json
@@ -18,23 +19,16 @@ import anyio
 import jsonschema
 import openai
 import pytest
-from support.serve import TOOLS, served
+from support.serve import TOOLS
+from test_serve_clients import embedded, scripted  # noqa: F401 - the scripted backend and the model, on loopback
 
 from toolrouting import AsyncScriptedBackend
-from toolrouting._serve import serve_app
 
 #: The notes catalogue as the Responses API declares tools: flat.
 FLAT: list[Any] = [{"type": "function", **tool["function"]} for tool in TOOLS]
 SCHEMAS = {tool["name"]: tool["parameters"] for tool in FLAT}
 QUESTION = "What does the latch on the storage-room door do?"
 ACTION = '{"tool":"search","arguments":{"query":"latch"}}'
-
-
-@pytest.fixture(scope="module")
-def scripted() -> Iterator[tuple[AsyncScriptedBackend, str]]:
-    backend = AsyncScriptedBackend()
-    with served(serve_app(backend, model="scripted")) as url:
-        yield backend, url
 
 
 @pytest.fixture
@@ -249,23 +243,6 @@ def test_langchain_chat_openai_on_the_responses_api(
     assert isinstance(whole, AIMessageChunk)
     assert [(call["name"], call["args"]) for call in whole.tool_calls] == [("search", {"query": "latch"})]
     assert llm.invoke(QUESTION).text == "It holds the door shut."
-
-
-@pytest.fixture(scope="module")
-def embedded() -> Iterator[str]:
-    from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
-
-    from toolrouting import AsyncEmbeddedLlama, EmbeddedLlama, Settings, default_model_path
-
-    settings = Settings(temperature=TEST_TEMPERATURE, seed=TEST_SEED, max_tokens=256)
-    backend = AsyncEmbeddedLlama(
-        EmbeddedLlama(default_model_path(), settings=settings, n_threads=TEST_THREADS)
-    )
-    try:
-        with served(serve_app(backend, model="smollm2", answer_tokens=48)) as url:
-            yield url
-    finally:
-        anyio.run(backend.aclose)
 
 
 @pytest.mark.model

@@ -1,28 +1,25 @@
 """The Responses front under malformed requests: never a 5xx, always the SDK's shapes, alive after.
 
-As tests/test_serve_fuzz.py does for chat completions (whose scripted replies and JSON values
-this reuses): hypothesis writes Responses bodies from valid fields and arbitrary JSON in their
+As tests/test_serve_fuzz.py does for chat completions (whose scripted app and JSON values this
+reuses): hypothesis writes Responses bodies from valid fields and arbitrary JSON in their
 place, and now and then bytes that are no JSON at all; 2,000 in-process and 300 (the default
 profile's count) over a real uvicorn socket, with reads and deletes of stored ids among them.
 """
 
+# ruff: noqa: F811 - the fixtures imported from test_serve_fuzz are the tests' parameters
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any, get_args
 
 import httpx
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from openai.types.responses import Response, ResponseStreamEvent
 from starlette.testclient import TestClient
-from support.serve import BARE_READ, BARE_SEARCH, served
-from test_serve_fuzz import either, reply
-
-from toolrouting import AsyncScriptedBackend
-from toolrouting._serve import serve_app
+from support.serve import BARE_READ, BARE_SEARCH
+from test_serve_app import error_of as openai_error_of
+from test_serve_fuzz import IN_PROCESS, app, client, either, http, socket_url  # noqa: F401 - the scripted app, in-process and on a socket
 
 EVENTS: dict[str, Any] = {
     get_args(kind.model_fields["type"].annotation)[0]: kind
@@ -137,34 +134,19 @@ requests = st.one_of(
 )
 
 
-def check(status: int, content: bytes, content_type: str) -> None:
-    assert status < 500, content[:300]
-    if status != 200:
-        error = json.loads(content)["error"]
-        assert set(error) == {"message", "type", "param", "code"}
-        return
-    if not content_type.startswith("text/event-stream"):
-        Response.model_validate(json.loads(content))
-        return
-    events = [block.split("\n")[1].removeprefix("data: ") for block in content.decode().strip().split("\n\n")]
-    read = [EVENTS[json.loads(event)["type"]].model_validate_json(event) for event in events]
-    assert [event.sequence_number for event in read] == list(range(len(read)))
-    assert read[-1].type in ("response.completed", "response.incomplete", "error")
-
-
-@pytest.fixture(scope="module")
-def app() -> Any:
-    return serve_app(AsyncScriptedBackend([reply] * 20_000))
-
-
-@pytest.fixture(scope="module")
-def client(app: Any) -> Iterator[TestClient]:
-    with TestClient(app) as client:
-        yield client
-
-
-#: In-process requests under the default profile; HYPOTHESIS_PROFILE=long raises both tests' counts.
-IN_PROCESS = max(2000, settings.default.max_examples)
+def check(response: Any) -> None:
+    """No 5xx; an error in OpenAI's shape; a response, or its events in order, as the SDK reads them."""
+    assert response.status_code < 500, response.content[:300]
+    if response.status_code != 200:
+        openai_error_of(response)
+    elif response.headers["content-type"].startswith("text/event-stream"):
+        blocks = response.content.decode().strip().split("\n\n")
+        events = [json.loads(block.split("\n")[1].removeprefix("data: ")) for block in blocks]
+        read = [EVENTS[event["type"]].model_validate(event) for event in events]
+        assert [event.sequence_number for event in read] == list(range(len(read)))
+        assert read[-1].type in ("response.completed", "response.incomplete", "error")
+    else:
+        Response.model_validate(response.json())
 
 
 @settings(max_examples=IN_PROCESS, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -174,19 +156,7 @@ def test_no_malformed_request_gets_a_5xx_in_process(
 ) -> None:
     method, path, payload = request
     response = client.request(method, f"/v1{path}", content=payload)
-    check(response.status_code, response.content, response.headers.get("content-type", ""))
-
-
-@pytest.fixture(scope="module")
-def socket_url(app: Any) -> Iterator[str]:
-    with served(app) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def http(socket_url: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=socket_url, timeout=30) as http:
-        yield http
+    check(response)
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -196,7 +166,7 @@ def test_no_malformed_request_gets_a_5xx_over_a_socket(
 ) -> None:
     method, path, payload = request
     response = http.request(method, path, content=payload)
-    check(response.status_code, response.content, response.headers.get("content-type", ""))
+    check(response)
 
 
 def test_the_server_is_alive_after_the_fuzz(socket_url: str) -> None:
