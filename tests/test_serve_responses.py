@@ -27,6 +27,20 @@ SEARCH = {"type": "function", **BARE_SEARCH["function"]}
 READ = {"type": "function", **BARE_READ["function"]}
 QUESTION = "What does the latch do?"
 ACTION = '{"tool":"search","arguments":{"query":"latch"}}'
+
+
+#: An assistant's message, which the function_call items after it join.
+SAID = {"role": "assistant", "content": "Searching."}
+
+
+def call_item(call_id: str, name: str = "search") -> dict[str, str]:
+    return {"type": "function_call", "call_id": call_id, "name": name, "arguments": "{}"}
+
+
+def output_item(call_id: str) -> dict[str, str]:
+    return {"type": "function_call_output", "call_id": call_id, "output": "M1"}
+
+
 #: The SDK's event type of each event name.
 EVENTS: dict[str, Any] = {
     get_args(kind.model_fields["type"].annotation)[0]: kind
@@ -251,6 +265,22 @@ def test_a_conversation_of_items_reaches_the_backend_as_the_runs_messages(
             "input",
             "invalid_request",
         ),
+        *[
+            (
+                {"input": [{"role": "user", "content": "q"}, *items]},
+                param,
+                code,
+            )
+            for items, param, code in (
+                ([call_item("a"), call_item("a")], "input[2].call_id", "invalid_request"),
+                ([SAID, call_item("a"), call_item("b", "bad name")], "input[3].name", "invalid_request"),
+                (
+                    [call_item("a"), output_item("a"), output_item("a")],
+                    "input[3].call_id",
+                    "unknown_tool_call",
+                ),
+            )
+        ],
     ],
 )
 def test_what_cannot_be_honoured_is_refused_by_its_field(
