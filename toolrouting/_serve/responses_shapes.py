@@ -79,11 +79,13 @@ def _call(ids: ResponseIds, call: ToolCall, status: str) -> dict[str, Any]:
     }
 
 
-def _item(reply: Reply, ids: ResponseIds) -> dict[str, Any]:
-    if reply.call is not None:
-        return _call(ids, reply.call, "completed")
+def _output(reply: Reply, ids: ResponseIds) -> list[dict[str, Any]]:
+    """The reply's output items: its calls (one today), or its answer as one message."""
+    calls = [] if reply.call is None else [reply.call]
+    if calls:
+        return [_call(ids, call, "completed") for call in calls]
     status = "incomplete" if reply.finish_reason == "length" else "completed"
-    return _message(ids, reply.content or "", status)
+    return [_message(ids, reply.content or "", status)]
 
 
 def response_body(ids: ResponseIds, reply: Reply | None) -> dict[str, Any]:
@@ -101,7 +103,7 @@ def response_body(ids: ResponseIds, reply: Reply | None) -> dict[str, Any]:
         "error": None,
         "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
         "model": ids.model,
-        "output": [] if reply is None else [_item(reply, ids)],
+        "output": [] if reply is None else _output(reply, ids),
         "reasoning": {"effort": None, "summary": None},
         "usage": None if reply is None else _usage(reply.usage),
         "user": None,
