@@ -271,3 +271,28 @@ def test_the_model_through_responses_makes_one_valid_call_and_continues(embedded
     assert [item.type for item in after.output] == ["message"]
     assert after.usage is not None
     assert 0 < after.usage.output_tokens <= 16
+
+
+def test_langchain_continues_by_previous_response_id(
+    scripted: tuple[AsyncScriptedBackend, str], backend: AsyncScriptedBackend
+) -> None:
+    from langchain_core.messages import HumanMessage, ToolMessage
+    from langchain_openai import ChatOpenAI
+
+    url = scripted[1]
+    llm = ChatOpenAI(
+        model="scripted",
+        base_url=url,
+        api_key="unused",  # type: ignore[arg-type]
+        use_responses_api=True,
+        use_previous_response_id=True,
+        max_retries=0,
+    ).bind_tools(FLAT)
+    backend.enqueue(ACTION, '{"tool":"none"}', "It holds the door shut.")
+    question = HumanMessage(QUESTION)
+    called = llm.invoke([question])
+    [call] = called.tool_calls  # type: ignore[attr-defined]
+    result = ToolMessage("M1: the latch holds the door shut.", tool_call_id=call["id"])
+    # Only the tool message goes out, after the first response's id: the server holds the rest.
+    assert llm.invoke([question, called, result]).text == "It holds the door shut."
+    assert backend.requests[-1].messages[-1]["content"].startswith("What was found:\nM1: the latch")
