@@ -10,7 +10,10 @@ The chat completions front: ``request`` reads a request body into a checked valu
 its ``tool_choice``); ``chat_shapes`` writes OpenAI's shapes, ``errors`` maps the error tree onto
 them; ``routes`` holds the endpoints. The Messages front, Anthropic's API: ``messages_request``
 reads its body into the same ``ChatRequest``, ``messages_shapes`` writes Anthropic's message,
-stream events and errors, ``messages_routes`` holds its endpoints.
+stream events and errors, ``messages_routes`` holds its endpoints. The Responses front:
+``responses_request`` reads a body into the same ``ChatRequest``; ``responses_shapes`` writes the
+response object and its events, ``responses_store`` keeps recent responses for
+``previous_response_id``; ``responses_routes`` holds its endpoints.
 
 What every front shares on the wire (the queue, the body's limit, the key check, the
 disconnect, the whole reply, the event stream) is ``transport``'s; ``app`` builds the
@@ -30,6 +33,7 @@ from .limits import (
     SERVE_MAX_IN_FLIGHT,
     SERVE_RETRY_AFTER,
     SERVE_ROUTE_CACHE,
+    SERVE_STORED_RESPONSES,
     SERVE_UPSTREAM_RETRY_AFTER,
 )
 from .plan import Decision, decision_of
@@ -43,6 +47,7 @@ __all__ = [
     "SERVE_MAX_IN_FLIGHT",
     "SERVE_RETRY_AFTER",
     "SERVE_ROUTE_CACHE",
+    "SERVE_STORED_RESPONSES",
     "SERVE_UPSTREAM_RETRY_AFTER",
     "ChatRequest",
     "Conversation",

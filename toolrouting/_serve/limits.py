@@ -10,6 +10,7 @@ __all__ = [
     "SERVE_MAX_IN_FLIGHT",
     "SERVE_RETRY_AFTER",
     "SERVE_ROUTE_CACHE",
+    "SERVE_STORED_RESPONSES",
     "SERVE_UPSTREAM_RETRY_AFTER",
 ]
 
@@ -47,3 +48,9 @@ SERVE_UPSTREAM_RETRY_AFTER = 5
 #: keeps. A client sends its whole catalogue with every request; building the route and the
 #: instructions again took a third of the server's own time a request. An agent has a few.
 SERVE_ROUTE_CACHE = 64
+
+#: Responses ``toolrouting serve`` keeps for ``previous_response_id`` (and ``GET``), the oldest
+#: evicted first. A client continuing a conversation names the response it just got: the last
+#: one of each conversation in flight is all that is read, and each holds its whole conversation
+#: (up to a body's SERVE_MAX_BODY_BYTES a turn), so a few hundred bound the memory they take.
+SERVE_STORED_RESPONSES = 256

@@ -25,7 +25,17 @@ from .._limits import SHOWN_VALUE_CHARS
 from .choice import ToolChoice, read_function_call, read_tool_choice
 from .limits import SERVE_MAX_BODY_BYTES
 
-__all__ = ["ChatRequest", "InMessage", "ToolCall", "body_too_large", "decode_body", "read_chat_request"]
+__all__ = [
+    "ChatRequest",
+    "InMessage",
+    "ToolCall",
+    "body_too_large",
+    "decode_body",
+    "json_kind",
+    "number_field",
+    "parts_text",
+    "read_chat_request",
+]
 
 _ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 #: The most stop sequences OpenAI's API takes.
@@ -331,13 +341,19 @@ def _content(value: object, at: str, *, empty: bool) -> str:
         return value
     if value is None and empty:
         return ""
+    return parts_text(value, at, ("text",))
+
+
+def parts_text(value: object, at: str, kinds: tuple[str, ...]) -> str:
+    """The text of a list of content parts (``at`` is where it is): parts of the ``kinds`` that
+    carry a ``text``, and ``refusal`` parts; any other part is refused by its index."""
     if not isinstance(value, list):
         raise ChatRequestError(f"content is a string or a list of text parts, not {_kind(value)}", at)
     texts = []
     for index, part in enumerate(value):
         kind = part.get("type") if isinstance(part, Mapping) else None
         key = "refusal" if kind == "refusal" else "text"
-        if kind not in ("text", "refusal"):
+        if kind not in (*kinds, "refusal"):
             raise ChatRequestError(
                 f"a content part of type {_shown(kind)} is not supported: only text is served",
                 f"{at}[{index}]",
@@ -379,3 +395,14 @@ def _kind(value: object) -> str:
 
 def _shown(value: object) -> str:
     return shown(value, SHOWN_VALUE_CHARS)
+
+
+def number_field(body: Mapping[str, Any], name: str, most: float) -> float | None:
+    """``body[name]`` as a sampling number between 0 and ``most`` (``temperature``, ``top_p``),
+    ``None`` when absent; anything else is refused by its name. Every front reads them so."""
+    return _number(body, name, most)
+
+
+def json_kind(value: object) -> str:
+    """What a JSON value is, as an error shows it (``an array``, ``null``)."""
+    return _kind(value)

@@ -25,6 +25,8 @@ from .messages_routes import MESSAGES_PATH, MESSAGES_ROUTES
 from .messages_shapes import message_error_body
 from .replies import Piece
 from .request import ChatRequest, decode_body, read_chat_request
+from .responses_routes import create_response, stored_response
+from .responses_store import ResponseStore
 from .transport import Admission, check_key, event_stream, read_body, server_sent_event, whole_reply
 
 __all__ = ["EXCEPTION_HANDLERS", "ROUTES", "Served"]
@@ -39,6 +41,7 @@ class Served:
     model: str
     require_key: str | None
     secrets: tuple[str, ...]
+    responses: ResponseStore = dataclasses.field(default_factory=ResponseStore)
 
 
 def _served(request: Request) -> Served:
@@ -115,6 +118,8 @@ ROUTES = [
     Route("/v1/models", _models, methods=["GET"]),
     Route("/v1/chat/completions", _chat_completions, methods=["POST"]),
     *MESSAGES_ROUTES,
+    Route("/v1/responses", create_response, methods=["POST"]),
+    Route("/v1/responses/{response_id}", stored_response, methods=["GET", "DELETE"]),
 ]
 
 # ToolRoutingError by name: Starlette hands Exception's handler to its outermost layer, which

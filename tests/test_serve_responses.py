@@ -1,0 +1,468 @@
+"""The Responses front (``POST /v1/responses``, ``GET`` / ``DELETE /v1/responses/{id}``) in-process,
+through Starlette's TestClient, over the scripted backend: the shapes (checked against the openai
+SDK's own types), the stream's events, what the backend is sent, the refusals and the store.
+tests/test_serve_responses_clients.py drives the same front through real clients on loopback.
+"""
+
+# ruff: noqa: F811 - the fixtures imported from test_serve_app are the tests' parameters
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, get_args
+
+import httpx
+import pytest
+from openai.types.responses import Response, ResponseStreamEvent
+from starlette.testclient import TestClient
+from support.serve import BARE_READ, BARE_SEARCH
+from test_serve_app import backend, client  # noqa: F401 - a scripted backend, served in-process
+from test_serve_app import error_of as openai_error_of
+
+from toolrouting import AsyncScriptedBackend, BackendHTTPError, Completion, Usage
+from toolrouting._serve import SERVE_ANSWER_TOKENS, serve_app
+from toolrouting._serve.responses_store import ResponseStore, StoredResponse
+
+if TYPE_CHECKING:
+    import httpx2  # what starlette's TestClient is built on, and answers with
+
+SEARCH = {"type": "function", **BARE_SEARCH["function"]}
+READ = {"type": "function", **BARE_READ["function"]}
+QUESTION = "What does the latch do?"
+ACTION = '{"tool":"search","arguments":{"query":"latch"}}'
+
+
+#: An assistant's message, which the function_call items after it join.
+SAID = {"role": "assistant", "content": "Searching."}
+
+
+def call_item(call_id: str, name: str = "search") -> dict[str, str]:
+    return {"type": "function_call", "call_id": call_id, "name": name, "arguments": "{}"}
+
+
+def output_item(call_id: str) -> dict[str, str]:
+    return {"type": "function_call_output", "call_id": call_id, "output": "M1"}
+
+
+#: The SDK's event type of each event name.
+EVENTS: dict[str, Any] = {
+    get_args(kind.model_fields["type"].annotation)[0]: kind
+    for kind in get_args(get_args(ResponseStreamEvent)[0])
+}
+
+
+def create(client: TestClient, **fields: Any) -> httpx2.Response:
+    return client.post("/v1/responses", json={"model": "m", "input": QUESTION, **fields})
+
+
+def created(client: TestClient, **fields: Any) -> Response:
+    response = create(client, **fields)
+    assert response.status_code == 200, response.text
+    return Response.model_validate(response.json())  # the SDK's own type reads it
+
+
+def streamed(client: TestClient, **fields: Any) -> list[Any]:
+    """The stream's events, each read by the SDK's event types, its ``event:`` line its type."""
+    body = {"model": "m", "input": QUESTION, "stream": True, **fields}
+    with client.stream("POST", "/v1/responses", json=body) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        blocks = response.read().decode().strip().split("\n\n")
+    events = []
+    for block in blocks:
+        name, data = block.split("\n")
+        event = json.loads(data.removeprefix("data: "))
+        assert name == f"event: {event['type']}"
+        events.append(EVENTS[event["type"]].model_validate(event))
+    assert [event.sequence_number for event in events] == list(range(len(events)))
+    return events
+
+
+def error_of(response: httpx.Response | httpx2.Response, status: int = 400) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    return openai_error_of(response)
+
+
+def test_a_chosen_tool_is_one_function_call_item(client: TestClient, backend: AsyncScriptedBackend) -> None:
+    backend.enqueue(
+        Completion(text=ACTION, finish_reason="stop", usage=Usage(prompt_tokens=50, completion_tokens=9))
+    )
+    response = created(client, tools=[SEARCH, READ])
+    assert (response.status, response.object, response.model, response.error) == (
+        "completed",
+        "response",
+        "m",
+        None,
+    )
+    assert response.id.startswith("resp_")
+    [call] = response.output
+    assert call.type == "function_call"
+    assert (call.call_id, call.name, call.arguments, call.status) == (
+        "route-1",
+        "search",
+        '{"query":"latch"}',
+        "completed",
+    )
+    assert call.id is not None
+    assert call.id.startswith("fc_")
+    assert response.usage is not None
+    assert (response.usage.input_tokens, response.usage.output_tokens, response.usage.total_tokens) == (
+        50,
+        9,
+        59,
+    )
+    assert [tool.name for tool in response.tools] == ["search", "read"]  # type: ignore[union-attr]
+    assert backend.requests[0].settings.json_schema is not None
+
+
+def test_an_answer_is_one_message_and_the_cap_makes_it_incomplete(
+    client: TestClient, backend: AsyncScriptedBackend
+) -> None:
+    backend.enqueue('{"tool":"none"}', "one two three four five")
+    response = created(client, tools=[SEARCH], max_output_tokens=3, temperature=0.25, top_p=0.5)
+    assert response.status == "incomplete"
+    assert response.incomplete_details is not None
+    assert response.incomplete_details.reason == "max_output_tokens"
+    [message] = response.output
+    assert message.type == "message"
+    assert (message.role, message.status) == ("assistant", "incomplete")
+    assert response.output_text == "one two three"
+    decision, answer = backend.requests
+    assert (answer.settings.max_tokens, answer.settings.temperature, answer.settings.top_p) == (3, 0.25, 0.5)
+    assert (decision.settings.temperature, decision.settings.stop, answer.settings.json_schema) == (
+        0.25,
+        (),
+        None,
+    )
+    assert (response.temperature, response.top_p, response.max_output_tokens) == (0.25, 0.5, 3)
+
+
+def test_a_plain_request_is_a_chat_with_the_stated_cap(
+    client: TestClient, backend: AsyncScriptedBackend
+) -> None:
+    backend.enqueue("Hello there.")
+    response = created(client, instructions="Be brief.")
+    assert (response.status, response.output_text, response.instructions) == (
+        "completed",
+        "Hello there.",
+        "Be brief.",
+    )
+    [only] = backend.requests
+    assert only.messages == (
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": QUESTION},
+    )
+    assert only.settings.max_tokens == SERVE_ANSWER_TOKENS
+
+
+@pytest.mark.parametrize(
+    ("choice", "offered"),
+    [
+        ("auto", ["search", "read", "none"]),
+        ("required", ["search", "read"]),
+        ({"type": "function", "name": "read"}, ["read"]),
+        (
+            {"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name": "read"}]},
+            ["read", "none"],
+        ),
+    ],
+)
+def test_tool_choice_picks_what_the_decision_offers(
+    client: TestClient, backend: AsyncScriptedBackend, choice: Any, offered: list[str]
+) -> None:
+    backend.enqueue('{"tool":"read","arguments":{}}')
+    response = created(client, tools=[SEARCH, READ], tool_choice=choice)
+    assert response.output[0].type == "function_call"
+    schema = backend.requests[0].settings.json_schema
+    assert schema is not None
+    assert [alt["properties"]["tool"]["const"] for alt in schema["anyOf"]] == offered
+
+
+def test_tool_choice_none_asks_no_decision(client: TestClient, backend: AsyncScriptedBackend) -> None:
+    backend.enqueue("An answer.")
+    assert created(client, tools=[SEARCH], tool_choice="none").output_text == "An answer."
+    [only] = backend.requests
+    assert only.settings.json_schema is None
+
+
+def test_a_conversation_of_items_reaches_the_backend_as_the_runs_messages(
+    client: TestClient, backend: AsyncScriptedBackend
+) -> None:
+    backend.enqueue('{"tool":"none"}', "It holds the door.")
+    items = [
+        {"type": "message", "role": "developer", "content": "Use the notes."},
+        {"role": "user", "content": [{"type": "input_text", "text": QUESTION}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Searching."}]},
+        {"type": "function_call", "call_id": "c1", "name": "search", "arguments": '{"query":"latch"}'},
+        {"type": "function_call_output", "call_id": "c1", "output": "M1: the latch"},
+    ]
+    assert created(client, input=items, tools=[SEARCH]).output_text == "It holds the door."
+    sent = backend.requests[0].messages
+    assert sent[-2:] == (
+        {"role": "assistant", "content": ACTION},
+        {"role": "user", "content": "Tool result for search (call route-1):\nM1: the latch"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("fields", "param", "code"),
+    [
+        *[
+            ({"tools": [{"type": kind}]}, "tools[0].type", "unsupported_tool")
+            for kind in (
+                "web_search",
+                "file_search",
+                "computer_use_preview",
+                "code_interpreter",
+                "image_generation",
+                "mcp",
+            )
+        ],
+        ({"background": True}, "background", "unsupported_parameter"),
+        ({"reasoning": {"effort": "high"}}, "reasoning.effort", "unsupported_parameter"),
+        ({"text": {"format": {"type": "json_object"}}}, "text.format", "unsupported_parameter"),
+        (
+            {"text": {"format": {"type": "json_schema", "name": "x", "schema": {}}}},
+            "text.format",
+            "unsupported_parameter",
+        ),
+        ({"include": ["message.output_text.logprobs"]}, "include[0]", "unsupported_parameter"),
+        ({"include": ["no.such.thing"]}, "include[0]", "invalid_request"),
+        ({"top_logprobs": 3}, "top_logprobs", "unsupported_parameter"),
+        ({"conversation": "conv_1"}, "conversation", "unsupported_parameter"),
+        ({"prompt": {"id": "pmpt_1"}}, "prompt", "unsupported_parameter"),
+        (
+            {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
+            "input[0].content[0]",
+            "unsupported_content",
+        ),
+        ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "input[0].type", "unsupported_content"),
+        ({"input": [{"role": "tool", "content": "x"}]}, "input[0].role", "unknown_role"),
+        ({"input": []}, "input", "invalid_request"),
+        (
+            {"tools": [SEARCH], "tool_choice": {"type": "function", "name": "nope"}},
+            "tool_choice.name",
+            "unknown_tool",
+        ),
+        ({"tools": [SEARCH], "tool_choice": {"type": "web_search"}}, "tool_choice", "unsupported_parameter"),
+        ({"max_output_tokens": 0}, "max_output_tokens", "invalid_request"),
+        ({"temperature": 3}, "temperature", "invalid_request"),
+        ({"previous_response_id": "resp_unknown"}, "previous_response_id", "previous_response_not_found"),
+        (
+            {"input": [{"type": "function_call_output", "call_id": "c9", "output": "x"}]},
+            "input[0].call_id",
+            "unknown_tool_call",
+        ),
+        (
+            {
+                "input": [
+                    {"role": "user", "content": "q"},
+                    {"type": "function_call", "call_id": "c", "name": "search", "arguments": "[1]"},
+                ]
+            },
+            "input[1].arguments",
+            "invalid_request",
+        ),
+        (
+            {"tools": [SEARCH], "input": [{"role": "assistant", "content": "done"}]},
+            "input",
+            "invalid_request",
+        ),
+        *[
+            (
+                {"input": [{"role": "user", "content": "q"}, *items]},
+                param,
+                code,
+            )
+            for items, param, code in (
+                ([call_item("a"), call_item("a")], "input[2].call_id", "invalid_request"),
+                ([SAID, call_item("a"), call_item("b", "bad name")], "input[3].name", "invalid_request"),
+                (
+                    [call_item("a"), output_item("a"), output_item("a")],
+                    "input[3].call_id",
+                    "unknown_tool_call",
+                ),
+            )
+        ],
+    ],
+)
+def test_what_cannot_be_honoured_is_refused_by_its_field(
+    client: TestClient, backend: AsyncScriptedBackend, fields: dict[str, Any], param: str, code: str
+) -> None:
+    error = error_of(create(client, **fields))
+    assert (error["param"], error["code"], error["type"]) == (param, code, "invalid_request_error")
+    assert error["message"].startswith(f"{param}: ")
+    assert backend.requests == []
+
+
+def test_a_bad_catalogue_names_the_tool_by_its_index(client: TestClient) -> None:
+    error = error_of(create(client, tools=[SEARCH, SEARCH]))
+    assert (error["param"], error["code"]) == ("tools[1]", "invalid_tools")
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"include": ["reasoning.encrypted_content", "file_search_call.results"]},
+        {"reasoning": {"effort": None, "summary": None}},
+        {"reasoning": {"effort": "none", "summary": "auto"}},
+        {
+            "tool_choice": None,
+            "parallel_tool_calls": None,
+            "temperature": None,
+            "metadata": None,
+            "store": None,
+        },
+        {
+            "truncation": "auto",
+            "service_tier": "auto",
+            "user": "u",
+            "safety_identifier": "s",
+            "prompt_cache_key": "k",
+        },
+        {"parallel_tool_calls": False, "metadata": {"run": "7"}, "max_tool_calls": 3, "background": False},
+        {
+            "text": {"format": {"type": "text"}, "verbosity": "low"},
+            "stream_options": {"include_obfuscation": False},
+        },
+    ],
+)
+def test_what_is_harmless_to_ignore_is_accepted(
+    client: TestClient, backend: AsyncScriptedBackend, fields: dict[str, Any]
+) -> None:
+    backend.enqueue("Fine.")
+    response = created(client, **fields)
+    assert response.output_text == "Fine."
+    assert response.metadata == (fields.get("metadata") or {})
+    assert response.parallel_tool_calls is (fields.get("parallel_tool_calls") is not False)
+
+
+def test_a_response_is_continued_by_its_id(client: TestClient, backend: AsyncScriptedBackend) -> None:
+    backend.enqueue(ACTION)
+    first = created(client, tools=[SEARCH], instructions="Use the notes.")
+    call = first.output[0]
+    assert call.type == "function_call"
+    backend.enqueue('{"tool":"none"}', "It holds the door.")
+    output = [{"type": "function_call_output", "call_id": call.call_id, "output": "M1: the latch"}]
+    second = created(client, tools=[SEARCH], previous_response_id=first.id, input=output)
+    assert (second.output_text, second.previous_response_id, second.instructions) == (
+        "It holds the door.",
+        first.id,
+        None,
+    )
+    first_sent, second_sent = backend.requests[0].messages, backend.requests[1].messages
+    assert "Use the notes." in first_sent[0]["content"]
+    assert "Use the notes." not in second_sent[0]["content"]  # instructions are not carried over
+    assert second_sent[-2:] == (
+        {"role": "assistant", "content": ACTION},
+        {"role": "user", "content": "Tool result for search (call route-1):\nM1: the latch"},
+    )
+
+
+def test_get_and_delete_read_the_store(client: TestClient, backend: AsyncScriptedBackend) -> None:
+    backend.enqueue("Kept.", "Not kept.")
+    kept = create(client).json()
+    assert client.get(f"/v1/responses/{kept['id']}").json() == kept
+    assert client.head(f"/v1/responses/{kept['id']}").status_code == 200  # reads, never deletes
+    assert client.get(f"/v1/responses/{kept['id']}").json() == kept
+    not_kept = created(client, store=False)
+    assert error_of(client.get(f"/v1/responses/{not_kept.id}"), 404)["code"] == "not_found"
+    deleted = client.delete(f"/v1/responses/{kept['id']}")
+    assert deleted.json() == {"id": kept["id"], "object": "response", "deleted": True}
+    assert error_of(client.get(f"/v1/responses/{kept['id']}"), 404)["code"] == "not_found"
+    assert error_of(client.delete(f"/v1/responses/{kept['id']}"), 404)["code"] == "not_found"
+    allowed = client.put(f"/v1/responses/{kept['id']}").headers["allow"]
+    assert set(allowed.split(", ")) == {"GET", "DELETE", "HEAD"}
+    refused = error_of(create(client, previous_response_id=kept["id"]))
+    assert refused["code"] == "previous_response_not_found"
+
+
+def test_the_store_keeps_the_last_responses_and_evicts_the_oldest() -> None:
+    store = ResponseStore(limit=2)
+    for number in range(3):
+        store.keep(StoredResponse(body={"id": f"resp_{number}"}, conversation=()))
+    assert (len(store), store.get("resp_0"), store.conversation("resp_2")) == (2, None, ())
+
+
+def test_the_key_guards_every_responses_endpoint(backend: AsyncScriptedBackend) -> None:
+    with TestClient(serve_app(backend, require_key="sekret")) as client:
+        for method, path in (
+            ("POST", "/v1/responses"),
+            ("GET", "/v1/responses/x"),
+            ("DELETE", "/v1/responses/x"),
+        ):
+            response = client.request(method, path, json={"input": "q"})
+            assert error_of(response, 401)["code"] == "invalid_api_key"
+        backend.enqueue("In.")
+        headers = {"Authorization": "Bearer sekret"}
+        assert client.post("/v1/responses", json={"input": "q"}, headers=headers).status_code == 200
+
+
+def test_the_stream_rebuilds_the_same_call(client: TestClient, backend: AsyncScriptedBackend) -> None:
+    backend.enqueue(ACTION, ACTION)
+    whole = created(client, tools=[SEARCH]).output[0]
+    events = streamed(client, tools=[SEARCH])
+    kinds = [event.type for event in events]
+    assert kinds[:3] == ["response.created", "response.in_progress", "response.output_item.added"]
+    assert kinds[-3:] == [
+        "response.function_call_arguments.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    assert set(kinds[3:-3]) == {"response.function_call_arguments.delta"}
+    deltas = "".join(event.delta for event in events[3:-3])
+    assert deltas == events[-3].arguments == whole.arguments  # type: ignore[union-attr]
+    final = events[-1].response
+    assert (final.id, final.status) == (events[0].response.id, "completed")
+    assert (final.output[0].name, final.output[0].call_id, final.output[0].id) == (
+        "search",
+        "route-1",
+        events[2].item.id,
+    )
+    assert final.usage.total_tokens > 0
+
+
+def test_a_streamed_answer_carries_its_text_and_is_stored(
+    client: TestClient, backend: AsyncScriptedBackend
+) -> None:
+    backend.enqueue('{"tool":"none"}', "The latch holds the door.")
+    events = streamed(client, tools=[SEARCH])
+    kinds = [event.type for event in events]
+    assert kinds[2:4] == ["response.output_item.added", "response.content_part.added"]
+    assert kinds[-4:] == [
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    text = "".join(event.delta for event in events if event.type == "response.output_text.delta")
+    assert text == events[-4].text == "The latch holds the door."
+    final = events[-1].response
+    assert client.get(f"/v1/responses/{final.id}").json() == final.model_dump(mode="json", exclude_unset=True)
+
+
+def test_a_streamed_answer_cut_at_its_cap_ends_incomplete(
+    client: TestClient, backend: AsyncScriptedBackend
+) -> None:
+    backend.enqueue("one two three four")
+    events = streamed(client, max_output_tokens=2)
+    assert events[-1].type == "response.incomplete"
+    assert events[-1].response.incomplete_details.reason == "max_output_tokens"
+    assert events[-1].response.output[0].content[0].text == "one two"
+
+
+def test_a_failure_before_the_first_event_keeps_its_status(
+    client: TestClient, backend: AsyncScriptedBackend
+) -> None:
+    backend.enqueue(BackendHTTPError(500, "http://x/v1", "boom", "the server answered 500"))
+    response = client.post("/v1/responses", json={"input": QUESTION, "stream": True})
+    assert error_of(response, 502)["code"] == "BackendHTTPError"
+
+
+def test_a_failure_after_the_first_event_is_an_error_event(
+    client: TestClient, backend: AsyncScriptedBackend
+) -> None:
+    backend.enqueue(Completion(text='{"tool":"search","arguments":{"query":"la', finish_reason="length"))
+    events = streamed(client, tools=[SEARCH])
+    assert events[-1].type == "error"
+    assert "routing cap" in events[-1].message
+    assert events[-1].code == "BackendResponseError"
