@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from .._errors import ChatRequestError
-from .._json import is_count, shown
-from .._limits import SHOWN_VALUE_CHARS
+from .._json import is_count
 from .choice import ToolChoice, read_function_call, read_tool_choice
+from .fields import json_kind, number_field, parts_text, shown_value
 from .limits import SERVE_MAX_BODY_BYTES
 
 __all__ = [
@@ -31,9 +30,6 @@ __all__ = [
     "ToolCall",
     "body_too_large",
     "decode_body",
-    "json_kind",
-    "number_field",
-    "parts_text",
     "read_chat_request",
 ]
 
@@ -121,13 +117,13 @@ def _refuse_constant(literal: str) -> Any:
 def read_chat_request(body: object) -> ChatRequest:
     """The request ``body`` (decoded JSON) as a :class:`ChatRequest`; a bad field is refused by its path."""
     if not isinstance(body, Mapping):
-        raise ChatRequestError(f"the body is a JSON object, not {_kind(body)}")
+        raise ChatRequestError(f"the body is a JSON object, not {json_kind(body)}")
     model = body.get("model")
     if model is not None and not isinstance(model, str):
-        raise ChatRequestError(f"a model name is a string, not {_kind(model)}", "model")
+        raise ChatRequestError(f"a model name is a string, not {json_kind(model)}", "model")
     if body.get("n") not in (None, 1):
         raise ChatRequestError(
-            f"only one choice is served, not {_shown(body['n'])}: send n=1 (or leave n out), "
+            f"only one choice is served, not {shown_value(body['n'])}: send n=1 (or leave n out), "
             "and send the request again for another choice",
             "n",
             code="unsupported_parameter",
@@ -148,23 +144,23 @@ def read_chat_request(body: object) -> ChatRequest:
     stream = _optional(body, "stream", bool) or False
     options = body.get("stream_options")
     if options is not None and not isinstance(options, Mapping):
-        raise ChatRequestError(f"stream_options is an object, not {_kind(options)}", "stream_options")
+        raise ChatRequestError(f"stream_options is an object, not {json_kind(options)}", "stream_options")
     include_usage = _optional(options or {}, "include_usage", bool, "stream_options.") or False
     field = "max_completion_tokens" if body.get("max_completion_tokens") is not None else "max_tokens"
     max_tokens = body.get(field)
     if max_tokens is not None and not is_count(max_tokens, 1):
-        raise ChatRequestError(f"a token cap is a positive integer, not {_shown(max_tokens)}", field)
+        raise ChatRequestError(f"a token cap is a positive integer, not {shown_value(max_tokens)}", field)
     seed = body.get("seed")
     if seed is not None and not is_count(seed, -(2**63)):
-        raise ChatRequestError(f"a seed is an integer, not {_shown(seed)}", "seed")
+        raise ChatRequestError(f"a seed is an integer, not {shown_value(seed)}", "seed")
     return ChatRequest(
         model=model,
         messages=_messages(body.get("messages")),
         tools=tools,
         tool_choice=choice,
         max_tokens=max_tokens,
-        temperature=_number(body, "temperature", 2.0),
-        top_p=_number(body, "top_p", 1.0),
+        temperature=number_field(body, "temperature", 2.0),
+        top_p=number_field(body, "top_p", 1.0),
         seed=seed,
         stop=_stop(body.get("stop")),
         stream=stream,
@@ -184,7 +180,7 @@ def _refuse_logprobs(body: Mapping[str, Any]) -> None:
         )
     top = body.get("top_logprobs")
     if top is not None and not is_count(top, 0):
-        raise ChatRequestError(f"top_logprobs is a count, not {_shown(top)}", "top_logprobs")
+        raise ChatRequestError(f"top_logprobs is a count, not {shown_value(top)}", "top_logprobs")
     if top:
         raise ChatRequestError(
             "log-probabilities are not served: no backend here reports them; leave top_logprobs out",
@@ -213,13 +209,13 @@ def _functions(value: object) -> tuple[dict[str, Any], ...]:
         return ()
     if not isinstance(value, list):
         raise ChatRequestError(
-            f"functions is a list of function declarations, not {_kind(value)}", "functions"
+            f"functions is a list of function declarations, not {json_kind(value)}", "functions"
         )
     tools = []
     for index, function in enumerate(value):
         if not isinstance(function, Mapping):
             raise ChatRequestError(
-                f"a function is an object {{name, description, parameters}}, not {_kind(function)}",
+                f"a function is an object {{name, description, parameters}}, not {json_kind(function)}",
                 f"functions[{index}]",
             )
         tools.append({"type": "function", "function": dict(function)})
@@ -229,19 +225,8 @@ def _functions(value: object) -> tuple[dict[str, Any], ...]:
 def _optional(body: Mapping[str, Any], name: str, kind: type, prefix: str = "") -> Any:
     value = body.get(name)
     if value is not None and not isinstance(value, kind):
-        raise ChatRequestError(f"{name} is a {kind.__name__}, not {_kind(value)}", prefix + name)
+        raise ChatRequestError(f"{name} is a {kind.__name__}, not {json_kind(value)}", prefix + name)
     return value
-
-
-def _number(body: Mapping[str, Any], name: str, most: float) -> float | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ChatRequestError(f"{name} is a number, not {_shown(value)}", name)
-    if not 0 <= value <= most:
-        raise ChatRequestError(f"{name} is between 0 and {most:g}, not {_shown(value)}", name)
-    return float(value)
 
 
 def _stop(value: object) -> tuple[str, ...]:
@@ -259,13 +244,15 @@ def _tools(value: object) -> tuple[dict[str, Any], ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise ChatRequestError(f"tools is a list of function declarations, not {_kind(value)}", "tools")
+        raise ChatRequestError(f"tools is a list of function declarations, not {json_kind(value)}", "tools")
     return tuple(value)
 
 
 def _messages(value: object) -> tuple[InMessage, ...]:
     if not isinstance(value, list) or not value:
-        raise ChatRequestError(f"messages is a non-empty list of messages, not {_kind(value)}", "messages")
+        raise ChatRequestError(
+            f"messages is a non-empty list of messages, not {json_kind(value)}", "messages"
+        )
     read: list[InMessage] = []
     open_call: ToolCall | None = None  # the last assistant's legacy function_call, not yet answered
     for index, item in enumerate(value):
@@ -285,10 +272,10 @@ def _function_result(item: Mapping[str, Any], at: str, call: ToolCall | None) ->
     """A legacy ``function`` message: the result of the function_call before it, by its name."""
     name = item.get("name")
     if not isinstance(name, str):
-        raise ChatRequestError(f"a function message names its function, not {_kind(name)}", f"{at}.name")
+        raise ChatRequestError(f"a function message names its function, not {json_kind(name)}", f"{at}.name")
     if call is None or call.name != name:
         raise ChatRequestError(
-            f"the function message answers {_shown(name)}, which is no function_call of the assistant "
+            f"the function message answers {shown_value(name)}, which is no function_call of the assistant "
             "message before it, or was answered already",
             f"{at}.name",
             code="unknown_tool_call",
@@ -299,11 +286,13 @@ def _function_result(item: Mapping[str, Any], at: str, call: ToolCall | None) ->
 
 def _message(item: object, at: str) -> InMessage:
     if not isinstance(item, Mapping):
-        raise ChatRequestError(f"a message is an object, not {_kind(item)}", at)
+        raise ChatRequestError(f"a message is an object, not {json_kind(item)}", at)
     role = item.get("role")
     if role not in _ROLES:
         raise ChatRequestError(
-            f"the role {_shown(role)} is not one of {', '.join(_ROLES)}", f"{at}.role", code="unknown_role"
+            f"the role {shown_value(role)} is not one of {', '.join(_ROLES)}",
+            f"{at}.role",
+            code="unknown_role",
         )
     calls: tuple[ToolCall, ...] = ()
     if role == "assistant" and item.get("tool_calls") is not None:
@@ -328,11 +317,11 @@ def _message(item: object, at: str) -> InMessage:
 def _function_call(value: object, at: str) -> ToolCall:
     """A legacy ``function_call``: its id is where it is, which no other call's can be."""
     if not isinstance(value, Mapping):
-        raise ChatRequestError(f'a function_call is {{"name", "arguments"}}, not {_kind(value)}', at)
+        raise ChatRequestError(f'a function_call is {{"name", "arguments"}}, not {json_kind(value)}', at)
     name, arguments = value.get("name"), value.get("arguments")
     for key, field in (("name", name), ("arguments", arguments)):
         if not isinstance(field, str):
-            raise ChatRequestError(f"{key} is a string, not {_kind(field)}", f"{at}.{key}")
+            raise ChatRequestError(f"{key} is a string, not {json_kind(field)}", f"{at}.{key}")
     return ToolCall(id=at, name=str(name), arguments=str(arguments))
 
 
@@ -344,31 +333,9 @@ def _content(value: object, at: str, *, empty: bool) -> str:
     return parts_text(value, at, ("text",))
 
 
-def parts_text(value: object, at: str, kinds: tuple[str, ...]) -> str:
-    """The text of a list of content parts (``at`` is where it is): parts of the ``kinds`` that
-    carry a ``text``, and ``refusal`` parts; any other part is refused by its index."""
-    if not isinstance(value, list):
-        raise ChatRequestError(f"content is a string or a list of text parts, not {_kind(value)}", at)
-    texts = []
-    for index, part in enumerate(value):
-        kind = part.get("type") if isinstance(part, Mapping) else None
-        key = "refusal" if kind == "refusal" else "text"
-        if kind not in (*kinds, "refusal"):
-            raise ChatRequestError(
-                f"a content part of type {_shown(kind)} is not supported: only text is served",
-                f"{at}[{index}]",
-                code="unsupported_content",
-            )
-        text = part.get(key)
-        if not isinstance(text, str):
-            raise ChatRequestError(f"a {kind} part carries its {key} as a string", f"{at}[{index}].{key}")
-        texts.append(text)
-    return "".join(texts)
-
-
 def _calls(value: object, at: str) -> tuple[ToolCall, ...]:
     if not isinstance(value, list):
-        raise ChatRequestError(f"tool_calls is a list, not {_kind(value)}", at)
+        raise ChatRequestError(f"tool_calls is a list, not {json_kind(value)}", at)
     calls = []
     for index, call in enumerate(value):
         where = f"{at}[{index}]"
@@ -378,31 +345,6 @@ def _calls(value: object, at: str) -> tuple[ToolCall, ...]:
         call_id, name, arguments = call.get("id"), function.get("name"), function.get("arguments")
         for key, field in (("id", call_id), ("function.name", name), ("function.arguments", arguments)):
             if not isinstance(field, str):
-                raise ChatRequestError(f"{key} is a string, not {_kind(field)}", f"{where}.{key}")
+                raise ChatRequestError(f"{key} is a string, not {json_kind(field)}", f"{where}.{key}")
         calls.append(ToolCall(id=str(call_id), name=str(name), arguments=str(arguments)))
     return tuple(calls)
-
-
-_JSON_KINDS = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array"}
-
-
-def _kind(value: object) -> str:
-    """What a JSON value is, as the error shows it (``an array``, ``null``)."""
-    if value is None:
-        return "null"
-    return "an object" if isinstance(value, Mapping) else _JSON_KINDS.get(type(value), type(value).__name__)
-
-
-def _shown(value: object) -> str:
-    return shown(value, SHOWN_VALUE_CHARS)
-
-
-def number_field(body: Mapping[str, Any], name: str, most: float) -> float | None:
-    """``body[name]`` as a sampling number between 0 and ``most`` (``temperature``, ``top_p``),
-    ``None`` when absent; anything else is refused by its name. Every front reads them so."""
-    return _number(body, name, most)
-
-
-def json_kind(value: object) -> str:
-    """What a JSON value is, as an error shows it (``an array``, ``null``)."""
-    return _kind(value)

@@ -22,7 +22,8 @@ from .._json import is_count, shown
 from .._limits import SHOWN_VALUE_CHARS
 from .choice import ToolChoice, read_tool_choice
 from .conversation import conversation_of, ends_with_user
-from .request import ChatRequest, InMessage, ToolCall, json_kind, number_field, parts_text
+from .fields import json_kind, number_field, parts_text
+from .request import ChatRequest, InMessage, ToolCall
 
 __all__ = ["ResponsesRequest", "read_responses_request"]
 
