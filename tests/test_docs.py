@@ -290,3 +290,32 @@ def test_the_pages_that_list_what_the_server_serves_list_every_endpoint() -> Non
         assert {
             path for path in paths if not re.search(rf"`(GET |POST )?{re.escape(path)}`", text)
         } == set(), name
+
+
+def _anchor(heading: str) -> str:
+    """A heading's anchor as GitHub writes it: lower case, punctuation dropped, spaces as dashes."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_between_the_pages_finds_its_page_and_heading() -> None:
+    headings = {
+        page.resolve(): {
+            _anchor(heading)
+            for heading in re.findall(
+                r"^#+ (.+)$",
+                re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL | re.MULTILINE),
+                re.MULTILINE,
+            )
+        }
+        for page in PAGES
+    }
+    broken = []
+    for page in PAGES:
+        for link in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if re.match(r"\w+:", link):
+                continue  # another site's page
+            file, _, anchor = link.partition("#")
+            target = (page.parent / file).resolve() if file else page.resolve()
+            if not target.exists() or (anchor and target in headings and anchor not in headings[target]):
+                broken.append(f"{page.name}: {link}")
+    assert broken == []
