@@ -227,3 +227,95 @@ def test_no_doc_cites_an_issue_of_its_own() -> None:
             if re.search(r"\bissues? #?\d+|\bthe issue\b(?! tracker)|\bthe issue's\b", line, re.IGNORECASE):
                 cited.append(f"{page.name}:{number}: {line.strip()}")
     assert cited == []
+
+
+#: A commit named in a paragraph (seven to forty hex digits, a letter and a digit among them):
+#: where a file that has left the tree is still found.
+COMMIT = re.compile(r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
+
+
+def test_every_file_the_docs_name_is_in_the_tree_or_at_its_commit() -> None:
+    """A test, benchmark, fuzz or helper script a page names exists, or its paragraph names the
+    commit that holds it (a script that has left says so, with the commit)."""
+    gone = []
+    for page in PAGES:
+        for paragraph in re.split(r"\n[ \t]*\n", page.read_text(encoding="utf-8")):
+            for path in re.findall(
+                r"(?<![\w/.])((?:tests|benchmarks|fuzz|scripts)/(?:[\w-]+/)*[a-z0-9_-]+\.(?:py|sh))\b",
+                paragraph,
+            ):
+                if not (ROOT / path).exists() and not COMMIT.search(paragraph):
+                    gone.append(f"{page.name}: {path}")
+    assert gone == []
+
+
+def test_every_benchmark_command_takes_the_way_and_options_it_is_shown_with() -> None:
+    """`python benchmarks/X.py [WAY] --option ...` as a page shows it: X's parser declares the way
+    and each option (commands after a `git checkout` run another commit's scripts, and are left)."""
+    wrong = []
+    for page in PAGES:
+        for code in _code(page.read_text(encoding="utf-8")):
+            code = code.replace("\\\n", " ").split("git checkout")[0]
+            for script, words in re.findall(r"benchmarks/(\w+)\.py((?:[ \t]+[^\s`;|&()]+)*)", code):
+                path = ROOT / "benchmarks" / f"{script}.py"
+                if not path.exists():
+                    continue  # the test above holds a script that has left to its commit
+                source = path.read_text(encoding="utf-8")
+                args = words.split()
+                shown = [arg.split("=")[0] for arg in args if arg.startswith("--")]
+                if args and "add_subparsers" in source and not args[0].startswith("-"):
+                    shown.append(args[0])  # the way
+                wrong += [f"{page.name}: {script}.py {word}" for word in shown if f'"{word}"' not in source]
+    assert wrong == []
+
+
+def test_the_pages_that_list_what_the_server_serves_list_every_endpoint() -> None:
+    """serve.md's opening and cli.md's line on `serve` name each path the app routes."""
+    pytest.importorskip("starlette")
+    from starlette.routing import Route
+
+    from toolrouting import AsyncScriptedBackend, serve_app
+
+    app = serve_app(AsyncScriptedBackend([]))
+    paths = {route.path for route in app.routes if isinstance(route, Route)}
+    assert paths
+    serve = (ROOT / "docs" / "serve.md").read_text(encoding="utf-8").split("\n## ")[0]
+    cli = re.search(
+        r"^- `toolrouting serve`.*?(?=^- )",
+        (ROOT / "docs" / "cli.md").read_text(encoding="utf-8"),
+        re.DOTALL | re.MULTILINE,
+    )
+    assert cli is not None
+    for name, text in (("serve.md", serve), ("cli.md", cli[0])):
+        assert {
+            path for path in paths if not re.search(rf"`(GET |POST )?{re.escape(path)}`", text)
+        } == set(), name
+
+
+def _anchor(heading: str) -> str:
+    """A heading's anchor as GitHub writes it: lower case, punctuation dropped, spaces as dashes."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_between_the_pages_finds_its_page_and_heading() -> None:
+    headings = {
+        page.resolve(): {
+            _anchor(heading)
+            for heading in re.findall(
+                r"^#+ (.+)$",
+                re.sub(r"^```.*?^```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL | re.MULTILINE),
+                re.MULTILINE,
+            )
+        }
+        for page in PAGES
+    }
+    broken = []
+    for page in PAGES:
+        for link in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if re.match(r"\w+:", link):
+                continue  # another site's page
+            file, _, anchor = link.partition("#")
+            target = (page.parent / file).resolve() if file else page.resolve()
+            if not target.exists() or (anchor and target in headings and anchor not in headings[target]):
+                broken.append(f"{page.name}: {link}")
+    assert broken == []

@@ -13,7 +13,7 @@ ToolRoutingError
 ├── MemoryStoreError                   a memory database or notes folder that cannot be used
 ├── ToolServerError                    an MCP server that cannot be started, reached or listed
 ├── QuestionsFileError (also ValueError) a batch's questions file with a line that is not a question
-├── ChatRequestError (also ValueError) a chat completions request toolrouting serve cannot serve
+├── ChatRequestError (also ValueError) a request toolrouting serve cannot serve, on any front
 └── RunError                           a routing run could not finish
     ├── RepairsExhaustedError          the model's reply stayed invalid after its repairs
     ├── RetriesExhaustedError          a backend kept failing past the retry budget

@@ -54,7 +54,7 @@ def add_run(subparsers: Subparsers) -> None:
         "(a tool, or none) under a grammar, the tool runs, and its result goes back, until the model "
         "answers none. Progress goes to stderr as it happens; the outcome goes to stdout. With no "
         "options it uses the embedded default model (SmolLM2-135M-Instruct) and the demo notes "
-        "(memory_search, memory_read); --mcp, --mcp-config and --tools offer real tools instead.",
+        "(memory_read, by title); --mcp, --mcp-config and --tools offer real tools instead.",
     )
     parser.add_argument(
         "question",

@@ -1,4 +1,5 @@
-"""``toolrouting serve``: OpenAI's chat completions on loopback, in front of the model the options name.
+"""``toolrouting serve``: OpenAI's chat completions and Anthropic's Messages API on loopback, in
+front of the model the options name.
 
 The backend comes from the same options as ``toolrouting run`` (the embedded model, ``--model``,
 ``--base-url``, ``--dialect``, ``--api-key``). The socket is bound here, before the server
@@ -32,11 +33,12 @@ def add_serve(subparsers: Subparsers) -> None:
     """Register ``serve`` and its options."""
     parser = subparsers.add_parser(
         "serve",
-        help="serve OpenAI's chat completions API with every tool decision routed",
-        description="Serve POST /v1/chat/completions, GET /v1/models and GET /health. A request with "
-        "tools gets one grammar-constrained decision (a tool call, or with tool_choice auto the "
-        "answer); the client runs the tool and sends its result back, as with OpenAI's API. With no "
-        "options it serves the embedded default model (SmolLM2-135M-Instruct).",
+        help="serve OpenAI's chat completions and Anthropic's Messages APIs with every tool decision routed",
+        description="Serve POST /v1/chat/completions, POST /v1/messages and /v1/messages/count_tokens "
+        "(Anthropic's Messages API), GET /v1/models and GET /health. A request with tools gets one "
+        "grammar-constrained decision (a tool call, or with tool_choice auto the answer); the client "
+        "runs the tool and sends its result back, as with either API. With no options it serves the "
+        "embedded default model (SmolLM2-135M-Instruct).",
     )
     parser.add_argument(
         "--model",
@@ -51,7 +53,8 @@ def add_serve(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--require-key",
         metavar="KEY",
-        help=f"the bearer key every /v1 request must carry (default: ${KEY_VARIABLE}; none when unset)",
+        help=f"the key every /v1 request must carry, as Authorization: Bearer or x-api-key "
+        f"(default: ${KEY_VARIABLE}; none when unset)",
     )
     parser.add_argument(
         "--cap",

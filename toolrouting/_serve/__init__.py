@@ -1,4 +1,5 @@
-"""``toolrouting serve``: OpenAI's chat completions in front of any backend, the tool decision routed.
+"""``toolrouting serve``: OpenAI's chat completions and Anthropic's Messages API in front of any
+backend, the tool decision routed.
 
 The core, in no API's shape: ``conversation`` turns a request's messages into the conversation
 a routing run would send (an assistant's call as its action, a tool message as the result

@@ -35,12 +35,13 @@ def serve_app(
     secrets: Sequence[str] = (),
     owned: bool = False,
 ) -> Starlette:
-    """The chat completions server over ``backend``: a Starlette application.
+    """The server over ``backend``, with every front (chat completions, Messages): a Starlette app.
 
-    ``model`` is the name ``/v1/models`` lists; ``require_key`` the bearer key every ``/v1``
-    request must carry (none when ``None``); ``secrets`` are never written into an error.
-    ``in_flight`` bounds the requests held at once: by default ``SERVE_EMBEDDED_QUEUE`` for the
-    embedded model, which takes them in turn, and ``SERVE_MAX_IN_FLIGHT`` for any other backend.
+    ``model`` is the name ``/v1/models`` lists; ``require_key`` the key every ``/v1`` request
+    must carry, as a bearer token or ``x-api-key`` (none when ``None``); ``secrets`` are never
+    written into an error. ``in_flight`` bounds the requests held at once: by default
+    ``SERVE_EMBEDDED_QUEUE`` for the embedded model, which takes them in turn, and
+    ``SERVE_MAX_IN_FLIGHT`` for any other backend.
     ``owned=True`` closes the backend when the server stops, in the event loop that served it
     (an HTTP backend's connections belong to that loop); otherwise the caller closes it.
     Needs the ``serve`` extra (``pip install 'toolrouting[serve]'``).
