@@ -33,9 +33,11 @@ def add_serve(subparsers: Subparsers) -> None:
     """Register ``serve`` and its options."""
     parser = subparsers.add_parser(
         "serve",
-        help="serve OpenAI's chat completions and Anthropic's Messages APIs with every tool decision routed",
-        description="Serve POST /v1/chat/completions, POST /v1/messages and /v1/messages/count_tokens "
-        "(Anthropic's Messages API), GET /v1/models and GET /health. A request with tools gets one "
+        help="serve OpenAI's chat completions and Responses and Anthropic's Messages APIs, every tool "
+        "decision routed",
+        description="Serve POST /v1/chat/completions, POST /v1/responses (with GET and DELETE of a stored "
+        "response), POST /v1/messages and /v1/messages/count_tokens (Anthropic's Messages API), "
+        "GET /v1/models and GET /health. A request with tools gets one "
         "grammar-constrained decision (a tool call, or with tool_choice auto the answer); the client "
         "runs the tool and sends its result back, as with either API. With no options it serves the "
         "embedded default model (SmolLM2-135M-Instruct).",
