@@ -8,7 +8,8 @@ on the backend, whole or streamed, with ``calls`` handing out a streamed tool ca
 written, as the ``replies`` it gives.
 
 The chat completions front: ``request`` reads a request body into a checked value (``choice``:
-its ``tool_choice``); ``chat_shapes`` writes OpenAI's shapes, ``errors`` maps the error tree onto
+its ``tool_choice``, ``output_format``: its ``response_format``, the schema checked against the
+backend's grammar compiler); ``chat_shapes`` writes OpenAI's shapes, ``errors`` maps the error tree onto
 them; ``routes`` holds the endpoints. The Messages front, Anthropic's API: ``messages_request``
 reads its body into the same ``ChatRequest``, ``messages_shapes`` writes Anthropic's message,
 stream events and errors, ``messages_routes`` holds its endpoints. The Responses front:

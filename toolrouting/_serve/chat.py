@@ -2,7 +2,8 @@
 
 The client drives its own loop, so the server never runs a tool and never asks twice: a reply
 that is not a valid action (cut at the routing cap, or from a server that ignores the route)
-is the backend's failure, answered 502 with what was wrong.
+is the backend's failure, answered 502 with what was wrong. A ``response_format``'s schema is
+checked against the backend's grammar compiler before the first request (``output_format``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import TypeGuard
 
 from .._backends import AsyncBackend, AsyncStreamingBackend, Completion, Message, TextDelta, Usage
-from .._errors import BackendResponseError, CatalogueError, ChatRequestError
+from .._errors import BackendResponseError, CatalogueError, ChatRequestError, GrammarError
 from .._limits import DEFAULT_ROUTING_CAP
 from .._names import NONE_TOOL
 from .._parse import parse_route, quote_reply
@@ -23,6 +24,7 @@ from .._settings import Settings
 from .calls import CallStream
 from .conversation import Conversation, arguments_text, conversation_of
 from .limits import SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
+from .output_format import checked_format, refused_schema
 from .plan import Decision, Offer, answer_messages, answer_settings, decision_of, decision_settings, offer_of
 from .replies import Piece, Reply
 from .request import ChatRequest, ToolCall
@@ -49,6 +51,7 @@ class ServedChat:
 
     async def reply(self, request: ChatRequest) -> Reply:
         """The whole reply to ``request``."""
+        self._check_format(request)
         conversation = conversation_of(request, spaced=self.spaced)
         planned = self._planned(request, conversation)
         used = Usage()
@@ -59,7 +62,10 @@ class ServedChat:
             if call is not None:
                 return Reply(content=None, call=call, finish_reason="tool_calls", usage=completion.usage)
             used = completion.usage
-        answer = await self._answerer(request).complete(answer_messages(request, conversation))
+        try:
+            answer = await self._answerer(request).complete(answer_messages(request, conversation))
+        except GrammarError as error:
+            raise self._refused(request, error) from None
         return Reply(
             content=answer.text,
             call=None,
@@ -70,6 +76,7 @@ class ServedChat:
     async def stream(self, request: ChatRequest) -> AsyncGenerator[Piece]:
         """The reply to ``request`` in pieces: a tool call's head, then its arguments as they are
         written; or the answer's text as it comes. Usage is the last piece."""
+        self._check_format(request)
         conversation = conversation_of(request, spaced=self.spaced)
         planned = self._planned(request, conversation)
         used = Usage()
@@ -95,14 +102,17 @@ class ServedChat:
                 return
             used = completion.usage
         answer, started = None, False
-        async for item in _pieces(self._answerer(request), answer_messages(request, conversation)):
-            if isinstance(item, TextDelta):
-                if item.text:
-                    # Until a piece comes, a failure can still be answered with its status.
-                    yield Piece(text=item.text, first=not started)
-                    started = True
-            else:
-                answer = item
+        try:
+            async for item in _pieces(self._answerer(request), answer_messages(request, conversation)):
+                if isinstance(item, TextDelta):
+                    if item.text:
+                        # Until a piece comes, a failure can still be answered with its status.
+                        yield Piece(text=item.text, first=not started)
+                        started = True
+                else:
+                    answer = item
+        except GrammarError as error:
+            raise self._refused(request, error) from None
         if not started:
             yield Piece(text="", first=True)
         truncated = answer is not None and answer.truncated
@@ -144,6 +154,17 @@ class ServedChat:
         schema), for the last ``SERVE_ROUTE_CACHE`` keys."""
         offer = offer_of(key)
         return _Route(offer=offer, settings=routed_backend(self.backend, offer.schema, self.cap).settings)
+
+    def _check_format(self, request: ChatRequest) -> None:
+        """Refuse, before any request, a ``response_format`` the backend cannot guarantee."""
+        if request.response_format is not None:
+            checked_format(request.response_format, self.backend)
+
+    def _refused(self, request: ChatRequest, error: GrammarError) -> Exception:
+        """A grammar refused on the answer is the answer's schema's when it has one."""
+        if request.response_format is None:
+            return error
+        return refused_schema(request.response_format, error)
 
     def _answerer(self, request: ChatRequest) -> AsyncBackend:
         settings = answer_settings(self.backend.settings, request, self.answer_tokens)

@@ -8,7 +8,8 @@ prefix a server caches, is the same whichever choice a request makes.
 
 The answer after a ``none`` (or for ``tool_choice: "none"``) is the loop's answer request: the
 question and this turn's results in one user message. Without tools, the request is a plain
-chat and its messages go to the backend as they are.
+chat and its messages go to the backend as they are. Either way a ``response_format``'s schema
+is the answer's: the answer is decoded under it.
 """
 
 from __future__ import annotations
@@ -110,12 +111,15 @@ def decision_settings(base: Settings, request: ChatRequest) -> Settings:
 
 def answer_settings(base: Settings, request: ChatRequest, default_tokens: int) -> Settings:
     """The backend's settings with the request's sampling, stop strings and cap (``default_tokens``
-    when it sets none), and no schema: an answer is free text."""
+    when it sets none), and the schema of its ``response_format``: none for free text."""
+    output = request.response_format
+    named = {} if output is None else {"json_schema_name": output.name, "json_schema_strict": output.strict}
     return base.clone(
         **_sampling(request),
+        **named,
         stop=request.stop,
         max_tokens=request.max_tokens or default_tokens,
-        json_schema=None,
+        json_schema=None if output is None else output.schema,
     )
 
 

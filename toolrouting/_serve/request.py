@@ -2,8 +2,9 @@
 
 Only the fields the server acts on are read; the many others clients send (``user``,
 ``metadata``, ``store``, ``parallel_tool_calls``, penalties) are accepted and left alone. A
-field that would change the answer in a way the server cannot honour (``n`` above 1, a
-``response_format``, log-probabilities, an image) is refused by name rather than silently ignored.
+field that would change the answer in a way the server cannot honour (``n`` above 1,
+log-probabilities, an image) is refused by name rather than silently ignored. A
+``response_format`` is the schema the answer is decoded under (``output_format``).
 
 The legacy ``functions`` and ``function_call`` are read as the ``tools`` and ``tool_choice``
 they were replaced by, and a history's legacy turns as a call and its result: an assistant's
@@ -23,6 +24,7 @@ from .._json import is_count
 from .choice import ToolChoice, read_function_call, read_tool_choice
 from .fields import json_kind, number_field, parts_text, shown_value
 from .limits import SERVE_MAX_BODY_BYTES
+from .output_format import OutputFormat, read_response_format
 
 __all__ = [
     "ChatRequest",
@@ -83,6 +85,8 @@ class ChatRequest:
     """Sampling's ``top_k``, for a front whose API has one (chat completions has none)."""
     legacy_functions: bool = False
     """The declarations came as the legacy ``functions``: a call is written back as ``function_call``."""
+    response_format: OutputFormat | None = None
+    """The schema the answer is decoded under; ``None`` for free text."""
 
 
 def decode_body(raw: bytes) -> Any:
@@ -129,13 +133,7 @@ def read_chat_request(body: object) -> ChatRequest:
             code="unsupported_parameter",
         )
     _refuse_logprobs(body)
-    response_format = body.get("response_format")
-    if response_format is not None and response_format != {"type": "text"}:
-        raise ChatRequestError(
-            "response_format is not supported: the server constrains the tool decision itself",
-            "response_format",
-            code="unsupported_parameter",
-        )
+    response_format = read_response_format(body.get("response_format"))
     legacy = _legacy(body)
     tools = _functions(body.get("functions")) if legacy else _tools(body.get("tools"))
     choice = (read_function_call if legacy else read_tool_choice)(
@@ -153,6 +151,11 @@ def read_chat_request(body: object) -> ChatRequest:
     seed = body.get("seed")
     if seed is not None and not is_count(seed, -(2**63)):
         raise ChatRequestError(f"a seed is an integer, not {shown_value(seed)}", "seed")
+    stop = _stop(body.get("stop"))
+    if response_format is not None and stop:
+        raise ChatRequestError(
+            "stop strings could cut the JSON response_format asks for: leave stop out", "stop"
+        )
     return ChatRequest(
         model=model,
         messages=_messages(body.get("messages")),
@@ -162,10 +165,11 @@ def read_chat_request(body: object) -> ChatRequest:
         temperature=number_field(body, "temperature", 2.0),
         top_p=number_field(body, "top_p", 1.0),
         seed=seed,
-        stop=_stop(body.get("stop")),
+        stop=stop,
         stream=stream,
         include_usage=include_usage,
         legacy_functions=legacy,
+        response_format=response_format,
     )
 
 

@@ -1,0 +1,165 @@
+"""A request's ``response_format``: the schema its answer is decoded under, checked before any request.
+
+``{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}`` asks for an answer under
+``schema``; ``{"type": "json_object"}`` for any JSON object (``{"type": "object"}``); ``{"type":
+"text"}`` (or none) for free text. The answer's settings carry the schema, so every backend
+decodes under it as it decodes a route: our grammar in-process and for the servers that take a
+GBNF grammar, the server's own structured output elsewhere.
+
+A reply is valid under the schema by construction only where the grammar enforces every keyword,
+so the schema is checked first against what the backend's compiler does with it
+(:func:`~toolrouting.preflight`): a keyword it refuses, or one it lets values past (``pattern``,
+a range, ``oneOf``), is a 400 that names the keyword by its path under
+``response_format.json_schema.schema``. ``format`` is let through: JSON Schema makes it an
+annotation, which validators do not assert by default. A backend whose compiler is unknown (the
+``openai`` dialect's server, a backend of the caller's own) gets the schema as it is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from .._backends import AsyncEmbeddedLlama
+from .._errors import ChatRequestError, GrammarError
+from .._json import shown
+from .._limits import SHOWN_VALUE_CHARS
+from .._preflight import Target, preflight
+
+__all__ = ["OutputFormat", "checked_format", "format_target", "read_response_format", "refused_schema"]
+
+#: Where the schema of a ``json_schema`` format is, as a parameter path.
+SCHEMA_AT = "response_format.json_schema.schema"
+#: OpenAI's rule for ``json_schema.name``, which the ``openai`` dialect sends on.
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: The dialects that take our GBNF grammar in place of the schema (``Settings.grammar``); the
+#: others that convert a schema themselves use llama.cpp's converter (Ollama and KoboldCpp too).
+_GRAMMAR_DIALECTS = ("llama.cpp", "llama-cpp-python", "koboldcpp")
+_LLAMA_CPP_DIALECTS = (*_GRAMMAR_DIALECTS, "ollama")
+#: Keywords a compiler may leave unenforced and the reply still validate: annotations.
+_ANNOTATIONS = ("format",)
+#: The keywords under which a pointer's next token is a property's name, not an index.
+_KEYWORD = re.compile(r"\$?[A-Za-z]+")
+_NAMED = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class OutputFormat:
+    """The schema an answer is decoded under, with the name and strictness the server is sent."""
+
+    schema: dict[str, Any]
+    name: str
+    strict: bool
+    at: str
+    """Where the schema came from, as a parameter path (an error names its keywords under it)."""
+
+
+def read_response_format(value: object) -> OutputFormat | None:
+    """The format a request's ``response_format`` asks for; ``None`` for free text."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ChatRequestError(f"response_format is an object, not {_shown(value)}", "response_format")
+    kind = value.get("type")
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        return OutputFormat(schema={"type": "object"}, name="json_object", strict=False, at="response_format")
+    if kind != "json_schema":
+        raise ChatRequestError(
+            f"response_format's type is text, json_object or json_schema, not {_shown(kind)}",
+            "response_format.type",
+            code="unsupported_parameter",
+        )
+    wrapper = value.get("json_schema")
+    if not isinstance(wrapper, Mapping):
+        raise ChatRequestError(
+            f'json_schema is an object {{"name", "schema", "strict"}}, not {_shown(wrapper)}',
+            "response_format.json_schema",
+        )
+    name = wrapper.get("name")
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ChatRequestError(
+            f"a schema's name is 1 to 64 letters, digits, _ or -, not {_shown(name)}",
+            "response_format.json_schema.name",
+        )
+    schema = wrapper.get("schema")
+    if not isinstance(schema, Mapping):
+        raise ChatRequestError(f"a schema is a JSON object, not {_shown(schema)}", SCHEMA_AT)
+    strict = wrapper.get("strict")
+    if strict is not None and not isinstance(strict, bool):
+        raise ChatRequestError(
+            f"strict is a boolean, not {_shown(strict)}", "response_format.json_schema.strict"
+        )
+    return OutputFormat(schema=dict(schema), name=name, strict=bool(strict), at=SCHEMA_AT)
+
+
+def format_target(backend: object) -> Target | None:
+    """The compiler that turns an answer's schema into a grammar on ``backend``, ``None`` unknown.
+
+    Our own where the backend decodes under our grammar (the embedded model, the grammar
+    dialects with ``grammar="ours"``), llama.cpp's where the server converts the schema itself.
+    """
+    settings = getattr(backend, "settings", None)
+    ours = getattr(settings, "grammar", None) == "ours"
+    if isinstance(backend, AsyncEmbeddedLlama):
+        return "toolrouting" if ours else None
+    dialect = getattr(backend, "dialect", None)
+    if ours and dialect in _GRAMMAR_DIALECTS:
+        return "toolrouting"
+    return "llama.cpp" if dialect in _LLAMA_CPP_DIALECTS else None
+
+
+def checked_format(output: OutputFormat, backend: object) -> None:
+    """Refuse (400) a schema the backend's compiler refuses or does not wholly enforce."""
+    target = format_target(backend)
+    if target is None:
+        return
+    try:
+        findings = preflight(output.schema, target)
+    except (TypeError, ValueError) as error:
+        raise ChatRequestError(str(error), output.at) from None
+    for finding in findings:
+        if finding.severity == "info" or finding.keyword in _ANNOTATIONS:
+            continue
+        what = "refuses" if finding.severity == "error" else "does not enforce"
+        raise ChatRequestError(
+            f"the answer cannot be guaranteed under this schema: the grammar compiler ({target}) "
+            f"{what} it here ({finding.effect}: {finding.message})",
+            schema_path(
+                output.at, finding.pointer, finding.keyword or _named(finding.pointer, finding.message)
+            ),
+            code="unsupported_schema",
+        )
+
+
+def refused_schema(output: OutputFormat, error: GrammarError) -> ChatRequestError:
+    """The 400 of a schema the backend's grammar refused when the answer was asked."""
+    return ChatRequestError(
+        f"the answer's schema cannot become a grammar: {error.reason}",
+        schema_path(output.at, error.pointer, _named(error.pointer, error.reason)),
+        code="unsupported_schema",
+    )
+
+
+def schema_path(at: str, pointer: str, keyword: str) -> str:
+    """A JSON pointer into a schema, and a keyword there, as a parameter path under ``at``."""
+    path, previous = at, ""
+    tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]] if pointer else []
+    for token in [*tokens, *([keyword] if keyword else [])]:
+        path += f"[{token}]" if token.isdigit() and previous not in _NAMED else f".{token}"
+        previous = token
+    return path
+
+
+def _named(pointer: str, reason: str) -> str:
+    """The keyword a refusal names after its pointer (``/properties/a prefixItems: ...``), if any."""
+    head, _, rest = reason.partition(":")
+    where, _, keyword = head.partition(" ")
+    return keyword if rest and where == (pointer or "/") and _KEYWORD.fullmatch(keyword) else ""
+
+
+def _shown(value: object) -> str:
+    return shown(value, SHOWN_VALUE_CHARS)
