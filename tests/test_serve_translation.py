@@ -10,7 +10,6 @@ import pytest
 from toolrouting import ChatRequestError, FunctionTools, Message, RoutingLoop, ScriptedBackend, Settings
 from toolrouting._route_schema import action_text
 from toolrouting._serve import (
-    SERVE_MAX_BODY_BYTES,
     arguments_text,
     conversation_of,
     decision_of,
@@ -19,6 +18,7 @@ from toolrouting._serve import (
 )
 from toolrouting._serve.calls import CallStream
 from toolrouting._serve.chat_shapes import delta_body
+from toolrouting._serve.limits import SERVE_MAX_BODY_BYTES
 from toolrouting._serve.plan import answer_messages, answer_settings
 from toolrouting._serve.request import ToolCall
 

@@ -28,29 +28,13 @@ from .chat import ServedChat
 from .chat_shapes import completion_body
 from .conversation import Conversation, arguments_text, conversation_of
 from .errors import ErrorReply, error_reply
-from .limits import (
-    SERVE_ANSWER_TOKENS,
-    SERVE_EMBEDDED_QUEUE,
-    SERVE_MAX_BODY_BYTES,
-    SERVE_MAX_IN_FLIGHT,
-    SERVE_RETRY_AFTER,
-    SERVE_ROUTE_CACHE,
-    SERVE_STORED_RESPONSES,
-    SERVE_UPSTREAM_RETRY_AFTER,
-)
+from .limits import SERVE_ANSWER_TOKENS
 from .plan import Decision, decision_of
 from .replies import Piece, Reply
 from .request import ChatRequest, decode_body, read_chat_request
 
 __all__ = [
     "SERVE_ANSWER_TOKENS",
-    "SERVE_EMBEDDED_QUEUE",
-    "SERVE_MAX_BODY_BYTES",
-    "SERVE_MAX_IN_FLIGHT",
-    "SERVE_RETRY_AFTER",
-    "SERVE_ROUTE_CACHE",
-    "SERVE_STORED_RESPONSES",
-    "SERVE_UPSTREAM_RETRY_AFTER",
     "ChatRequest",
     "Conversation",
     "Decision",
