@@ -19,6 +19,7 @@ import anyio
 import jsonschema
 import openai
 import pytest
+from openai.types.responses import ResponseFunctionToolCall
 from openai.types.responses.response_input_param import FunctionCallOutput
 from support.serve import TOOLS
 from test_serve_clients import embedded, scripted  # noqa: F401 - the scripted backend and the model, on loopback
@@ -38,6 +39,11 @@ def backend(scripted: tuple[AsyncScriptedBackend, str]) -> Iterator[AsyncScripte
     backend.requests.clear()
     yield backend
     assert backend.pending == 0, "a scripted reply was left unasked"
+
+
+def answered(call: ResponseFunctionToolCall, output: str) -> FunctionCallOutput:
+    """The input item that gives a call's result back."""
+    return {"type": "function_call_output", "call_id": call.call_id, "output": output}
 
 
 def checked_call(output: list[Any], names: set[str]) -> Any:
@@ -69,11 +75,7 @@ def test_the_sdk_creates_streams_and_continues_a_response(
         assert final.usage is not None
         assert whole.usage is not None
         assert final.usage.total_tokens == whole.usage.total_tokens
-        result: FunctionCallOutput = {
-            "type": "function_call_output",
-            "call_id": call.call_id,
-            "output": "M1: the latch",
-        }
+        result = answered(call, "M1: the latch")
         after = client.responses.create(
             model="scripted",
             previous_response_id=final.id,
@@ -260,11 +262,7 @@ def test_the_model_through_responses_makes_one_valid_call_and_continues(embedded
             model="smollm2", input=QUESTION, tools=FLAT, tool_choice={"type": "function", "name": "read"}
         ) as stream:
             checked_call(stream.get_final_response().output, {"read"})
-        result: FunctionCallOutput = {
-            "type": "function_call_output",
-            "call_id": call.call_id,
-            "output": "M1: the latch holds the door.",
-        }
+        result = answered(call, "M1: the latch holds the door.")
         after = client.responses.create(
             model="smollm2",
             previous_response_id=first.id,
