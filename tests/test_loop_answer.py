@@ -1,4 +1,4 @@
-"""The answer request after the handoff: its shape, its bounds, and its bytes on resume.
+"""The answer request after the handoff: its shape, its bounds, its context, its bytes on resume.
 
 The scripted backend is a fake by design: it records what the answer request was sent; what
 a model would answer is not the point here.
@@ -38,7 +38,8 @@ class Shelf:
 def _answered(driver: Driver, *words: str, path: Path | None = None) -> tuple[ScriptedBackend, str]:
     backend = ScriptedBackend([*(lookup(word) for word in words), NONE, "The answer."])
     result = driver.loop(backend, Shelf(), answer=True, transcript=path, max_repeats=5).run(QUESTION)
-    assert backend.requests[-1].messages == (result.messages[-2],)
+    # The caller's own system message (the loop's instructions left out), then the request.
+    assert backend.requests[-1].messages == (QUESTION[0], result.messages[-2])
     return backend, result.messages[-2]["content"]
 
 
