@@ -96,18 +96,21 @@ def caller_system(first: str, instructions: Instructions) -> str | None:
     transcript of another version): the instructions, about routing, never reach the answer.
 
     The rendered catalogue (``True``) is found by its end, the same in every rendering, so a
-    resumed run finds the same split even when the provider's catalogue changed since.
+    resumed run finds the same split even when the provider's catalogue changed since. The
+    last such end counts, and text instructions are taken off as often as they lead: a
+    conversation that continues an earlier run's messages holds them merged twice.
     """
     if instructions is False:
         return first or None
     if instructions is True:
-        ends = (_CATALOGUE_END, _CATALOGUE_END + "\n" + THOUGHT_NOTE)
-        found = [(at, len(end)) for end in ends if (at := first.find(end + INSTRUCTIONS_SEPARATOR)) >= 0]
+        ends = [_CATALOGUE_END + note + INSTRUCTIONS_SEPARATOR for note in ("", "\n" + THOUGHT_NOTE)]
+        found = [at + len(end) for end in ends if (at := first.rfind(end)) >= 0]
         if not found:
             return None
-        at, length = min(found)
-        return first[at + length + len(INSTRUCTIONS_SEPARATOR) :] or None
+        return first[max(found) :] or None
     lead = instructions + INSTRUCTIONS_SEPARATOR
     if not first.startswith(lead):
         return None
-    return first[len(lead) :] or None
+    while first.startswith(lead):  # at least once
+        first = first[len(lead) :]
+    return first or None
