@@ -13,7 +13,7 @@ resumed run sends the same bytes.
 The answer is asked with the caller's context before that request (:func:`answer_conversation`):
 one system message of the caller's own system (and, through ``serve``, developer) messages,
 without the loop's instructions, which are about routing; then the conversation's earlier
-turns, the questions and the answers of text only (earlier actions, results and the loop's own
+turns, the questions and the answers in words (earlier actions, results and the loop's own
 requests left out, as this turn's are), the newest kept within ``ANSWER_HISTORY_CHARS``. All of
 it is read from the caller's messages, so a resumed run sends the same bytes too. An answer
 request of an earlier shape is sent alone, as its version sent it.
