@@ -348,6 +348,7 @@ ANSWER_RESULT_CHARS = 2000
 #: about 500 tokens, so they, the results, the question and the answer fit EMBEDDED_N_CTX.
 #: The turns the question follows on from are the last few; older ones are left out.
 ANSWER_HISTORY_CHARS = 2000
+
 #: Runs a batch keeps in flight unless the caller names another. A serving engine batches only
 #: what is in flight at once; four fills a llama-server started with ``--parallel 4`` and is
 #: gentle on a shared one. A vLLM or SGLang cluster wants its own ``--max-num-seqs`` or
