@@ -1,4 +1,4 @@
-"""The answer request after the handoff: its shape, its bounds, and its bytes on resume.
+"""The answer request after the handoff: its shape, its bounds, its context, its bytes on resume.
 
 The scripted backend is a fake by design: it records what the answer request was sent; what
 a model would answer is not the point here.
@@ -14,9 +14,10 @@ from support.catalogues import NONE, QUESTION, lookup, tool
 from support.drivers import Driver
 
 from toolrouting import ScriptedBackend, ToolOutput
-from toolrouting._limits import ANSWER_CONTEXT_CHARS, ANSWER_RESULT_CHARS
+from toolrouting._limits import ANSWER_CONTEXT_CHARS, ANSWER_HISTORY_CHARS, ANSWER_RESULT_CHARS
 from toolrouting._loop.answer import ANSWER_LEAD, answer_request
 from toolrouting._loop.feedback import ANSWER_PROMPT, EARLIER_ANSWER_PROMPT
+from toolrouting._loop.instructions import caller_system, instructed
 from toolrouting._loop.transcript import encode_header, encode_message
 
 
@@ -35,10 +36,33 @@ class Shelf:
         return ToolOutput(f"{word}: a fastening.")
 
 
+#: A conversation with two system messages of the caller's and an earlier turn before the question.
+CONTEXT: list[Any] = [
+    {"role": "system", "content": "Always answer in French."},
+    {"role": "user", "content": "Which key opens the shed?"},
+    {"role": "assistant", "content": "The brass key."},
+    {"role": "system", "content": "Be brief."},
+    *QUESTION[1:],
+]
+#: What the answer to CONTEXT after one read of "latch" is asked with, byte for byte.
+CONTEXT_ASKED = (
+    {"role": "system", "content": "Always answer in French.\n\nBe brief."},
+    CONTEXT[1],
+    CONTEXT[2],
+    {
+        "role": "user",
+        "content": (
+            f"{ANSWER_LEAD}\nlatch: a fastening.\n\nQuestion: {QUESTION[-1]['content']}\n{ANSWER_PROMPT}"
+        ),
+    },
+)
+
+
 def _answered(driver: Driver, *words: str, path: Path | None = None) -> tuple[ScriptedBackend, str]:
     backend = ScriptedBackend([*(lookup(word) for word in words), NONE, "The answer."])
     result = driver.loop(backend, Shelf(), answer=True, transcript=path, max_repeats=5).run(QUESTION)
-    assert backend.requests[-1].messages == (result.messages[-2],)
+    # The caller's own system message (the loop's instructions left out), then the request.
+    assert backend.requests[-1].messages == (QUESTION[0], result.messages[-2])
     return backend, result.messages[-2]["content"]
 
 
@@ -105,3 +129,75 @@ def test_a_transcript_with_an_earlier_answer_request_still_resumes(
     result = driver.loop(backend, Shelf(), answer=True, transcript=path).resume()
     assert backend.requests[0].messages == (old[-1],)
     assert result.answer == "The answer."
+
+
+@pytest.mark.parametrize("instructions", [True, "Route the question to a tool.", False], ids=str)
+def test_the_answer_is_asked_with_the_callers_system_messages_and_earlier_turns(
+    driver: Driver, instructions: bool | str
+) -> None:
+    backend = ScriptedBackend([lookup("latch"), NONE, "La réponse."])
+    result = driver.loop(backend, Shelf(), answer=True, instructions=instructions).run(CONTEXT)
+    assert backend.requests[-1].messages == CONTEXT_ASKED  # the loop's instructions left out
+    assert result.messages[-2] == CONTEXT_ASKED[-1]  # the request is what is committed
+    assert backend.requests[0].messages[0]["content"].endswith("Always answer in French.")
+
+
+def test_an_earlier_runs_messages_give_the_history_its_questions_and_answers_only(driver: Driver) -> None:
+    first = ScriptedBackend([lookup("door"), NONE, "It is a fastening."])
+    earlier = driver.loop(first, Shelf(), answer=True).run(QUESTION)
+    backend = ScriptedBackend([lookup("latch"), NONE, "Yes."])
+    follow_up = {"role": "user", "content": "And the latch?"}
+    driver.loop(backend, Shelf(), answer=True).run([*earlier.messages, follow_up])
+    system, *history, asked = backend.requests[-1].messages
+    assert system == QUESTION[0]  # neither run's catalogue, though the first is merged in twice
+    assert history == [QUESTION[1], {"role": "assistant", "content": "It is a fastening."}]
+    assert asked["content"].endswith(f"Question: And the latch?\n{ANSWER_PROMPT}")
+
+
+def test_a_long_history_is_cut_from_the_oldest_turns(driver: Driver) -> None:
+    turn = ANSWER_HISTORY_CHARS // 3
+    turns: list[Any] = []
+    for number in range(4):
+        turns += [
+            {"role": "user", "content": f"question {number} " + "q" * turn},
+            {"role": "assistant", "content": f"answer {number}"},
+        ]
+    backend = ScriptedBackend([lookup("latch"), NONE, "The answer."])
+    driver.loop(backend, Shelf(), answer=True).run([*turns, QUESTION[1]])
+    history = backend.requests[-1].messages[:-1]  # no system message of the caller's here
+    assert sum(len(m["content"]) for m in history) <= ANSWER_HISTORY_CHARS
+    assert history == tuple(turns[-4:])  # the newest whole turns, opening with a question
+
+
+def test_a_resumed_run_asks_the_answer_with_the_same_context(tmp_path: Path, driver: Driver) -> None:
+    whole = tmp_path / "whole.jsonl"
+    backend = ScriptedBackend([lookup("latch"), NONE, "La réponse."])
+    driver.loop(backend, Shelf(), answer=True, transcript=whole).run(CONTEXT)
+    lines = whole.read_bytes().splitlines(keepends=True)
+    for kept in (len(lines) - 2, len(lines) - 1):  # killed before the request, and after it
+        killed = tmp_path / f"killed{kept}.jsonl"
+        killed.write_bytes(b"".join(lines[:kept]))
+        resumed = ScriptedBackend(["La réponse."])
+        # A provider whose catalogue changed since: the caller's text is found all the same.
+        driver.loop(resumed, Renamed(), answer=True, transcript=killed).resume()
+        assert resumed.requests[0].messages == CONTEXT_ASKED
+        assert killed.read_bytes() == whole.read_bytes()
+
+
+class Renamed(Shelf):
+    def tools_for_llm(self) -> list[dict[str, Any]]:
+        return [*super().tools_for_llm(), tool("define", word={"type": "string"})]
+
+
+@pytest.mark.parametrize("thought", [None, 30])
+@pytest.mark.parametrize("instructions", [True, "Route the question to a tool."], ids=str)
+def test_the_callers_system_text_is_found_after_the_instructions(
+    instructions: bool | str, thought: int | None
+) -> None:
+    tools = Shelf().tools_for_llm()
+    [merged, _] = instructed(QUESTION, instructions, tools, thought=thought)
+    assert caller_system(merged["content"], instructions) == QUESTION[0]["content"]
+    [alone, _] = instructed(QUESTION[1:], instructions, tools, thought=thought)
+    assert caller_system(alone["content"], instructions) is None  # the instructions only
+    assert caller_system("Written by another version.", instructions) is None
+    assert caller_system("Answer from the notes.", False) == "Answer from the notes."

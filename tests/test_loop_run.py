@@ -151,9 +151,10 @@ def test_answer_asks_the_original_backend_after_the_answer_prompt(driver: Driver
     final = backend.requests[-1]
     assert final.settings.json_schema is None
     assert final.settings.max_tokens == 200  # its own budget, not the routing cap
-    # The answer request alone, as committed: the result, the question, then the prompt.
-    assert final.messages == (result.messages[-2],)
-    asked = final.messages[0]["content"]
+    # The caller's system message, then the answer request as committed: the result, the
+    # question, then the prompt.
+    assert final.messages == (QUESTION[0], result.messages[-2])
+    asked = final.messages[-1]["content"]
     assert asked.startswith("What was found:\nlatch")
     assert asked.endswith(f"\n\nQuestion: {QUESTION[-1]['content']}\n{ANSWER_PROMPT}")
     assert result.answer_usage is not None

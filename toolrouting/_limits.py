@@ -7,6 +7,7 @@ from __future__ import annotations
 
 __all__ = [
     "ANSWER_CONTEXT_CHARS",
+    "ANSWER_HISTORY_CHARS",
     "ANSWER_RESULT_CHARS",
     "BATCH_PROGRESS_INTERVAL",
     "BOUNDED_ARRAY_ITEMS",
@@ -340,6 +341,12 @@ ANSWER_CONTEXT_CHARS = 4000
 #: Characters of one tool result in the answer request; a longer one keeps its head and tail.
 #: Half the whole: two results always fit, so a search and the read it led to stay together.
 ANSWER_RESULT_CHARS = 2000
+
+#: Characters of the conversation's earlier turns the answer is asked with, the newest kept:
+#: about 500 tokens, so they, the results, the question and the answer fit EMBEDDED_N_CTX.
+#: The turns the question follows on from are the last few; older ones are left out.
+ANSWER_HISTORY_CHARS = 2000
+
 #: Runs a batch keeps in flight unless the caller names another. A serving engine batches only
 #: what is in flight at once; four fills a llama-server started with ``--parallel 4`` and is
 #: gentle on a shared one. A vLLM or SGLang cluster wants its own ``--max-num-seqs`` or

@@ -8,13 +8,14 @@ values that bound it; ``transcript`` writes and reads the JSON
 Lines record a run can resume from, and ``replay`` rebuilds a run's state from it; ``events``
 are what a caller watches; ``feedback`` is every text the loop itself tells the model, with
 ``instructions`` (the catalogue in the system message) and ``answer`` (the answer request
-after the handoff); ``result`` is what a finished run returns. ``instructed`` and
-``answer_request`` are offered to parts that send what a run would send without running one;
+after the handoff); ``result`` is what a finished run returns. ``instructed``,
+``answer_request`` and ``answer_conversation`` (all the answer is asked with) are offered to
+parts that send what a run would send without running one;
 ``earlier_answer_request``, ``EARLIER_ANSWER_PROMPT`` and ``INSTRUCTIONS_SEPARATOR`` to the
 benchmarks that set the loop's texts against earlier ones.
 """
 
-from .answer import answer_request, earlier_answer_request
+from .answer import answer_conversation, answer_request, earlier_answer_request
 from .async_run import AsyncRoutingLoop
 from .events import (
     ActionChosen,
@@ -63,6 +64,7 @@ __all__ = [
     "RunResult",
     "ToolReturned",
     "TranscriptRead",
+    "answer_conversation",
     "answer_request",
     "earlier_answer_request",
     "instructed",

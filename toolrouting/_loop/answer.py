@@ -1,4 +1,4 @@
-"""The answer request after the handoff: what the tools found and the question, compactly.
+"""The answer after the handoff: the caller's context, then what was found and the question.
 
 A small model answers the long alternation of JSON actions and result headers with one more
 action, or with talk about the actions themselves. The answer request is one user message
@@ -9,19 +9,35 @@ what "the tools returned", and no tool is named: laid out that way, both models 
 benchmarks run answered from the text more often and spoke of "the tool" less
 (docs/benchmarks.md, "The answer request's wording"). It is committed like any message, so a
 resumed run sends the same bytes.
+
+The answer is asked with the caller's context before that request (:func:`answer_conversation`):
+one system message of the caller's own system (and, through ``serve``, developer) messages,
+without the loop's instructions, which are about routing; then the conversation's earlier
+turns, the questions and the answers in words (earlier actions, results and the loop's own
+requests left out, as this turn's are), the newest kept within ``ANSWER_HISTORY_CHARS``. All of
+it is read from the caller's messages, so a resumed run sends the same bytes too. An answer
+request of an earlier shape is sent alone, as its version sent it.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from .._backends import Message
-from .._limits import ANSWER_CONTEXT_CHARS, ANSWER_RESULT_CHARS
+from .._limits import ANSWER_CONTEXT_CHARS, ANSWER_HISTORY_CHARS, ANSWER_RESULT_CHARS
 from .._provider import cut_middle
 from .._result_messages import read_routed_result
-from .feedback import ANSWER_PROMPT, EARLIER_ANSWER_PROMPT
+from .feedback import ANSWER_PROMPT, EARLIER_ANSWER_PROMPT, is_repair_message
+from .instructions import Instructions, caller_system
 
-__all__ = ["ANSWER_LEAD", "answer_request", "earlier_answer_request", "is_answer_request"]
+__all__ = [
+    "ANSWER_LEAD",
+    "answer_conversation",
+    "answer_request",
+    "earlier_answer_request",
+    "is_answer_request",
+]
 
 #: How every answer request begins; resuming a transcript recognises one by it and its end.
 ANSWER_LEAD = "What was found:"
@@ -52,6 +68,24 @@ def answer_request(messages: Sequence[Message], conversation: int) -> str:
         note = f"\n{_LEFT_OUT.format(count=left_out, s='s' * (left_out != 1))}" if left_out else ""
         found = f"{ANSWER_LEAD}{note}\n" + "\n\n".join(kept)
     return f"{found}\n\n{_QUESTION}{question}\n{ANSWER_PROMPT}"
+
+
+def answer_conversation(
+    messages: Sequence[Message],
+    conversation: int,
+    *,
+    instructions: Instructions = False,
+    asked: str | None = None,
+) -> list[Message]:
+    """What the answer is asked with, for a run whose first ``conversation`` messages are the
+    caller's: the caller's system text, the earlier turns, then the answer request, ``asked``
+    as committed or else built. ``instructions`` are what the loop put into the first message
+    (``False`` for none), so that they are left out. A request of an earlier shape goes alone."""
+    request = answer_request(messages, conversation) if asked is None else asked
+    last = Message(role="user", content=request)
+    if not request.startswith(ANSWER_LEAD):
+        return [last]
+    return [*_context(messages[:conversation], instructions), last]
 
 
 def is_answer_request(text: str) -> bool:
@@ -110,3 +144,41 @@ def _results(run: Sequence[Message]) -> list[str]:
         if result is not None and not result.is_error and result.content not in results:
             results.append(result.content)
     return results
+
+
+def _context(conversation: Sequence[Message], instructions: Instructions) -> list[Message]:
+    """The caller's system text as one message, then the turns before the question that fit."""
+    asked_at = max((at for at, m in enumerate(conversation) if m["role"] == "user"), default=0)
+    systems: list[str] = []
+    turns: list[Message] = []
+    for at, message in enumerate(conversation[:asked_at]):
+        if message["role"] == "system":
+            text = caller_system(message["content"], instructions) if at == 0 else message["content"]
+            systems.extend([text] if text else [])
+        elif _is_turn(message):
+            turns.append(message)
+    kept: list[Message] = []
+    used = 0
+    for message in reversed(turns):
+        used += len(message["content"])
+        if used > ANSWER_HISTORY_CHARS:
+            break
+        kept.append(message)
+    while kept and kept[-1]["role"] != "user":  # the history opens with a question
+        kept.pop()
+    kept.reverse()
+    system = [Message(role="system", content="\n\n".join(systems))] if systems else []
+    return [*system, *kept]
+
+
+def _is_turn(message: Message) -> bool:
+    """Whether an earlier message is a question or an answer in words: not an action, a
+    result, or a request the loop wrote."""
+    text = message["content"]
+    if message["role"] == "user":
+        return not (read_routed_result(text) or is_answer_request(text) or is_repair_message(text))
+    try:
+        action = json.loads(text)
+    except (ValueError, RecursionError):
+        return True
+    return not (isinstance(action, dict) and isinstance(action.get("tool"), str))

@@ -21,7 +21,14 @@ from typing import Any
 from .._backends import Message
 from .._catalogue_prompt import catalogue_prompt
 
-__all__ = ["INSTRUCTIONS_SEPARATOR", "THOUGHT_NOTE", "Instructions", "checked_instructions", "instructed"]
+__all__ = [
+    "INSTRUCTIONS_SEPARATOR",
+    "THOUGHT_NOTE",
+    "Instructions",
+    "caller_system",
+    "checked_instructions",
+    "instructed",
+]
 
 #: ``True``: the run-start catalogue, rendered; a string: that text instead; ``False``: nothing.
 Instructions = bool | str
@@ -36,6 +43,12 @@ THOUGHT_NOTE = (
     'Begin the reply with "thought": a few words on what the user needs and which tool, if any, '
     'does it; then "tool".'
 )
+
+
+# How every rendered catalogue ends, whatever its tools: the reply format and the example, which
+# an empty catalogue holds after its one-line head and a blank line. Tool entries are one line
+# each, so this end followed by the separator is never inside the listing.
+_CATALOGUE_END = catalogue_prompt([]).split("\n\n", 1)[1]
 
 
 def checked_instructions(instructions: object) -> Instructions:
@@ -73,3 +86,31 @@ def instructed(
         merged = Message(role="system", content=text + INSTRUCTIONS_SEPARATOR + first["content"])
         return [merged, *conversation[1:]]
     return [Message(role="system", content=text), *conversation]
+
+
+def caller_system(first: str, instructions: Instructions) -> str | None:
+    """The caller's own text in ``first``, the run's first message when it is a system message,
+    as :func:`instructed` wrote it with ``instructions``: all of it without instructions, else
+    what follows the instructions and the separator. ``None`` when nothing of the caller's
+    follows them, or when ``first`` does not begin with them as they would be written (a
+    transcript of another version): the instructions, about routing, never reach the answer.
+
+    The rendered catalogue (``True``) is found by its end, the same in every rendering, so a
+    resumed run finds the same split even when the provider's catalogue changed since. The
+    last such end counts, and text instructions are taken off as often as they lead: a
+    conversation that continues an earlier run's messages holds them merged twice.
+    """
+    if instructions is False:
+        return first or None
+    if instructions is True:
+        ends = [_CATALOGUE_END + note + INSTRUCTIONS_SEPARATOR for note in ("", "\n" + THOUGHT_NOTE)]
+        found = [at + len(end) for end in ends if (at := first.rfind(end)) >= 0]
+        if not found:
+            return None
+        return first[max(found) :] or None
+    lead = instructions + INSTRUCTIONS_SEPARATOR
+    if not first.startswith(lead):
+        return None
+    while first.startswith(lead):  # at least once
+        first = first[len(lead) :]
+    return first or None

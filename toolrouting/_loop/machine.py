@@ -35,7 +35,7 @@ from .._provider import ToolOutput
 from .._result_messages import routed_call_id, routed_result_text
 from .._route_schema import route_schema, route_tool_names
 from .._routed_backend import can_route, routed_backend, routing_cap
-from .answer import answer_request
+from .answer import answer_conversation, answer_request
 from .effects import CallTool, Commit, Effect, Emit, ToolRaised
 from .events import (
     ActionChosen,
@@ -205,11 +205,18 @@ class StepMachine(abc.ABC):
                 asked = answer_request(state.messages, state.conversation)
                 yield from _commit(state, Message(role="user", content=asked))
                 state.answer_prompted = True
-            # The answer request alone: the question and the results, not the run's actions.
-            # Committed only once whole: a stream cut short commits nothing, and resume asks again.
+            # The caller's context and the answer request: the question and the results, not
+            # the run's actions. The answer is committed only once whole: a stream cut short
+            # commits nothing, and resume asks again.
+            sent = answer_conversation(
+                state.messages,
+                state.conversation,
+                instructions=self.instructions,
+                asked=state.messages[-1]["content"],
+            )
             completion = yield from complete(
                 self.backend,
-                state.messages[-1:],
+                sent,
                 self.retry,
                 state.round,
                 piece=_answer_delta if self.stream_answer else None,

@@ -6,10 +6,12 @@ decision at all. The instructions always render the whole catalogue, as a run re
 run-start catalogue once and narrows only the grammar: the system message, and with it the
 prefix a server caches, is the same whichever choice a request makes.
 
-The answer after a ``none`` (or for ``tool_choice: "none"``) is the loop's answer request: the
-question and this turn's results in one user message. Without tools, the request is a plain
-chat and its messages go to the backend as they are. Either way a ``response_format``'s schema
-is the answer's: the answer is decoded under it.
+The answer after a ``none`` (or for ``tool_choice: "none"``) is asked as the loop asks it
+(``answer_conversation``): the client's system and developer messages as one system message,
+the conversation's earlier turns (questions and answers in words, the newest that fit), then the
+loop's answer request, the question and this turn's results in one user message. Without
+tools, the request is a plain chat and its messages go to the backend as they are. Either way a
+``response_format``'s schema is the answer's: the answer is decoded under it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 from .._backends import Message
 from .._catalogue_prompt import catalogue_prompt
 from .._errors import ChatRequestError
-from .._loop import answer_request, instructed
+from .._loop import answer_conversation, instructed
 from .._route_schema import route_schema, route_tool_names
 from .._settings import Settings
 from .conversation import Conversation, ends_with_user
@@ -134,7 +136,8 @@ def _sampling(request: ChatRequest) -> dict[str, Any]:
 
 
 def answer_messages(request: ChatRequest, conversation: Conversation) -> list[Message]:
-    """What the answer is asked with: the loop's answer request over tools, the messages without."""
+    """What the answer is asked with: as the loop asks it over tools, the messages without."""
     if not request.tools:
         return list(conversation.messages)
-    return [Message(role="user", content=answer_request(conversation.messages, conversation.question))]
+    # The conversation holds no instructions: they go into a decision's messages alone.
+    return answer_conversation(conversation.messages, conversation.question)
