@@ -50,7 +50,8 @@ def serve_app(
         from starlette.applications import Starlette
     except ImportError as error:
         raise _without_extra(error) from error
-    from .routes import EXCEPTION_HANDLERS, ROUTES, Served
+    from .routes import EXCEPTION_HANDLERS, ROUTES
+    from .served import Served
     from .transport import Admission
 
     @contextlib.asynccontextmanager

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import AsyncGenerator, Sequence
-from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -23,10 +22,8 @@ from .messages_request import read_messages_request
 from .messages_shapes import MessageEvents, MessageIds, count_body, message_error_body
 from .replies import Piece
 from .request import decode_body
+from .served import served_of
 from .transport import check_key, event_stream, read_body, server_sent_event, whole_reply
-
-if TYPE_CHECKING:
-    from .routes import Served
 
 __all__ = ["COUNTED_CHARS_PER_TOKEN", "MESSAGES_PATH", "MESSAGES_ROUTES"]
 
@@ -39,13 +36,8 @@ MESSAGES_PATH = "/v1/messages"
 COUNTED_CHARS_PER_TOKEN = 4
 
 
-def _served(request: Request) -> Served:
-    served: Served = request.app.state.served
-    return served
-
-
 async def _messages(request: Request) -> Response:
-    served = _served(request)
+    served = served_of(request)
     check_key(request, served.require_key)
     body = decode_body(await read_body(request))
     chat_request = read_messages_request(body, spaced=served.chat.spaced)
@@ -75,7 +67,7 @@ async def _events(
 
 
 async def _count_tokens(request: Request) -> Response:
-    served = _served(request)
+    served = served_of(request)
     check_key(request, served.require_key)
     body = decode_body(await read_body(request))
     chat_request = read_messages_request(body, spaced=served.chat.spaced, counting=True)

@@ -11,7 +11,6 @@ written back in the Responses shapes (``responses_shapes``); a response asked to
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -23,16 +22,15 @@ from .request import decode_body
 from .responses_request import ResponsesRequest, read_responses_request
 from .responses_shapes import ResponseEvents, ResponseIds, deleted_body, event_bytes, response_body
 from .responses_store import StoredResponse, continued
+from .served import Served, served_of
 from .transport import check_key, event_stream, gone, read_body, unless_gone
-
-if TYPE_CHECKING:
-    from .routes import Served
 
 __all__ = ["create_response", "stored_response"]
 
 
 def _served(request: Request) -> Served:
-    served: Served = request.app.state.served
+    """The application's ``Served``, once the request's key has been checked."""
+    served = served_of(request)
     check_key(request, served.require_key)
     return served
 

@@ -9,7 +9,6 @@ An endpoint translates and holds no routing logic: the body is read within its l
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncGenerator, Sequence
 
 from starlette.exceptions import HTTPException
@@ -18,7 +17,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .._errors import ToolRoutingError
-from .chat import ServedChat
 from .chat_shapes import ReplyIds, chunk_body, completion_body
 from .errors import ErrorReply, error_reply, http_error_reply
 from .messages_routes import MESSAGES_PATH, MESSAGES_ROUTES
@@ -26,27 +24,10 @@ from .messages_shapes import message_error_body
 from .replies import Piece
 from .request import ChatRequest, decode_body, read_chat_request
 from .responses_routes import create_response, stored_response
-from .responses_store import ResponseStore
-from .transport import Admission, check_key, event_stream, read_body, server_sent_event, whole_reply
+from .served import served_of
+from .transport import check_key, event_stream, read_body, server_sent_event, whole_reply
 
-__all__ = ["EXCEPTION_HANDLERS", "ROUTES", "Served"]
-
-
-@dataclasses.dataclass(kw_only=True)
-class Served:
-    """What every endpoint reads from the application's state: the core, the queue, the key."""
-
-    chat: ServedChat
-    admission: Admission
-    model: str
-    require_key: str | None
-    secrets: tuple[str, ...]
-    responses: ResponseStore = dataclasses.field(default_factory=ResponseStore)
-
-
-def _served(request: Request) -> Served:
-    served: Served = request.app.state.served
-    return served
+__all__ = ["EXCEPTION_HANDLERS", "ROUTES"]
 
 
 async def _health(request: Request) -> Response:
@@ -54,14 +35,14 @@ async def _health(request: Request) -> Response:
 
 
 async def _models(request: Request) -> Response:
-    served = _served(request)
+    served = served_of(request)
     check_key(request, served.require_key)
     model = {"id": served.model, "object": "model", "created": 0, "owned_by": "toolrouting"}
     return JSONResponse({"object": "list", "data": [model]})
 
 
 async def _chat_completions(request: Request) -> Response:
-    served = _served(request)
+    served = served_of(request)
     check_key(request, served.require_key)
     chat_request = read_chat_request(decode_body(await read_body(request)))
     ids = ReplyIds.new(chat_request.model or served.model)
@@ -103,7 +84,7 @@ def _answer(request: Request, reply: ErrorReply) -> Response:
 
 
 async def _error(request: Request, error: Exception) -> Response:
-    return _answer(request, error_reply(error, _served(request).secrets))
+    return _answer(request, error_reply(error, served_of(request).secrets))
 
 
 async def _http_error(request: Request, error: Exception) -> Response:
