@@ -45,7 +45,7 @@ def _tool_call(call: ToolCall) -> dict[str, Any]:
 def _message(reply: Reply) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
     if reply.call is not None:
-        message["tool_calls"] = [_tool_call(reply.call)]
+        message["tool_calls"] = [_tool_call(call) for call in reply.calls]
     return message
 
 
@@ -69,9 +69,10 @@ def delta_body(piece: Piece) -> dict[str, Any]:
     if piece.text is not None:
         return {"role": "assistant", "content": piece.text} if piece.first else {"content": piece.text}
     if piece.head is not None:
-        return {"role": "assistant", "content": None, "tool_calls": [{"index": 0, **_tool_call(piece.head)}]}
+        call = {"index": piece.index, **_tool_call(piece.head)}
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
     if piece.arguments is not None:
-        return {"tool_calls": [{"index": 0, "function": {"arguments": piece.arguments}}]}
+        return {"tool_calls": [{"index": piece.index, "function": {"arguments": piece.arguments}}]}
     return {}
 
 

@@ -1,7 +1,8 @@
 """A chat completions request body read into a checked value, or refused with where and why.
 
-Only the fields the server acts on are read; the many others clients send (``user``,
-``metadata``, ``store``, ``parallel_tool_calls``, penalties) are accepted and left alone. A
+Only the fields the server acts on are read (``parallel_tool_calls`` among them: true, OpenAI's
+default when absent, lets a decision make several calls); the many others clients send
+(``user``, ``metadata``, ``store``, penalties) are accepted and left alone. A
 field that would change the answer in a way the server cannot honour (``n`` above 1, a
 ``response_format``, an image) is refused by name rather than silently ignored.
 """
@@ -62,6 +63,8 @@ class ChatRequest:
     stop: tuple[str, ...]
     stream: bool
     include_usage: bool
+    parallel_tool_calls: bool = True
+    """Whether the decision may make several calls (up to the server's ``max_calls``)."""
 
 
 def decode_body(raw: bytes) -> Any:
@@ -119,6 +122,7 @@ def read_chat_request(body: object) -> ChatRequest:
     max_tokens = body.get(field)
     if max_tokens is not None and not is_count(max_tokens, 1):
         raise ChatRequestError(f"a token cap is a positive integer, not {_shown(max_tokens)}", field)
+    parallel = _optional(body, "parallel_tool_calls", bool)
     seed = body.get("seed")
     if seed is not None and not is_count(seed, -(2**63)):
         raise ChatRequestError(f"a seed is an integer, not {_shown(seed)}", "seed")
@@ -134,6 +138,7 @@ def read_chat_request(body: object) -> ChatRequest:
         stop=_stop(body.get("stop")),
         stream=stream,
         include_usage=include_usage,
+        parallel_tool_calls=parallel is not False,
     )
 
 
