@@ -172,6 +172,7 @@ def test_every_run_of_a_batch_takes_max_calls(tmp_path: Path) -> None:
         concurrency=1, max_calls=2,
     )  # fmt: skip
     assert (progress.done, progress.failed) == (2, 0)
+    assert progress.decisions == 4  # a decision of two calls and a handoff each
     for result in _results(tmp_path / "out").values():
         assert [(a["round"], a["tool"]) for a in result["actions"]] == [
             (1, "memory_search"),

@@ -292,8 +292,16 @@ class _Tally:
             self.done += 1
 
     def observer(self, id: str, on_event: Callable[[str, Event], object] | None) -> Callable[[Event], object]:
+        # A decision of several calls gives an ActionChosen a call, all in its round: one decision.
+        chosen_in: list[int] = []
+
         def observe(event: Event) -> None:
-            if isinstance(event, (ActionChosen, RepairRequested)):
+            judged = isinstance(event, RepairRequested) or (
+                isinstance(event, ActionChosen) and chosen_in != [event.round]
+            )
+            if isinstance(event, ActionChosen):
+                chosen_in[:] = [event.round]
+            if judged:
                 with self.lock:
                     self.decisions += 1
             if on_event is not None:
