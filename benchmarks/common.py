@@ -1,6 +1,7 @@
 """What the benchmark scripts share; the one module of benchmarks/ the tests may import.
 
-- the decision cases (benchmarks/cases/*.jsonl), their catalogues and their argument checks;
+- the decision cases (benchmarks/cases/*.jsonl), their catalogues and their argument checks,
+  and the cases that need several calls in one decision (benchmarks/cases/parallel/);
 - the demo questions, and how a run over the demo notes is scored;
 - the hostile replies that parse_route must answer (tests/test_parse_bounds.py asserts them,
   bounds.py times them);
@@ -47,15 +48,18 @@ __all__ = [
     "ROOT",
     "SERVE_TOOLS",
     "Case",
+    "ParallelCase",
     "Reply",
     "Tokenizer",
     "arguments_pass",
     "bar_chart",
+    "calls_right",
     "has_fact",
     "hostile_replies",
     "llama_server_binary",
     "load_cases",
     "load_catalogue",
+    "load_parallel_cases",
     "local_server",
     "merged",
     "native_reply",
@@ -104,6 +108,44 @@ def load_cases() -> list[Case]:
                     )
                 )
     return cases
+
+
+@dataclass
+class ParallelCase:
+    """A catalogue, a conversation and the calls one decision should make, each a tool and
+    argument checks (as :class:`Case`'s), in any order."""
+
+    id: str
+    catalogue: str
+    messages: list[Message]
+    calls: list[tuple[str, dict[str, str]]]
+
+
+def load_parallel_cases() -> list[ParallelCase]:
+    """benchmarks/cases/parallel/*.jsonl: the decisions that need two to four calls."""
+    cases = []
+    for path in sorted((CASES / "parallel").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                raw = json.loads(line)
+                calls = [(call["tool"], call.get("arguments", {})) for call in raw["calls"]]
+                cases.append(ParallelCase(raw["id"], raw["catalogue"], raw["messages"], calls))
+    return cases
+
+
+def calls_right(expected: Sequence[tuple[str, dict[str, str]]], made: Sequence[tuple[str, Any]]) -> bool:
+    """Whether ``made`` (tool, arguments) are the ``expected`` calls, one for one in any order."""
+    if len(made) != len(expected):
+        return False
+    left = list(made)
+    for tool, checks in expected:
+        found = next(
+            (i for i, (name, args) in enumerate(left) if name == tool and arguments_pass(checks, args)), None
+        )
+        if found is None:
+            return False
+        del left[found]
+    return True
 
 
 def load_catalogue(path: str) -> list[dict[str, Any]]:

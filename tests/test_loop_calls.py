@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import common
 import pytest
 from support.catalogues import NONE, QUESTION, lookup, tool
 from support.drivers import Driver
@@ -317,3 +318,24 @@ def test_every_reply_of_the_embedded_model_under_the_k_call_route_parses(
             per_round[action.round] = per_round.get(action.round, 0) + 1
         assert max(per_round.values()) <= 3
         assert read_transcript(path).messages == result.messages
+
+
+def test_the_benchmarks_cases_of_several_calls_are_each_a_route_of_their_catalogue() -> None:
+    # benchmarks/decisions.py --max-calls K asks them: each case's calls are a valid reply of the
+    # route of up to four calls over its catalogue, and the scorer matches them in any order.
+    from toolrouting import parse_routes, route_tool_names
+
+    cases = common.load_parallel_cases()
+    assert len(cases) >= 12
+    for case in cases:
+        tools = common.load_catalogue(case.catalogue)
+        assert 2 <= len(case.calls) <= 4, case.id
+        assert {tool for tool, _ in case.calls} <= set(route_tool_names(tools)), case.id
+    made = [("get_weather", {"location": "Lisbon, PT"}), ("get_weather", {"location": "Oslo"})]
+    expected = [("get_weather", {"location": "oslo"}), ("get_weather", {"location": "lisbon"})]
+    assert common.calls_right(expected, made)
+    assert not common.calls_right(expected, made[:1])
+    assert not common.calls_right(expected, [*made, made[0]])
+    assert not common.calls_right(expected, [made[0], made[0]])
+    text = calls(*(json.dumps({"tool": tool, "arguments": arguments}) for tool, arguments in made))
+    assert parse_routes(text, ["get_weather"], max_calls=4).ok
