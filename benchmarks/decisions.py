@@ -227,7 +227,8 @@ def run(backend: EmbeddedLlama, cases: Sequence[Case], configs: Sequence[str]) -
                 if right and case.arguments:
                     tally.checked += 1
                     tally.arguments_ok += arguments_pass(case.arguments, route.arguments)
-            print(f"{config} {case.id}: {route.tool if route.ok else 'INVALID'}", file=sys.stderr, flush=True)
+            shown = ",".join(str(call.tool) for call in routes.calls) if routes.ok else "INVALID"
+            print(f"{config} {case.id}: {shown}", file=sys.stderr, flush=True)
     return tallies
 
 
