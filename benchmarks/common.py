@@ -96,18 +96,18 @@ class Case:
     arguments: dict[str, str] = field(default_factory=dict)
 
 
+def _records(folder: Path) -> Iterator[dict[str, Any]]:
+    """Every JSON object of the folder's *.jsonl files, in the files' order, a line each."""
+    for path in sorted(folder.glob("*.jsonl")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        yield from (json.loads(line) for line in lines if line.strip())
+
+
 def load_cases() -> list[Case]:
-    cases = []
-    for path in sorted(CASES.glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                raw = json.loads(line)
-                cases.append(
-                    Case(
-                        raw["id"], raw["catalogue"], raw["messages"], raw["expect"], raw.get("arguments", {})
-                    )
-                )
-    return cases
+    return [
+        Case(raw["id"], raw["catalogue"], raw["messages"], raw["expect"], raw.get("arguments", {}))
+        for raw in _records(CASES)
+    ]
 
 
 @dataclass
@@ -123,14 +123,15 @@ class ParallelCase:
 
 def load_parallel_cases() -> list[ParallelCase]:
     """benchmarks/cases/parallel/*.jsonl: the decisions that need two to four calls."""
-    cases = []
-    for path in sorted((CASES / "parallel").glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                raw = json.loads(line)
-                calls = [(call["tool"], call.get("arguments", {})) for call in raw["calls"]]
-                cases.append(ParallelCase(raw["id"], raw["catalogue"], raw["messages"], calls))
-    return cases
+    return [
+        ParallelCase(
+            raw["id"],
+            raw["catalogue"],
+            raw["messages"],
+            [(call["tool"], call.get("arguments", {})) for call in raw["calls"]],
+        )
+        for raw in _records(CASES / "parallel")
+    ]
 
 
 def calls_right(expected: Sequence[tuple[str, dict[str, str]]], made: Sequence[tuple[str, Any]]) -> bool:

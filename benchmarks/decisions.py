@@ -101,20 +101,9 @@ class Tally:
     """Single-call cases answered with several calls."""
 
 
-@dataclass
-class CallsTally:
-    """The cases that need several calls."""
-
-    cases: int = 0
-    valid: int = 0
-    all_right: int = 0
-    exact: int = 0
-    over: int = 0
-    under: int = 0
-    made: list[int] = field(default_factory=list)
-    needed: list[int] = field(default_factory=list)
-    completion_tokens: list[int] = field(default_factory=list)
-    seconds: list[float] = field(default_factory=list)
+#: One case that needs several calls, as asked: (valid, all calls right, calls made, calls
+#: needed, completion tokens, seconds).
+Outcome = tuple[bool, bool, int, int, int, float]
 
 
 def system_text(config: str, tools: list[dict[str, Any]], messages: list[Message]) -> str | None:
@@ -148,45 +137,46 @@ def decide(
 
 def run_calls(
     backend: EmbeddedLlama, cases: Sequence[ParallelCase], configs: Sequence[str]
-) -> dict[str, CallsTally]:
+) -> dict[str, list[Outcome]]:
     """Every case that needs several calls, once per configuration."""
-    tallies = {config: CallsTally() for config in configs}
+    outcomes: dict[str, list[Outcome]] = {config: [] for config in configs}
     for config in configs:
-        tally = tallies[config]
         for case in sorted(cases, key=lambda case: case.catalogue):
             completion, routes, seconds = decide(
                 backend, config, load_catalogue(case.catalogue), case.messages
             )
             made = [(call.tool, call.arguments) for call in routes.calls if call.tool != "none"]
-            tally.cases += 1
-            tally.valid += routes.ok
-            tally.all_right += routes.ok and calls_right(case.calls, made)
-            tally.exact += len(made) == len(case.calls)
-            tally.over += len(made) > len(case.calls)
-            tally.under += len(made) < len(case.calls)
-            tally.made.append(len(made))
-            tally.needed.append(len(case.calls))
-            tally.completion_tokens.append(completion.usage.completion_tokens)
-            tally.seconds.append(seconds)
+            right = routes.ok and calls_right(case.calls, made)
+            tokens = completion.usage.completion_tokens
+            outcomes[config].append((routes.ok, right, len(made), len(case.calls), tokens, seconds))
             print(f"{config} {case.id}: {[tool for tool, _ in made]}", file=sys.stderr, flush=True)
-    return tallies
+    return outcomes
 
 
-def calls_table(tallies: dict[str, CallsTally]) -> str:
-    rows = [
-        "| prompt | valid | all calls right | calls as many as needed | over-called | under-called "
-        "| calls made, mean (needed) | completion tokens, mean | seconds per decision, median |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for config, t in tallies.items():
-        rows.append(
-            f"| {config} | {_percent(t.valid, t.cases):.0f}% "
-            f"| {_percent(t.all_right, t.cases):.1f}% ({t.all_right}/{t.cases}) "
-            f"| {t.exact}/{t.cases} | {t.over} | {t.under} "
-            f"| {statistics.mean(t.made):.2f} ({statistics.mean(t.needed):.2f}) "
-            f"| {statistics.mean(t.completion_tokens):.1f} | {statistics.median(t.seconds):.2f} |"
-        )
-    return "\n".join(rows)
+def calls_table(outcomes: dict[str, list[Outcome]]) -> str:
+    head = [
+        "prompt", "valid", "all calls right", "calls as many as needed", "over-called", "under-called",
+        "calls made, mean (needed)", "completion tokens, mean", "seconds per decision, median",
+    ]  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for config, asked in outcomes.items():
+        valid, right, made, needed, tokens, seconds = zip(*asked, strict=True)
+        n = len(asked)
+        exact = sum(m == k for m, k in zip(made, needed, strict=True))
+        over = sum(m > k for m, k in zip(made, needed, strict=True))
+        cells = [
+            config,
+            f"{_percent(sum(valid), n):.0f}%",
+            f"{_percent(sum(right), n):.1f}% ({sum(right)}/{n})",
+            f"{exact}/{n}",
+            str(over),
+            str(n - exact - over),
+            f"{statistics.mean(made):.2f} ({statistics.mean(needed):.2f})",
+            f"{statistics.mean(tokens):.1f}",
+            f"{statistics.median(seconds):.2f}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def run(backend: EmbeddedLlama, cases: Sequence[Case], configs: Sequence[str]) -> dict[str, Tally]:
