@@ -1,7 +1,8 @@
 """What the benchmarks decide and answer: the decision cases and their catalogues, the demo
 questions, and how either is scored.
 
-- the decision cases (benchmarks/cases/*.jsonl), their catalogues and their argument checks;
+- the decision cases (benchmarks/cases/*.jsonl), their catalogues and their argument checks,
+  and the cases that need several calls in one decision (benchmarks/cases/parallel/);
 - the demo questions (benchmarks/cases/demo-questions.json), and how a run over the demo notes
   is scored: the note read, its text seen, the fact in the answer;
 - the small notes catalogue ``toolrouting serve``'s tests and benchmarks route over
@@ -14,7 +15,7 @@ it loads no model and imports neither llama_cpp nor anything of tests/.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,18 +44,42 @@ class Case:
     arguments: dict[str, str] = field(default_factory=dict)
 
 
+def _records(folder: Path) -> Iterator[dict[str, Any]]:
+    """Every JSON object of the folder's *.jsonl files, in the files' order, a line each."""
+    for path in sorted(folder.glob("*.jsonl")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        yield from (json.loads(line) for line in lines if line.strip())
+
+
 def load_cases() -> list[Case]:
-    cases = []
-    for path in sorted(CASES.glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                raw = json.loads(line)
-                cases.append(
-                    Case(
-                        raw["id"], raw["catalogue"], raw["messages"], raw["expect"], raw.get("arguments", {})
-                    )
-                )
-    return cases
+    return [
+        Case(raw["id"], raw["catalogue"], raw["messages"], raw["expect"], raw.get("arguments", {}))
+        for raw in _records(CASES)
+    ]
+
+
+@dataclass
+class ParallelCase:
+    """A catalogue, a conversation and the calls one decision should make, each a tool and
+    argument checks (as :class:`Case`'s), in any order."""
+
+    id: str
+    catalogue: str
+    messages: list[Message]
+    calls: list[tuple[str, dict[str, str]]]
+
+
+def load_parallel_cases() -> list[ParallelCase]:
+    """benchmarks/cases/parallel/*.jsonl: the decisions that need two to four calls."""
+    return [
+        ParallelCase(
+            raw["id"],
+            raw["catalogue"],
+            raw["messages"],
+            [(call["tool"], call.get("arguments", {})) for call in raw["calls"]],
+        )
+        for raw in _records(CASES / "parallel")
+    ]
 
 
 def load_catalogue(path: str) -> list[dict[str, Any]]:
@@ -98,6 +123,21 @@ def arguments_pass(checks: dict[str, str], arguments: dict[str, Any] | None) -> 
 
 
 # --- the demo questions ---
+
+
+def calls_right(expected: Sequence[tuple[str, dict[str, str]]], made: Sequence[tuple[str, Any]]) -> bool:
+    """Whether ``made`` (tool, arguments) are the ``expected`` calls, one for one in any order."""
+    if len(made) != len(expected):
+        return False
+    left = list(made)
+    for tool, checks in expected:
+        found = next(
+            (i for i, (name, args) in enumerate(left) if name == tool and arguments_pass(checks, args)), None
+        )
+        if found is None:
+            return False
+        del left[found]
+    return True
 
 
 def load_questions() -> list[tuple[str, str, tuple[str, ...]]]:

@@ -3,7 +3,7 @@
 Run: .venv/bin/python benchmarks/decisions.py  [--limit N] [--styles bare,names,text,json,typescript,thought]
                                               [--model PATH.gguf] [--seed 0] [--threads N] [--thought 80]
                                               [--decoding forced|grammar] [--grammar ours|server]
-                                              [--unbounded] [--spaced]
+                                              [--unbounded] [--spaced] [--max-calls K]
 
 Each case in benchmarks/cases/*.jsonl is a catalogue, a conversation and the expected first
 action (one of a list of tool names, or ``none``), with optional argument checks (the
@@ -27,6 +27,14 @@ added per tool against ``bare``, completion tokens and seconds per decision, and
 (replies the routing cap cut). ``--grammar``, ``--unbounded`` and ``--spaced`` set the grammar
 the embedded backend samples under (``Settings(grammar=, bounded=, spaced=)``; default ours,
 bounded, compact).
+
+``--max-calls K`` offers the route of up to K calls (``route_schema(tools, max_calls=K)``, the
+catalogue's reply format saying so, as ``RoutingLoop(max_calls=K)`` sends it) and also asks
+the cases of benchmarks/cases/parallel/ (questions that need two to four calls), in a second
+table: all calls right (the calls expected, one for one in any order, arguments passing their
+checks), the number of calls made against the number needed (over- and under-calling), tokens
+and seconds per decision. A single-call case answered with several calls counts as not right
+(and is counted, over-called). ``--max-calls 1`` gives the same tables at one call a decision.
 """
 
 from __future__ import annotations
@@ -41,14 +49,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from corpus import Case, arguments_pass, load_cases, load_catalogue, spread
+from corpus import (
+    Case,
+    ParallelCase,
+    arguments_pass,
+    calls_right,
+    load_cases,
+    load_catalogue,
+    load_parallel_cases,
+    spread,
+)
 
 from toolrouting import (
     EmbeddedLlama,
     Message,
     Settings,
     catalogue_prompt,
-    parse_route,
+    parse_routes,
     route_schema,
     route_tool_names,
     routed_backend,
@@ -61,6 +78,8 @@ ROUTING_CAP = 512
 THOUGHT_SLOT = [80]
 # Room for the 52-tool catalogue in the JSON style beside a conversation.
 N_CTX = 8192
+#: The calls one decision may make (``--max-calls``).
+MAX_CALLS = [1]
 
 
 @dataclass
@@ -78,17 +97,86 @@ class Tally:
     completion_tokens: list[int] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
     cap_hits: int = 0
+    over_called: int = 0
+    """Single-call cases answered with several calls."""
+
+
+#: One case that needs several calls, as asked: (valid, all calls right, calls made, calls
+#: needed, completion tokens, seconds).
+Outcome = tuple[bool, bool, int, int, int, float]
 
 
 def system_text(config: str, tools: list[dict[str, Any]], messages: list[Message]) -> str | None:
     if config == "bare":
         return None
     if config == "thought":
-        return instructed(messages, True, tools, thought=THOUGHT_SLOT[0])[0]["content"]
+        return instructed(messages, True, tools, thought=THOUGHT_SLOT[0], max_calls=MAX_CALLS[0])[0][
+            "content"
+        ]
     if config == "names":
         names = ", ".join(route_tool_names(tools)) or "(none)"
         return f'Choose the next action: one JSON object, a tool call or {{"tool": "none"}}.\nTools: {names}'
-    return catalogue_prompt(tools, style=config)  # type: ignore[arg-type]
+    return catalogue_prompt(tools, style=config, max_calls=MAX_CALLS[0])  # type: ignore[arg-type]
+
+
+def decide(
+    backend: EmbeddedLlama, config: str, tools: list[dict[str, Any]], conversation: list[Message]
+) -> tuple[Any, Any, float]:
+    """One decision under ``config``: the completion, what parse_routes made of it, the seconds."""
+    thought = THOUGHT_SLOT[0] if config == "thought" else None
+    schema = route_schema(tools, thought=thought, max_calls=MAX_CALLS[0])
+    routed = routed_backend(backend, schema, ROUTING_CAP)
+    system = system_text(config, tools, conversation)
+    messages: list[Message] = [{"role": "system", "content": system}] if system else []
+    started = time.perf_counter()
+    completion = routed.complete(messages + conversation)
+    seconds = time.perf_counter() - started
+    names = route_tool_names(tools)
+    return completion, parse_routes(completion.text, names, max_calls=MAX_CALLS[0], thought=thought), seconds
+
+
+def run_calls(
+    backend: EmbeddedLlama, cases: Sequence[ParallelCase], configs: Sequence[str]
+) -> dict[str, list[Outcome]]:
+    """Every case that needs several calls, once per configuration."""
+    outcomes: dict[str, list[Outcome]] = {config: [] for config in configs}
+    for config in configs:
+        for case in sorted(cases, key=lambda case: case.catalogue):
+            completion, routes, seconds = decide(
+                backend, config, load_catalogue(case.catalogue), case.messages
+            )
+            made = [(call.tool, call.arguments) for call in routes.calls if call.tool != "none"]
+            right = routes.ok and calls_right(case.calls, made)
+            tokens = completion.usage.completion_tokens
+            outcomes[config].append((routes.ok, right, len(made), len(case.calls), tokens, seconds))
+            print(f"{config} {case.id}: {[tool for tool, _ in made]}", file=sys.stderr, flush=True)
+    return outcomes
+
+
+def calls_table(outcomes: dict[str, list[Outcome]]) -> str:
+    head = [
+        "prompt", "valid", "all calls right", "calls as many as needed", "over-called", "under-called",
+        "calls made, mean (needed)", "completion tokens, mean", "seconds per decision, median",
+    ]  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for config, asked in outcomes.items():
+        valid, right, made, needed, tokens, seconds = zip(*asked, strict=True)
+        n = len(asked)
+        exact = sum(m == k for m, k in zip(made, needed, strict=True))
+        over = sum(m > k for m, k in zip(made, needed, strict=True))
+        cells = [
+            config,
+            f"{_percent(sum(valid), n):.0f}%",
+            f"{_percent(sum(right), n):.1f}% ({sum(right)}/{n})",
+            f"{exact}/{n}",
+            str(over),
+            str(n - exact - over),
+            f"{statistics.mean(made):.2f} ({statistics.mean(needed):.2f})",
+            f"{statistics.mean(tokens):.1f}",
+            f"{statistics.median(seconds):.2f}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def run(backend: EmbeddedLlama, cases: Sequence[Case], configs: Sequence[str]) -> dict[str, Tally]:
@@ -105,18 +193,14 @@ def run(backend: EmbeddedLlama, cases: Sequence[Case], configs: Sequence[str]) -
         for case in ordered:
             tools = catalogues[case.catalogue]
             names = route_tool_names(tools)
-            thought = THOUGHT_SLOT[0] if config == "thought" else None
-            routed = routed_backend(backend, route_schema(tools, thought=thought), ROUTING_CAP)
-            system = system_text(config, tools, case.messages)
-            messages: list[Message] = [{"role": "system", "content": system}] if system else []
-            messages += case.messages
-            started = time.perf_counter()
-            completion = routed.complete(messages)
-            tally.seconds.append(time.perf_counter() - started)
+            completion, routes, seconds = decide(backend, config, tools, case.messages)
+            tally.seconds.append(seconds)
             tally.cap_hits += completion.truncated
-            route = parse_route(completion.text, names, thought=thought)
+            # One call is the decision; several, to a case that needs one, is not right.
+            route = routes.calls[0] if len(routes.calls) == 1 else _refused
+            tally.over_called += len(routes.calls) > 1
             tally.decisions += 1
-            tally.valid += route.ok
+            tally.valid += routes.ok
             tally.prompt_tokens.append(completion.usage.prompt_tokens)
             tally.completion_tokens.append(completion.usage.completion_tokens)
             if config == "bare":
@@ -133,8 +217,21 @@ def run(backend: EmbeddedLlama, cases: Sequence[Case], configs: Sequence[str]) -
                 if right and case.arguments:
                     tally.checked += 1
                     tally.arguments_ok += arguments_pass(case.arguments, route.arguments)
-            print(f"{config} {case.id}: {route.tool if route.ok else 'INVALID'}", file=sys.stderr, flush=True)
+            shown = ",".join(str(call.tool) for call in routes.calls) if routes.ok else "INVALID"
+            print(f"{config} {case.id}: {shown}", file=sys.stderr, flush=True)
     return tallies
+
+
+@dataclass(frozen=True)
+class _Refused:
+    """What the single-call scoring reads of a reply that is not one call."""
+
+    ok: bool = False
+    tool: str | None = None
+    arguments: dict[str, Any] | None = None
+
+
+_refused = _Refused()
 
 
 def _percent(part: int, whole: int) -> float:
@@ -145,8 +242,8 @@ def table(tallies: dict[str, Tally]) -> str:
     rows = [
         "| prompt | valid | right tool (tool expected) | `none` (none expected) | balanced accuracy "
         "| arguments pass (right tool, checked) | prompt tokens, mean | added tokens per tool "
-        "| completion tokens, mean | seconds per decision, median | cap hits |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| completion tokens, mean | seconds per decision, median | cap hits | over-called |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for config, t in tallies.items():
         tool = _percent(t.right_tool, t.tool_cases)
@@ -158,7 +255,7 @@ def table(tallies: dict[str, Tally]) -> str:
             f"| {none:.1f}% ({t.right_none}/{t.none_cases}) | {(tool + none) / 2:.1f}% "
             f"| {t.arguments_ok}/{t.checked} | {statistics.mean(t.prompt_tokens):.0f} | {per_tool} "
             f"| {statistics.mean(t.completion_tokens):.1f} | {statistics.median(t.seconds):.2f} "
-            f"| {t.cap_hits} ({_percent(t.cap_hits, t.decisions):.0f}%) |"
+            f"| {t.cap_hits} ({_percent(t.cap_hits, t.decisions):.0f}%) | {t.over_called} |"
         )
     return "\n".join(rows)
 
@@ -182,8 +279,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--grammar", choices=("ours", "server"), default="ours")
     parser.add_argument("--unbounded", action="store_true", help="our grammar without bounded decisions")
     parser.add_argument("--spaced", action="store_true", help="our grammar with a space after : and ,")
+    parser.add_argument(
+        "--max-calls", type=int, help="calls a decision may make; also asks the cases that need several"
+    )
     args = parser.parse_args(argv)
     THOUGHT_SLOT[0] = args.thought
+    MAX_CALLS[0] = args.max_calls or 1
     configs = [name.strip() for name in args.styles.split(",") if name.strip()]
     unknown = [name for name in configs if name not in CONFIGS]
     if unknown:
@@ -205,6 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         forced_tokens=args.decoding == "forced",
     ) as backend:
         tallies = run(backend, cases, configs)
+        several = None if args.max_calls is None else run_calls(backend, load_parallel_cases(), configs)
         model = backend.model_path.name
     expected_none = sum(case.expect == ["none"] for case in cases)
     print(
@@ -212,10 +314,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"({len(cases) - expected_none} expect a tool, {expected_none} expect none), "
         f"greedy, seed {args.seed}, {'forced tokens' if args.decoding == 'forced' else 'grammar sampler'}, "
         f"grammar {args.grammar}{'' if args.unbounded else ', bounded'}{', spaced' if args.spaced else ''}, "
-        f"routing cap {ROUTING_CAP}, {os.cpu_count()} cores, "
+        f"routing cap {ROUTING_CAP}, max_calls {MAX_CALLS[0]}, {os.cpu_count()} cores, "
         f"{platform.python_version()}, {time.perf_counter() - started:.0f} s in all\n"
     )
     print(table(tallies))
+    if several is not None:
+        print(f"\nThe {len(load_parallel_cases())} cases that need several calls:\n")
+        print(calls_table(several))
     return 0
 
 

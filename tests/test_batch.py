@@ -164,6 +164,25 @@ def test_every_question_gets_one_result_and_a_second_start_runs_nothing(tmp_path
     assert len(backend.requests) == requests
 
 
+def test_every_run_of_a_batch_takes_max_calls(tmp_path: Path) -> None:
+    twice = f"[{SEARCH}, {SEARCH.replace('latch', 'door')}]"
+    backend = ScriptedBackend([twice, NONE] * 2)
+    progress = run_batch(
+        _questions(tmp_path / "q.jsonl", 2), tmp_path / "out", backend=backend, tools=MemoryStore.sample,
+        concurrency=1, max_calls=2,
+    )  # fmt: skip
+    assert (progress.done, progress.failed) == (2, 0)
+    assert progress.decisions == 4  # a decision of two calls and a handoff each
+    for result in _results(tmp_path / "out").values():
+        assert [(a["round"], a["tool"]) for a in result["actions"]] == [
+            (1, "memory_search"),
+            (1, "memory_search"),
+            (2, "none"),
+        ]
+    schemas = [request.settings.json_schema for request in backend.requests]
+    assert all(schema is not None and schema["anyOf"][-1]["maxItems"] == 2 for schema in schemas)
+
+
 def test_an_async_backend_runs_every_question_on_the_event_loop(tmp_path: Path) -> None:
     """An async backend is driven by the async loop, a task a run: no thread but the event loop's
     asks the model, the demo store's calls go to worker threads, and requests overlap."""

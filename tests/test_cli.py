@@ -195,6 +195,37 @@ def test_run_json_answer_and_resume(
     assert err.startswith('resumed at round 2 after 4 messages; dropped a torn end "{\\"role\\":\\""\n')
 
 
+def test_run_max_calls_lets_a_decision_make_several_calls(
+    scripted: ScriptedBackend, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    twice = f"[{READ}, {READ}]"
+    scripted.enqueue(twice, NONE)
+    transcript = tmp_path / "run.jsonl"
+    assert main(["run", QUESTION, "--max-calls", "2", "--json", "--transcript", str(transcript)]) == 0
+    outcome = json.loads(capsys.readouterr().out)
+    assert [(a["round"], a["tool"]) for a in outcome["actions"]] == [
+        (1, "memory_read"),
+        (1, "memory_read"),
+        (2, "none"),
+    ]
+    lines = _run_lines(transcript)
+    assert lines[2] == ("assistant", twice)
+    assert [text.split("\n")[0] for _, text in lines[3:5]] == [
+        "Tool result for memory_read (call route-1):",
+        "Tool result for memory_read (call route-2):",
+    ]
+    offered = scripted.requests[0].settings.json_schema
+    assert offered is not None
+    assert offered["anyOf"][-1]["maxItems"] == 2
+    # Without it, a decision is one call: the same reply is refused and repaired.
+    scripted.enqueue(twice, NONE)
+    assert main(["run", QUESTION, "--json"]) == 0
+    outcome = json.loads(capsys.readouterr().out)
+    assert [a["tool"] for a in outcome["actions"]] == ["none"]
+    assert main(["run", QUESTION, "--max-calls", "0"]) == 2
+    assert "--max-calls: '0' is not" in capsys.readouterr().err
+
+
 def test_run_usage_errors(
     scripted: ScriptedBackend,
     tmp_path: Path,

@@ -11,7 +11,10 @@ its transcript must equal the reference byte for byte. A longer campaign (it pri
     KILLS=500 .venv/bin/python -m pytest tests/test_loop_kill.py -q -s
 
 ``KILL_SEED`` picks another sequence of kill points. Both drivers are killed: the sync
-``RoutingLoop`` and the ``AsyncRoutingLoop``, and both must match the sync reference.
+``RoutingLoop`` and the ``AsyncRoutingLoop``, and both must match the sync reference. Each
+test runs twice: on the run of one call a decision, and on a run with ``max_calls=2`` whose
+decisions make two calls at once (kill_driver.model_of_calls), where a kill between a
+decision and its results, or inside the commit of its results, must resume the same way.
 
 One write never tore under SIGKILL, so the kills that land inside a commit are made two more
 ways: a driver stopped at each line boundary inside a commit of several lines, and mid-way
@@ -91,10 +94,11 @@ class Driver:
         path: Path,
         kind: DriverName,
         stop_at: int | None = None,
+        max_calls: int = 1,
     ) -> None:
         self._reports, sending = context.Pipe(duplex=False)
         self.process = context.Process(
-            target=kill_driver.child, args=(mode, str(path), sending, kind, stop_at)
+            target=kill_driver.child, args=(mode, str(path), sending, kind, stop_at, max_calls)
         )
         self.process.start()
         sending.close()  # the child holds the only sending end: its exit ends the reports
@@ -164,18 +168,26 @@ def _check_killed(path: Path, reference: tuple[object, ...], tally: Tally) -> in
     return len(messages)
 
 
-def _reference(directory: Path) -> bytes:
+def _reference(directory: Path, max_calls: int = 1) -> bytes:
     """The transcript of a run never killed, from a fresh interpreter running the driver's command line."""
     path = directory / "reference.jsonl"
-    subprocess.run([*DRIVER, "run", str(path)], cwd=TESTS, capture_output=True, check=True, timeout=60)
+    calls = ["calls"] if max_calls > 1 else []
+    subprocess.run(
+        [*DRIVER, "run", str(path), *calls], cwd=TESTS, capture_output=True, check=True, timeout=60
+    )
     return path.read_bytes()
 
 
+#: The runs killed: one call a decision, and decisions of up to two calls.
+CALLS = pytest.mark.parametrize("max_calls", [1, 2], ids=["one-call", "two-calls"])
+
+
+@CALLS
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_sigkill_at_random_points_then_resume_writes_the_same_bytes(
-    tmp_path: Path, forkserver: multiprocessing.context.ForkServerContext, kind: DriverName
+    tmp_path: Path, forkserver: multiprocessing.context.ForkServerContext, kind: DriverName, max_calls: int
 ) -> None:
-    reference = _reference(tmp_path)
+    reference = _reference(tmp_path, max_calls)
     messages = read_transcript(tmp_path / "reference.jsonl").messages
     rng = random.Random(SEED)
     tally = Tally()
@@ -184,7 +196,7 @@ def test_sigkill_at_random_points_then_resume_writes_the_same_bytes(
         tally.chains += 1
         mode, committed = "run", 0
         for _ in range(KILLS_PER_CHAIN):
-            driver = Driver(forkserver, mode, path, kind)
+            driver = Driver(forkserver, mode, path, kind, max_calls=max_calls)
             if _kill_at_random(driver, rng, tally, len(messages) - committed, fresh=mode == "run"):
                 tally.kills += 1
                 committed = _check_killed(path, messages, tally)
@@ -192,29 +204,30 @@ def test_sigkill_at_random_points_then_resume_writes_the_same_bytes(
             else:
                 tally.finished_first += 1
                 mode, committed = "resume", len(messages)  # resume must find nothing left to do
-        assert Driver(forkserver, mode, path, kind).finish(tally) == 0
+        assert Driver(forkserver, mode, path, kind, max_calls=max_calls).finish(tally) == 0
         assert path.read_bytes() == reference, f"chain {tally.chains}: resumed bytes differ"
     print(f"\n{tally}")
     assert tally.kills >= KILLS
     assert tally.torn_dropped <= tally.torn_seen
 
 
+@CALLS
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_resume_from_every_commit_point_writes_the_same_bytes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: DriverName
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: DriverName, max_calls: int
 ) -> None:
     # Random kills land where the time goes (the tools, the model); this visits every commit
     # point, and each with a torn line after it, in process and unpaced.
     monkeypatch.setattr(kill_driver, "TOOL_SECONDS", 0.0)
     monkeypatch.setattr(kill_driver, "MODEL_SECONDS", 0.0)
     whole = tmp_path / "whole.jsonl"
-    commits = kill_driver.drive("run", str(whole), lambda line: None, kind)
+    commits = kill_driver.drive("run", str(whole), lambda line: None, kind, max_calls=max_calls)
     data = whole.read_bytes()
     assert len(commits) < data.count(b"\n")  # some commits hold more than one message
     for cut in sorted({*commits, *(end + 7 for end in commits[:-1])}):
         path = tmp_path / f"cut-{cut}.jsonl"
         path.write_bytes(data[:cut])
-        kill_driver.drive("resume", str(path), lambda line: None, kind)
+        kill_driver.drive("resume", str(path), lambda line: None, kind, max_calls=max_calls)
         assert path.read_bytes() == data, f"resumed from byte {cut}"
 
 
@@ -260,9 +273,19 @@ def _middles(data: bytes) -> list[int]:
     ]
 
 
+def _ran_last(ran: list[str], called: list[str], kind: DriverName, max_calls: int) -> bool:
+    """Whether a resume ran the run's last calls: in its order, or, where the async driver runs a
+    decision's calls concurrently, the same calls in an order that may differ."""
+    last = called[len(called) - len(ran) :]
+    if kind == "async" and max_calls > 1:
+        return sorted(ran) == sorted(last)
+    return ran == last
+
+
+@CALLS
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_a_kill_at_any_byte_resumes_to_the_same_bytes_or_is_refused_by_name(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: DriverName
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: DriverName, max_calls: int
 ) -> None:
     # What a kill at byte N leaves is the file's first N bytes, whatever was being written: a
     # torn line, or a commit of several lines cut at one of its line boundaries. Each resumes to
@@ -271,11 +294,13 @@ def test_a_kill_at_any_byte_resumes_to_the_same_bytes_or_is_refused_by_name(
     monkeypatch.setattr(kill_driver, "TOOL_SECONDS", 0.0)
     monkeypatch.setattr(kill_driver, "MODEL_SECONDS", 0.0)
     whole = tmp_path / "whole.jsonl"
-    commits = kill_driver.drive("run", str(whole), lambda line: None, kind)
+    commits = kill_driver.drive("run", str(whole), lambda line: None, kind, max_calls=max_calls)
     called = list(kill_driver.CALLED)
     data = whole.read_bytes()
     ends, inside = _boundaries(data)
-    assert len(inside) >= 3  # the caller's two messages, and two refusals with their repairs
+    # The caller's two messages, two refusals with their repairs, and at two calls a decision
+    # the results of each of its three decisions of two calls.
+    assert len(inside) >= (3 if max_calls == 1 else 6)
     if EVERY_BYTE:
         offsets = list(range(len(data)))
     else:
@@ -288,53 +313,58 @@ def test_a_kill_at_any_byte_resumes_to_the_same_bytes_or_is_refused_by_name(
         path.write_bytes(data[:cut])
         if cut < commits[0]:  # the caller's messages not all on disk: there is no run to resume
             with pytest.raises(TranscriptError, match="does not hold a routing run"):
-                kill_driver.drive("resume", str(path), lambda line: None, kind)
+                kill_driver.drive("resume", str(path), lambda line: None, kind, max_calls=max_calls)
             refused += 1
             continue
-        kill_driver.drive("resume", str(path), lambda line: None, kind)
+        kill_driver.drive("resume", str(path), lambda line: None, kind, max_calls=max_calls)
         assert path.read_bytes() == data, f"resumed from byte {cut}"
         ran = kill_driver.CALLED
-        assert ran == called[len(called) - len(ran) :], f"byte {cut}: ran {ran}, not the run's calls"
+        assert _ran_last(ran, called, kind, max_calls), f"byte {cut}: ran {ran}, not the run's calls"
         resumed += 1
     seconds = time.monotonic() - started
     print(
-        f"\n{kind}: {len(offsets)} kill points of {len(data)} bytes ({len(inside)} line boundaries "
-        f"inside commits): {resumed} resumed byte for byte, {refused} refused, {seconds:.1f} s"
+        f"\n{kind}, max_calls={max_calls}: {len(offsets)} kill points of {len(data)} bytes "
+        f"({len(inside)} line boundaries inside commits): {resumed} resumed byte for byte, "
+        f"{refused} refused, {seconds:.1f} s"
     )
     assert resumed + refused == len(offsets)
 
 
+@CALLS
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_sigkill_at_each_line_boundary_inside_a_commit_resumes_exactly(
-    tmp_path: Path, forkserver: multiprocessing.context.ForkServerContext, kind: DriverName
+    tmp_path: Path, forkserver: multiprocessing.context.ForkServerContext, kind: DriverName, max_calls: int
 ) -> None:
     # A real SIGKILL, landing where one write of several lines would tear: at a line boundary
     # inside the commit, or in the middle of one of its lines. The driver writes the commit's
     # bytes up to there, fsyncs them, and waits to be killed.
     whole = tmp_path / "whole.jsonl"
-    commits = kill_driver.drive("run", str(whole), lambda line: None, kind)
+    commits = kill_driver.drive("run", str(whole), lambda line: None, kind, max_calls=max_calls)
     called = list(kill_driver.CALLED)
     data = whole.read_bytes()
     _, inside = _boundaries(data)
     stops = sorted({*inside, *_middles(data)})
-    assert len(stops) == 3 + 6  # three commits of two lines: a boundary and two middles each
+    # Commits of two lines, a boundary and two middles each: the caller's messages, two refusals
+    # with their repairs, and at two calls a decision the results of three decisions of two calls.
+    two_line_commits = 3 if max_calls == 1 else 6
+    assert len(stops) == 3 * two_line_commits
     for stop in stops:
         path = tmp_path / f"killed-{stop}.jsonl"
-        driver = Driver(forkserver, "run", path, kind, stop_at=stop)
+        driver = Driver(forkserver, "run", path, kind, stop_at=stop, max_calls=max_calls)
         driver.wait_for("stopped")
         driver.process.kill()
         assert driver.finish(Tally()) == -signal.SIGKILL
         assert path.read_bytes() == data[:stop]
         if stop < commits[0]:  # the caller's messages cut: nothing of the run to resume
             with pytest.raises(TranscriptError, match="does not hold a routing run"):
-                kill_driver.drive("resume", str(path), lambda line: None, kind)
+                kill_driver.drive("resume", str(path), lambda line: None, kind, max_calls=max_calls)
             continue
         events: list[str] = []
-        kill_driver.drive("resume", str(path), events.append, kind)
+        kill_driver.drive("resume", str(path), events.append, kind, max_calls=max_calls)
         assert path.read_bytes() == data, f"killed at byte {stop}"
         assert any(line.startswith("torn ") for line in events), "the cut commit was not dropped"
         ran = kill_driver.CALLED
-        assert ran == called[len(called) - len(ran) :], f"byte {stop}: ran {ran}"
+        assert _ran_last(ran, called, kind, max_calls), f"byte {stop}: ran {ran}"
 
 
 def test_a_second_writer_is_refused_and_the_file_is_left_intact(

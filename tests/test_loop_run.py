@@ -462,10 +462,12 @@ def test_both_drivers_take_one_set_of_options_with_their_defaults(driver: Driver
     made: Any = RoutingLoop if driver.name == "sync" else AsyncRoutingLoop
     with pytest.raises(TypeError, match="takes 3 positional arguments but 4 were given"):
         made(ScriptedBackend(), Desk(), 64)  # the options are keywords only
-    # Beside the options, a driver's own keywords are only how it waits, and where it calls sync tools.
+    # Beside the options, a driver's own keywords are only how it waits, and where it calls sync
+    # tools and how many of a decision's calls it runs at once.
     parameters = inspect.signature(made).parameters.values()
     own = {parameter.name for parameter in parameters if parameter.kind is inspect.Parameter.KEYWORD_ONLY}
-    assert own == ({"sleep"} if driver.name == "sync" else {"sleep", "sync_tools"})
+    assert own == ({"sleep"} if driver.name == "sync" else {"sleep", "sync_tools", "max_concurrent_calls"})
+    assert loop.max_calls == 1
     assert LoopOptions.__optional_keys__ == {
         "cap",
         "limits",
@@ -475,6 +477,7 @@ def test_both_drivers_take_one_set_of_options_with_their_defaults(driver: Driver
         "retries",
         "answer",
         "instructions",
+        "max_calls",
         "thought",
         "stream_answer",
         "stream_decisions",

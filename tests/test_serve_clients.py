@@ -19,6 +19,7 @@ import jsonschema
 import openai
 import pytest
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.chat import ChatCompletionMessageFunctionToolCall as FunctionCall
 from support.serve import SEARCH, TOOLS, served, served_embedded
 
 from toolrouting import AsyncScriptedBackend, ScriptedRequest
@@ -288,3 +289,75 @@ def test_a_server_backend_is_served_streamed_and_whole(llama_cpp_server: str) ->
     assert rebuilt is not None
     assert rebuilt[0].id == call.id
     jsonschema.validate(json.loads(rebuilt[0].function.arguments), SCHEMAS[rebuilt[0].function.name])
+
+
+@pytest.fixture(scope="module")
+def scripted_calls() -> Iterator[tuple[AsyncScriptedBackend, str]]:
+    """The scripted fake served with decisions of up to three calls."""
+    backend = AsyncScriptedBackend()
+    with served(serve_app(backend, model="scripted", max_calls=3)) as url:
+        yield backend, url
+
+
+def test_parallel_tool_calls_give_one_tool_calls_entry_per_call_whole_and_streamed(
+    scripted_calls: tuple[AsyncScriptedBackend, str],
+) -> None:
+    backend, url = scripted_calls
+    two = '[{"tool":"search","arguments":{"query":"latch"}},{"tool":"read","arguments":{"id":"M1"}}]'
+    backend.enqueue(two, two)
+    with openai.OpenAI(base_url=url, api_key="unused", max_retries=0) as client:
+        whole = client.chat.completions.create(model="scripted", messages=QUESTION, tools=TOOLS)
+        with client.chat.completions.stream(model="scripted", messages=QUESTION, tools=TOOLS) as stream:
+            chunks = [event.chunk for event in stream if event.type == "chunk"]
+            final = stream.get_final_completion()
+    [choice] = whole.choices
+    assert choice.finish_reason == "tool_calls"
+    calls = [c for c in choice.message.tool_calls or [] if isinstance(c, FunctionCall)]
+    assert [(c.id, c.function.name, c.function.arguments) for c in calls] == [
+        ("route-1", "search", '{"query":"latch"}'),
+        ("route-2", "read", '{"id":"M1"}'),
+    ]
+    for call in calls:
+        jsonschema.validate(json.loads(call.function.arguments), SCHEMAS[call.function.name])
+    # Streamed, each call's entries carry its index, 0 then 1, and the SDK rebuilds both calls.
+    indexes = [
+        entry.index for chunk in chunks for choice in chunk.choices for entry in choice.delta.tool_calls or []
+    ]
+    assert indexes == sorted(indexes)
+    assert set(indexes) == {0, 1}
+    rebuilt = [c for c in final.choices[0].message.tool_calls or [] if isinstance(c, FunctionCall)]
+    assert len(rebuilt) == len(final.choices[0].message.tool_calls or [])
+    assert [(c.id, c.function.name, c.function.arguments) for c in rebuilt] == [
+        (c.id, c.function.name, c.function.arguments) for c in calls
+    ]
+    assert final.choices[0].finish_reason == "tool_calls"
+    # The route offered took up to three calls, as OpenAI's default (parallel_tool_calls absent) allows.
+    offered = backend.requests[-1].settings.json_schema
+    assert offered is not None
+    assert offered["anyOf"][-1]["maxItems"] == 3
+
+
+def test_parallel_tool_calls_false_makes_the_decision_one_call(
+    scripted_calls: tuple[AsyncScriptedBackend, str],
+) -> None:
+    backend, url = scripted_calls
+    backend.enqueue(ACTION)
+    with openai.OpenAI(base_url=url, api_key="unused", max_retries=0) as client:
+        whole = client.chat.completions.create(
+            model="scripted", messages=QUESTION, tools=TOOLS, parallel_tool_calls=False
+        )
+    checked_call(whole, {"search", "read"})
+    offered = backend.requests[-1].settings.json_schema
+    assert offered is not None
+    assert all(alternative.get("type") == "object" for alternative in offered["anyOf"])
+    # The array a server of one call answers with is not a valid action: a 502 that says why.
+    backend.enqueue(
+        '[{"tool":"search","arguments":{"query":"a"}},{"tool":"search","arguments":{"query":"b"}}]'
+    )
+    with (
+        openai.OpenAI(base_url=url, api_key="unused", max_retries=0) as client,
+        pytest.raises(openai.InternalServerError, match="not a valid action"),
+    ):
+        client.chat.completions.create(
+            model="scripted", messages=QUESTION, tools=TOOLS, parallel_tool_calls=False
+        )

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from toolrouting import ChatRequestError, FunctionTools, Message, RoutingLoop, ScriptedBackend, Settings
-from toolrouting._route_schema import action_text
+from toolrouting._route_schema import action_text, route_schema
 from toolrouting._serve import (
     arguments_text,
     conversation_of,
@@ -359,3 +359,94 @@ def test_an_open_call_still_stands_for_its_action_before_the_next_message() -> N
         ("user", "and then?"),
     ]
     assert conversation.question == 5
+
+
+@pytest.mark.parametrize("spaced", [False, True], ids=["compact", "spaced"])
+def test_several_calls_in_one_message_are_the_decision_a_run_with_max_calls_sends(spaced: bool) -> None:
+    # On a server whose decisions make up to K calls, an assistant message of several calls is
+    # the one decision RoutingLoop(max_calls=K) commits: one array, then each result in order.
+    comma, colon = (", ", ": ") if spaced else (",", ":")
+    search_action = f'{{"tool"{colon}"search"{comma}"arguments"{colon}{{"query"{colon}"latch"}}}}'
+    read_action = f'{{"tool"{colon}"read"{comma}"arguments"{colon}{{"ids"{colon}["M1"]}}}}'
+    decision = f"[{search_action}{comma}{read_action}]"
+    backend = ScriptedBackend(
+        [decision, '{"tool":"none"}'], settings=Settings(spaced=spaced) if spaced else None
+    )
+    question: list[Message] = [{"role": "user", "content": "What does the latch do?"}]
+    RoutingLoop(backend, FunctionTools(search, read), max_calls=3).run(question)
+    sent_by_loop = backend.requests[1].messages
+
+    def call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+        return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+    messages = [
+        *question,
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                call("x1", "search", f'{{"query"{colon}"latch"}}'),
+                call("x2", "read", f'{{"ids"{colon}["M1"]}}'),
+            ],
+        },
+        # Answered in the other order: the results still follow in the order of the calls.
+        {"role": "tool", "tool_call_id": "x2", "content": read(["M1"])},
+        {"role": "tool", "tool_call_id": "x1", "content": search("latch")},
+    ]
+    request = read_chat_request({"messages": messages, "tools": TOOLS})
+    conversation = conversation_of(request, spaced=spaced, max_calls=3)
+    served = decision_of(request, conversation, max_calls=3)
+    assert served is not None
+    assert served.messages == sent_by_loop
+    assert conversation.calls == 2
+    assert served.max_calls == 3
+    assert served.schema == backend.requests[1].settings.json_schema
+    # parallel_tool_calls false: the same instructions and history, a route of one call.
+    one = read_chat_request({"messages": messages, "tools": TOOLS, "parallel_tool_calls": False})
+    single = decision_of(one, conversation_of(one, spaced=spaced, max_calls=3), max_calls=3)
+    assert single is not None
+    assert single.messages == sent_by_loop
+    assert single.max_calls == 1
+    assert single.schema == route_schema(TOOLS)
+    # A server of one call a decision keeps the rounds it always made.
+    assert decision_of(request, conversation_of(request, spaced=spaced)) != served
+
+
+def test_parallel_tool_calls_is_a_bool() -> None:
+    assert read_chat_request(body()).parallel_tool_calls is True
+    assert read_chat_request(body(parallel_tool_calls=False)).parallel_tool_calls is False
+    error = refused(body(parallel_tool_calls="no"))
+    assert (str(error), error.param) == (
+        "parallel_tool_calls: parallel_tool_calls is a bool, not a string",
+        "parallel_tool_calls",
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/messages", {"max_tokens": 64, "messages": [{"role": "user", "content": "The latch?"}]}),
+        ("/v1/responses", {"input": "The latch?"}),
+    ],
+    ids=["messages", "responses"],
+)
+def test_the_fronts_that_write_one_call_route_one_call_under_any_max_calls(
+    path: str, body: dict[str, Any]
+) -> None:
+    from starlette.testclient import TestClient
+
+    from toolrouting import AsyncScriptedBackend, serve_app
+
+    search = {"name": "search", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}
+    tools = (
+        [{"name": "search", "input_schema": search["parameters"]}]
+        if path == "/v1/messages"
+        else [{"type": "function", **search}]
+    )
+    backend = AsyncScriptedBackend(['{"tool":"search","arguments":{"q":"latch"}}'])
+    with TestClient(serve_app(backend, max_calls=3)) as client:
+        answered = client.post(path, json={"model": "m", "tools": tools, **body})
+    assert answered.status_code == 200, answered.text
+    schema = backend.requests[0].settings.json_schema
+    assert schema is not None
+    assert all(alternative.get("type") != "array" for alternative in schema["anyOf"])

@@ -58,6 +58,13 @@ _EXAMPLE = (
     '{"tool": "find_recipe", "arguments": {"ingredient": "lentils"}}.'
 )
 _FOOT = f"{_REPLY}\n{_EXAMPLE}"
+# With max_calls=K above 1, the route takes an array of 2 to K tool calls too; one call is
+# still its object alone, and none stands alone.
+_SEVERAL = (
+    "When the user asks for several things that need tool calls, reply instead with a JSON array "
+    'of 2 to {max_calls} such calls, in the order to run them: [{{"tool": "NAME", "arguments": '
+    '{{...}}}}, {{"tool": "NAME", "arguments": {{...}}}}]; "none" is never among them.'
+)
 
 # The degradation steps, tried in order until the text fits; each but the first says so.
 _FULL, _SHORT, _BRIEF, _NAMES = range(4)
@@ -81,6 +88,7 @@ def catalogue_prompt(
     *,
     style: PromptStyle = "typescript",
     max_chars: int = DEFAULT_PROMPT_CHARS,
+    max_calls: int = 1,
 ) -> str:
     """The catalogue rendered for the model's system message, at most ``max_chars`` characters.
 
@@ -90,32 +98,37 @@ def catalogue_prompt(
     dropped, then parameters named without types, then names alone, then as many names as
     fit and a count of the rest. Raises :class:`CatalogueError` on a bad entry, and
     ``ValueError`` for an unknown style or a budget too small for the reply format.
+    ``max_calls`` above 1 adds to the reply format that a reply may be an array of 2 to
+    ``max_calls`` tool calls (the route of ``route_schema(tools, max_calls=K)``).
     """
     if style not in PROMPT_STYLES:
         raise ValueError(f"style is one of {', '.join(PROMPT_STYLES)}, not {style!r:.40}")
     if isinstance(max_chars, bool) or not isinstance(max_chars, int):
         raise TypeError(f"max_chars is an int, not {type(max_chars).__name__}")
+    if isinstance(max_calls, bool) or not isinstance(max_calls, int) or max_calls < 1:
+        raise ValueError(f"max_calls is a number of calls of at least 1, not {max_calls!r:.40}")
     checked = checked_catalogue(tools)
     if not checked:
         return _fitted(f"{_EMPTY_HEAD}\n\n{_FOOT}", max_chars)
     render = _RENDERERS[style]
+    foot = _FOOT if max_calls == 1 else f"{_REPLY}\n{_SEVERAL.format(max_calls=max_calls)}\n{_EXAMPLE}"
     for level in (_FULL, _SHORT, _BRIEF, _NAMES):
         entries = [render(tool, level) for tool in checked]
-        text = _framed(entries, _NOTES[level])
+        text = _framed(entries, _NOTES[level], foot)
         if len(text) <= max_chars:
             return text
-    return _some_names([render(tool, _NAMES) for tool in checked], max_chars)
+    return _some_names([render(tool, _NAMES) for tool in checked], max_chars, foot)
 
 
-def _framed(entries: Sequence[str], note: str) -> str:
+def _framed(entries: Sequence[str], note: str, foot: str) -> str:
     listing = "\n".join(entries)
-    return f"{_HEAD}\n{listing}\n{note + chr(10) if note else ''}\n{_FOOT}"
+    return f"{_HEAD}\n{listing}\n{note + chr(10) if note else ''}\n{foot}"
 
 
-def _some_names(entries: Sequence[str], max_chars: int) -> str:
+def _some_names(entries: Sequence[str], max_chars: int, foot: str) -> str:
     """As many entries as fit, in catalogue order, and a line saying how many are left out."""
     # The note's count only shrinks as entries are kept, so its widest form bounds them all.
-    room = max_chars - len(_framed([], _NOTES[_NAMES] + "\n" + _UNLISTED.format(count=len(entries))))
+    room = max_chars - len(_framed([], _NOTES[_NAMES] + "\n" + _UNLISTED.format(count=len(entries)), foot))
     if room < 0:
         raise ValueError(
             f"max_chars {max_chars} leaves no room for the reply format; give at least {max_chars - room}"
@@ -127,7 +140,8 @@ def _some_names(entries: Sequence[str], max_chars: int) -> str:
         if used > room:
             break
         count += 1
-    return _framed(entries[:count], _NOTES[_NAMES] + "\n" + _UNLISTED.format(count=len(entries) - count))
+    note = _NOTES[_NAMES] + "\n" + _UNLISTED.format(count=len(entries) - count)
+    return _framed(entries[:count], note, foot)
 
 
 def _fitted(text: str, max_chars: int) -> str:

@@ -1,5 +1,5 @@
 """A routing run for tests/test_loop_kill.py to kill:
-``python -m support.kill_driver run|resume TRANSCRIPT [async]``, from tests/.
+``python -m support.kill_driver run|resume TRANSCRIPT [async] [calls]``, from tests/.
 
 The model is a fake (a ScriptedBackend whose reply depends only on the conversation it is
 sent), so an interrupted run resumed must write the same bytes as a run left alone. It
@@ -11,11 +11,14 @@ After every committed message the driver reports ``committed N`` (N messages on 
 far), so the killer knows how far the run got; ``torn TEXT`` when a resume dropped a torn
 line; ``finished REASON`` at the end. From the command line it prints them; tests/test_loop_kill.py
 forks it with :func:`child`, which sends them on a pipe. ``async`` runs it through the
-:class:`AsyncRoutingLoop` (behind the sync face of tests/support/drivers.py) instead.
+:class:`AsyncRoutingLoop` (behind the sync face of tests/support/drivers.py) instead;
+``calls`` drives the run with ``max_calls=2`` (:func:`model_of_calls`), whose decisions make two
+calls at once.
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import sys
@@ -37,7 +40,7 @@ from toolrouting._loop.transcript import TranscriptWriter, encode_commit, encode
 from toolrouting._provider import ToolOutput
 from toolrouting._result_messages import split_routed_result
 
-__all__ = ["CALLED", "QUESTION", "Counter", "backend", "child", "drive", "loop", "model"]
+__all__ = ["CALLED", "QUESTION", "Counter", "backend", "child", "drive", "loop", "model", "model_of_calls"]
 
 QUESTION: list[Message] = [
     {"role": "system", "content": "Answer from the notes."},
@@ -48,6 +51,7 @@ TOOL_SECONDS = 0.015
 MODEL_SECONDS = 0.004
 
 _WORDS = ("latch", "door", "hinge", "spring", "key")
+ANSWER = "The latch keeps the storage-room door shut until the key turns it."
 
 #: Every tool call this process made, in order, as ``tool json-arguments``: what a resume runs.
 CALLED: list[str] = []
@@ -55,14 +59,27 @@ CALLED: list[str] = []
 STOPPED_SECONDS = 60.0
 
 
-def model(request: ScriptedRequest) -> str | Completion:
-    """The fake model: its next reply from how many results and repairs the conversation holds."""
+def _calls(*calls: str) -> str:
+    """A decision of several calls, as the route of up to K calls writes one: a JSON array."""
+    return "[" + ", ".join(calls) + "]"
+
+
+def _seen(request: ScriptedRequest) -> tuple[int, int] | None:
+    """After the model's pause: how many results and repairs the conversation holds; ``None``
+    when the request asks for the answer."""
     time.sleep(MODEL_SECONDS)
     if request.settings.json_schema is None:
-        return "The latch keeps the storage-room door shut until the key turns it."
-    messages = request.messages
-    results = sum(1 for m in messages if m["role"] == "user" and split_routed_result(m["content"]))
-    repairs = sum(1 for m in messages if m["role"] == "user" and m["content"].startswith(REPAIR_LEAD))
+        return None
+    users = [m["content"] for m in request.messages if m["role"] == "user"]
+    return sum(1 for m in users if split_routed_result(m)), sum(1 for m in users if m.startswith(REPAIR_LEAD))
+
+
+def model(request: ScriptedRequest) -> str | Completion:
+    """The fake model: its next reply from how many results and repairs the conversation holds."""
+    seen = _seen(request)
+    if seen is None:
+        return ANSWER
+    results, repairs = seen
     if results == 0 and repairs == 0:
         return "Let me search the notes first."
     if results == 1:
@@ -74,11 +91,46 @@ def model(request: ScriptedRequest) -> str | Completion:
     return lookup(str(words[results])) if results < len(words) else '{"tool": "none"}'
 
 
-class Counter:
-    """Two tools: ``lookup`` numbers its answers (state that resume restores), ``explode`` raises."""
+def model_of_calls(request: ScriptedRequest) -> str | Completion:
+    """The fake model of a run with ``max_calls=2``: decisions of two calls beside single ones.
 
-    def __init__(self) -> None:
-        self.calls = 0
+    It refuses once, then calls two lookups at once, a lookup beside a tool that raises, is cut
+    at its cap once with a valid array, makes one call alone, two more at once (one a repeat),
+    and then answers.
+    """
+    seen = _seen(request)
+    if seen is None:
+        return ANSWER
+    results, repairs = seen
+    if results == 0:
+        return "Let me search the notes first." if repairs == 0 else _calls(lookup("latch"), lookup("door"))
+    if results == 2:
+        return _calls(lookup("hinge"), '{"tool": "explode", "arguments": {}}')
+    if results == 4 and repairs == 1:
+        # A whole decision, yet the server says the cap cut it: refused, never run.
+        cut = _calls(lookup("spring"), lookup("key"))
+        return Completion(text=cut, finish_reason="length", usage=Usage(), truncated=True)
+    if results == 4:
+        return lookup("spring")
+    if results == 5:
+        return _calls(lookup("key"), lookup("latch"))
+    return '{"tool": "none"}'
+
+
+class Counter:
+    """Two tools: ``lookup`` numbers its answers (state that resume restores), ``explode`` raises.
+
+    ``by_word`` numbers each word's lookups apart (a word's second lookup is its note 2): the
+    calls of one decision may run concurrently, in any order, and must still answer alike.
+    """
+
+    def __init__(self, by_word: bool = False) -> None:
+        self.by_word = by_word
+        self.seen: collections.Counter[str] = collections.Counter()
+
+    @property
+    def calls(self) -> int:
+        return self.seen.total()
 
     def tools_for_llm(self) -> list[dict[str, Any]]:
         word = {"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]}
@@ -92,19 +144,29 @@ class Counter:
         time.sleep(TOOL_SECONDS)
         if name == "explode":
             raise RuntimeError("the tool blew up")
-        self.calls += 1
-        return ToolOutput(f"note {self.calls}: {arguments['word']} is part of the storage-room door.")
+        word = arguments["word"]
+        self.seen[word] += 1
+        number = self.seen[word] if self.by_word else self.calls
+        return ToolOutput(f"note {number}: {word} is part of the storage-room door.")
 
     def restore(self, calls: Sequence[tuple[str, dict[str, Any], ToolOutput]]) -> None:
-        self.calls = sum(1 for tool, _, _ in calls if tool == "lookup")
+        self.seen = collections.Counter(arguments["word"] for tool, arguments, _ in calls if tool == "lookup")
 
 
-def backend() -> ScriptedBackend:
-    return ScriptedBackend([model] * 30)
+def backend(max_calls: int = 1) -> ScriptedBackend:
+    return ScriptedBackend([model if max_calls == 1 else model_of_calls] * 30)
 
 
-def loop(transcript: str, kind: DriverName = "sync", **options: Any) -> Any:
-    return DRIVERS[kind].loop(backend(), Counter(), transcript=transcript, answer=True, **options)
+def loop(transcript: str, kind: DriverName = "sync", max_calls: int = 1, **options: Any) -> Any:
+    """The run to kill; ``max_calls=2`` is the run whose decisions make two calls at once."""
+    return DRIVERS[kind].loop(
+        backend(max_calls),
+        Counter(by_word=max_calls > 1),
+        transcript=transcript,
+        answer=True,
+        max_calls=max_calls,
+        **options,
+    )
 
 
 class _Reporting(TranscriptWriter):
@@ -152,15 +214,17 @@ def drive(
     report: Callable[[str], object],
     kind: DriverName = "sync",
     stop_at: int | None = None,
+    max_calls: int = 1,
 ) -> list[int]:
     """Run (``mode`` ``run``) or resume the driver's run through the ``kind`` loop; returns the
-    file size after each commit. ``stop_at`` stops it at that byte of the file, to be killed."""
+    file size after each commit. ``stop_at`` stops it at that byte of the file, to be killed;
+    ``max_calls=2`` drives the run of decisions of two calls."""
     _Reporting.report, _Reporting.committed, _Reporting.commits = report, 0, []
     _Reporting.stop_at = stop_at
     CALLED.clear()
     _machine.TranscriptWriter = _Reporting  # type: ignore[attr-defined]
     try:
-        run = loop(transcript, kind, on_event=_on_event)
+        run = loop(transcript, kind, max_calls, on_event=_on_event)
         result = run.run(QUESTION) if mode == "run" else run.resume()
     finally:
         _machine.TranscriptWriter = TranscriptWriter  # type: ignore[attr-defined]
@@ -169,21 +233,30 @@ def drive(
 
 
 def child(
-    mode: str, transcript: str, connection: Connection, kind: DriverName = "sync", stop_at: int | None = None
+    mode: str,
+    transcript: str,
+    connection: Connection,
+    kind: DriverName = "sync",
+    stop_at: int | None = None,
+    max_calls: int = 1,
 ) -> None:
     """:func:`drive` in a process forked by tests/test_loop_kill.py, reporting on ``connection``."""
     try:
-        drive(mode, transcript, connection.send, kind, stop_at)
+        drive(mode, transcript, connection.send, kind, stop_at, max_calls)
     except BaseException:
         connection.send(f"error {traceback.format_exc()}")
         raise
 
 
 def main(argv: list[str]) -> int:
-    mode, transcript, *kind = argv
+    mode, transcript, *rest = argv
     try:
         drive(
-            mode, transcript, lambda line: print(line, flush=True), "async" if kind == ["async"] else "sync"
+            mode,
+            transcript,
+            lambda line: print(line, flush=True),
+            "async" if "async" in rest else "sync",
+            max_calls=2 if "calls" in rest else 1,
         )
     except TranscriptError as error:  # a second writer, above all: refused, and said so
         print(f"{type(error).__name__}: {error}", file=sys.stderr)

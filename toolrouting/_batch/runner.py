@@ -84,6 +84,7 @@ def run_batch(
     limits: RunLimits | None = None,
     retries: int = DEFAULT_RETRIES,
     answer: bool = False,
+    max_calls: int = 1,
     on_progress: Callable[[BatchProgress], object] | None = None,
     on_event: Callable[[str, Event], object] | None = None,
     trace: Tracing | None = None,
@@ -105,6 +106,7 @@ def run_batch(
             limits=limits,
             retries=retries,
             answer=answer,
+            max_calls=max_calls,
             on_progress=on_progress,
             on_event=on_event,
             trace=trace,
@@ -125,6 +127,7 @@ async def arun_batch(
     limits: RunLimits | None = None,
     retries: int = DEFAULT_RETRIES,
     answer: bool = False,
+    max_calls: int = 1,
     on_progress: Callable[[BatchProgress], object] | None = None,
     on_event: Callable[[str, Event], object] | None = None,
     trace: Tracing | None = None,
@@ -138,7 +141,7 @@ async def arun_batch(
     ``out/ID.jsonl``, and its result ``out/ID.result.json`` once it ends. Questions finished
     before are skipped; a run a kill cut short is resumed from its transcript; a failed one is
     run again from the start only with ``retry_failed=True``. ``cap``, ``limits``,
-    ``retries`` and ``answer`` are every run's, as :class:`RoutingLoop` takes them.
+    ``retries``, ``answer`` and ``max_calls`` are every run's, as :class:`RoutingLoop` takes them.
     ``on_progress`` gets the counts each time a run starts or ends; ``on_event`` every run's
     events with its question's id, from the thread that drives the run. ``trace`` makes each
     run's tracer (a :class:`RunTracer` a run), entered around it.
@@ -152,6 +155,8 @@ async def arun_batch(
     asked = _questions(questions, system)
     folder = BatchFolder(out)
     options: LoopOptions = {"cap": cap, "limits": limits, "retries": retries, "answer": answer}
+    if max_calls != 1:  # one call a decision is the loop's default: the options stay as they were
+        options["max_calls"] = max_calls
     # A bad backend or option is refused before any run.
     if is_async_backend(backend):
         AsyncRoutingLoop(backend, _NO_TOOLS, **options)  # type: ignore[arg-type]
@@ -287,8 +292,16 @@ class _Tally:
             self.done += 1
 
     def observer(self, id: str, on_event: Callable[[str, Event], object] | None) -> Callable[[Event], object]:
+        # A decision of several calls gives an ActionChosen a call, all in its round: one decision.
+        chosen_in: list[int] = []
+
         def observe(event: Event) -> None:
-            if isinstance(event, (ActionChosen, RepairRequested)):
+            judged = isinstance(event, RepairRequested) or (
+                isinstance(event, ActionChosen) and chosen_in != [event.round]
+            )
+            if isinstance(event, ActionChosen):
+                chosen_in[:] = [event.round]
+            if judged:
                 with self.lock:
                     self.decisions += 1
             if on_event is not None:

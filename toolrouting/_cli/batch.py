@@ -99,6 +99,7 @@ def _batch(args: argparse.Namespace) -> int:
                 cap=args.cap,
                 limits=RunLimits(max_rounds=args.max_rounds),
                 answer=args.answer,
+                max_calls=args.max_calls,
                 on_progress=bar,
             )
         )

@@ -111,6 +111,14 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="rounds before the model is told to hand off (default: %(default)s)",
     )
+    parser.add_argument(
+        "--max-calls",
+        type=positive,
+        default=1,
+        metavar="K",
+        help="tool calls one decision may make, run in order, each answered on its own; --max-rounds "
+        "then counts calls (default: %(default)s)",
+    )
     parser.add_argument("--answer", action="store_true", help="after the handoff, ask for a final answer")
     parser.add_argument(
         "--answer-tokens",
@@ -176,6 +184,7 @@ def _run(args: argparse.Namespace) -> int:
             tools,
             cap=args.cap,
             max_rounds=args.max_rounds,
+            max_calls=args.max_calls,
             answer=args.answer,
             stream_answer=streamed is not None,
             on_event=_both(progress, streamed),

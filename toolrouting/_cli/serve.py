@@ -72,6 +72,14 @@ def add_serve(subparsers: Subparsers) -> None:
         metavar="N",
         help="the answer's cap when a request sets no max_tokens (default: %(default)s)",
     )
+    parser.add_argument(
+        "--max-calls",
+        type=positive,
+        default=1,
+        metavar="K",
+        help="tool calls one decision may make when a request's parallel_tool_calls is true or absent; "
+        "false makes it one (default: %(default)s)",
+    )
     add_decoding_options(parser)
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="on stderr only the address served and errors"
@@ -107,6 +115,7 @@ def _serve(args: argparse.Namespace) -> int:
             require_key=require_key,
             secrets=() if upstream is None else (upstream.value,),
             owned=True,
+            max_calls=args.max_calls,
         )
         host, port = listener.getsockname()[:2]
         config = server_config(app, host=host, port=port, log_level="warning" if args.quiet else "info")

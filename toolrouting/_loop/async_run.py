@@ -21,11 +21,12 @@ import anyio.to_thread
 
 from .._backends import AsyncBackend, Completion, Message
 from .._provider import AsyncToolProvider, ToolOutput, ToolProvider
-from .effects import CallTool, Commit, Emit, Request, ToolRaised, Wait, backend_failure, unfinished_stream
+from .effects import CallTools, Commit, Emit, Request, ToolRaised, Wait, backend_failure, unfinished_stream
 from .events import Event, RunFinished
 from .machine import StepMachine, Steps, checked_messages
 from .options import LoopOptions
 from .result import RunResult
+from .run_limits import check_count
 from .transcript import TranscriptWriter
 
 __all__ = ["AsyncRoutingLoop", "SyncTools"]
@@ -43,8 +44,11 @@ class AsyncRoutingLoop(StepMachine):
     (awaited) or a :class:`ToolProvider` (its ``call`` runs in a worker thread). ``sleep`` is
     awaited between retries. ``sync_tools="inline"`` calls a sync provider on the event loop
     instead of in a worker thread: for fast tools, and for a provider bound to the thread that
-    made it (an ``sqlite3`` connection, say). Every other option (:class:`LoopOptions`), the
-    transcript and the events are :class:`RoutingLoop`'s, and so are the bytes a run writes.
+    made it (an ``sqlite3`` connection, say). The calls of one decision (``max_calls=K``) run
+    concurrently, at most ``max_concurrent_calls`` at a time (``None``: all of them, so at most
+    ``K``), and their results go back in the order the calls were written. Every other option
+    (:class:`LoopOptions`), the transcript and the events are :class:`RoutingLoop`'s, and so are
+    the bytes a run writes.
     """
 
     def __init__(
@@ -54,9 +58,13 @@ class AsyncRoutingLoop(StepMachine):
         *,
         sleep: Callable[[float], Awaitable[object]] = anyio.sleep,
         sync_tools: SyncTools = "thread",
+        max_concurrent_calls: int | None = None,
         **options: Unpack[LoopOptions],
     ) -> None:
         super().__init__(backend, provider, options)
+        if max_concurrent_calls is not None:
+            check_count("max_concurrent_calls", max_concurrent_calls, 1)
+        self.max_concurrent_calls = max_concurrent_calls
         if not inspect.iscoroutinefunction(getattr(backend, "complete", None)):
             raise TypeError(
                 f"{type(backend).__name__}.complete() is not a coroutine: AsyncRoutingLoop takes an "
@@ -149,21 +157,43 @@ class AsyncRoutingLoop(StepMachine):
                         answer = await effect.backend.complete(effect.messages)
                     except Exception as error:  # the machine retries it or lets it through
                         failure = backend_failure(effect.backend, error)
-                elif isinstance(effect, CallTool):
-                    try:
-                        answer = await self._call(effect.tool, effect.arguments)
-                    except KeyboardInterrupt:  # the user's, not the tool's: the run ends
-                        raise
-                    except BaseException as error:  # SystemExit too: the machine reports it to the model
-                        if _cancelled(error):  # this run's own task is being cancelled: it ends
-                            raise
-                        failure = error if isinstance(error, ToolRaised) else ToolRaised(error)
+                elif isinstance(effect, CallTools):
+                    answer = await self._outcomes(effect)
                 elif isinstance(effect, Wait):
                     await self._sleep(effect.seconds)
         finally:
             machine.close()
             if writer is not None:
                 writer.close()
+
+    async def _outcomes(self, effect: CallTools) -> tuple[Any, ...]:
+        """What each of a decision's calls returned (or :class:`ToolRaised`), in their order: two
+        or more run concurrently, at most ``max_concurrent_calls`` at a time."""
+        calls = effect.calls
+        if len(calls) == 1:
+            return (await self._outcome(calls[0].tool, calls[0].arguments),)
+        outcomes: list[Any] = [None] * len(calls)
+        limiter = anyio.CapacityLimiter(self.max_concurrent_calls or len(calls))
+
+        async def one(index: int) -> None:
+            async with limiter:
+                outcomes[index] = await self._outcome(calls[index].tool, calls[index].arguments)
+
+        async with anyio.create_task_group() as group:
+            for index in range(len(calls)):
+                group.start_soon(one, index)
+        return tuple(outcomes)
+
+    async def _outcome(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """What the provider returned for the call, or :class:`ToolRaised` with what it raised."""
+        try:
+            return await self._call(tool, arguments)
+        except KeyboardInterrupt:  # the user's, not the tool's: the run ends
+            raise
+        except BaseException as error:  # SystemExit too: the machine reports it to the model
+            if _cancelled(error):  # this run's own task is being cancelled: it ends
+                raise
+            return error if isinstance(error, ToolRaised) else ToolRaised(error)
 
     async def _call(self, tool: str, arguments: dict[str, Any]) -> ToolOutput:
         acall = getattr(self.provider, "acall", None)

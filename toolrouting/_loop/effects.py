@@ -2,10 +2,11 @@
 
 The machine (``machine``) is a generator that yields one of these and is sent back the answer:
 a :class:`Request` gets the :class:`Completion` (a streamed one after its pieces, which the
-driver hands out as the events its ``piece`` makes), a :class:`CallTool` gets what the provider
-returned, the others get ``None``. An exception the backend or the tool raised is thrown into
-the machine at the same point (``generator.throw``), where it is retried, reported to the model
-or let through exactly as when the loop performed the call itself.
+driver hands out as the events its ``piece`` makes), a :class:`CallTools` what each of its calls
+returned (a :class:`ToolRaised` for one that raised, which is reported to the model), the others
+get ``None``. An exception the backend raised is thrown into the machine at the same point
+(``generator.throw``), where it is retried or let through exactly as when the loop performed
+the request itself.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .events import Event
 
 __all__ = [
     "CallTool",
+    "CallTools",
     "Commit",
     "Effect",
     "Emit",
@@ -44,10 +46,19 @@ class Request:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class CallTool:
-    """Call the provider's ``tool`` with ``arguments`` (a copy the provider may keep or change)."""
+    """One call of :class:`CallTools`: the provider's ``tool`` with ``arguments`` (a copy the
+    provider may keep or change)."""
 
     tool: str
     arguments: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CallTools:
+    """Call each of ``calls`` (a round's, one or more): in order, or concurrently; the answer is
+    what each returned, in the order of ``calls``, a :class:`ToolRaised` for each that raised."""
+
+    calls: tuple[CallTool, ...]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -71,7 +82,7 @@ class Emit:
     event: Event
 
 
-Effect = Request | CallTool | Commit | Wait | Emit
+Effect = Request | CallTools | Commit | Wait | Emit
 
 
 def unfinished_stream(backend: object) -> BackendResponseError:
@@ -83,10 +94,10 @@ def unfinished_stream(backend: object) -> BackendResponseError:
 
 
 class ToolRaised(Exception):
-    """What a driver throws into the machine when a tool raised: ``error``, whatever it was.
+    """What a driver answers for a call that raised: ``error``, whatever it was.
 
     A tool's ``SystemExit``, ``GeneratorExit`` or ``CancelledError`` is the tool's failure, not
-    the run's end, and thrown bare it would be read as the machine's own close or cancellation.
+    the run's end: wrapped, it is never taken for the machine's own close or cancellation.
     """
 
     def __init__(self, error: BaseException) -> None:

@@ -38,17 +38,25 @@ ANSWER_PROMPT = "Answer the question in plain words, from what was found above."
 EARLIER_ANSWER_PROMPT = "Now answer the question in plain words, from the tool results above."
 
 
-def repair_message(problem: str, tools: Sequence[Mapping[str, Any]], *, thought: bool = False) -> str:
+def repair_message(
+    problem: str, tools: Sequence[Mapping[str, Any]], *, thought: bool = False, max_calls: int = 1
+) -> str:
     """The user message that answers a refused reply: what was wrong, then every valid shape
-    (with the ``"thought"`` the route demands first, when it has one)."""
+    (with the ``"thought"`` the route demands first, when it has one), and with ``max_calls``
+    above 1 that an array of tool calls is one too."""
     lead = '"thought": "...", ' if thought else ""
     shapes = ["{" + lead + _shape(tool)[1:] for tool in tools]
     shapes.append("{" + lead + f"{_HANDOFF[1:]} when no tool call is needed")
     lines = "\n".join(shapes)
+    several = (
+        f"Or, to make 2 to {max_calls} tool calls at once, a JSON array of those calls, without none.\n"
+        if max_calls > 1 and tools
+        else ""
+    )
     return (
         f"{REPAIR_LEAD}{problem}.\n"
         f"Reply with exactly one JSON object and nothing else, one of:\n{lines}\n"
-        "Fix the reply and try again."
+        f"{several}Fix the reply and try again."
     )
 
 

@@ -71,14 +71,18 @@ def instructed(
     tools: Sequence[Mapping[str, Any]],
     *,
     thought: int | None = None,
+    max_calls: int = 1,
 ) -> list[Message]:
     """``conversation`` with the instructions in its system message: merged into the caller's
     first message when that is a system message, else a system message of their own in front.
-    The rendered catalogue says how to fill a reasoning slot when the route has one."""
+    The rendered catalogue says how to fill a reasoning slot when the route has one, and that a
+    reply may make up to ``max_calls`` calls when that is above 1."""
     if instructions is False:
         return list(conversation)
     if instructions is True:
-        text = catalogue_prompt(tools) + ("\n" + THOUGHT_NOTE if thought is not None else "")
+        text = catalogue_prompt(tools, max_calls=max_calls) + (
+            "\n" + THOUGHT_NOTE if thought is not None else ""
+        )
     else:
         text = instructions
     first = conversation[0] if conversation else None

@@ -12,6 +12,13 @@ accepted. A refused reply that is repaired stays in its round, so the repaired a
 the round's number, and the call id ``routed_call_id(round)`` stays a pure function of the
 round: the n-th accepted action of a run is always answered under ``route-n``.
 
+With ``max_calls=K`` a decision may make up to ``K`` calls (an array, ``parse_routes``): they
+are the round's actions, in the order written, and the call ids go on counting calls across
+the run, so the n-th call of a run is still ``route-n`` (one call a round makes it the round).
+The decision is committed before its calls run, and their results after them, in one commit,
+in the order of the calls: a kill leaves the decision answered whole or not at all, and an
+unanswered one is judged and run again on resume, as a one-call round's action is.
+
 Every accepted action other than ``none`` is answered by exactly one result message under
 its call id: the tool's result, a ``Tool error`` when the tool raised, or a ``Tool error``
 notice when the action tripped a limit and was not run.
@@ -20,7 +27,6 @@ notice when the action tripped a limit and was not run.
 from __future__ import annotations
 
 import abc
-import copy
 import functools
 import os
 from collections.abc import Callable, Generator, Mapping, Sequence
@@ -30,38 +36,29 @@ from .._backends import ROLES, Message, Usage
 from .._errors import RepairsExhaustedError
 from .._limits import DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
 from .._names import NONE_TOOL
-from .._parse import parse_route
-from .._provider import ToolOutput
-from .._result_messages import routed_call_id, routed_result_text
+from .._parse_calls import parse_routes
 from .._route_schema import route_schema, route_tool_names
 from .._routed_backend import can_route, routed_backend, routing_cap
 from .answer import answer_conversation, answer_request
-from .effects import CallTool, Commit, Effect, Emit, ToolRaised
+from .calls import commit, one_call, several_calls
+from .effects import Effect, Emit
 from .events import (
     ActionChosen,
     AnswerDelta,
     DecisionDelta,
-    LimitReached,
     RepairRequested,
     Resumed,
     RoundStarted,
     RunFinished,
-    ToolReturned,
 )
-from .feedback import (
-    bad_tool_output,
-    limit_notice,
-    repair_message,
-    tool_exception,
-    truncated_problem,
-)
+from .feedback import repair_message, truncated_problem
 from .instructions import checked_instructions, instructed
 from .options import LoopOptions, checked_names, limits_of
 from .replay import resume_point
 from .result import Action, RoundUsage, RunResult
 from .retries import RetryPolicy, complete
 from .run_limits import check_count
-from .state import RunState, call_key, tripped_limit
+from .state import RunState
 from .transcript import TranscriptWriter, drop_torn_line
 
 __all__ = ["StepMachine", "Steps", "checked_messages"]
@@ -108,8 +105,11 @@ class StepMachine(abc.ABC):
         self.stream_decisions = bool(streamed["stream_decisions"])
         self.instructions = checked_instructions(options.get("instructions", True))
         thought = options.get("thought")
-        route_schema([], thought=thought)  # refuses a bad thought= now, not in the first round
+        max_calls = options.get("max_calls", 1)
+        # Refuses a bad thought= or max_calls= now, not in the first round.
+        route_schema([], thought=thought, max_calls=max_calls)
         self.thought = thought
+        self.max_calls = max_calls
         self.on_event = options.get("on_event")
         transcript = options.get("transcript")
         self.transcript = None if transcript is None else os.fspath(transcript)
@@ -138,12 +138,16 @@ class StepMachine(abc.ABC):
         # The instructions are rendered once, from the run-start catalogue, and committed with
         # the caller's messages: every round and every resume sends these bytes.
         conversation = instructed(
-            conversation, self.instructions, self.provider.tools_for_llm(), thought=self.thought
+            conversation,
+            self.instructions,
+            self.provider.tools_for_llm(),
+            thought=self.thought,
+            max_calls=self.max_calls,
         )
         state = RunState(messages=[], conversation=len(conversation))
         # One commit, under the header: a transcript holding only part of the caller's
         # messages could not be resumed.
-        yield from _commit(state, *conversation)
+        yield from commit(state, *conversation)
         yield from self._steps(state, None)
 
     def _writer(self) -> Callable[[], TranscriptWriter] | None:
@@ -161,7 +165,9 @@ class StepMachine(abc.ABC):
             raise ValueError("resume() continues the file given as transcript=, and this loop has none")
         writer = TranscriptWriter(self.transcript, append=True)
         try:
-            read, state, pending = resume_point(self.transcript, self.limits, thought=self.thought)
+            read, state, pending = resume_point(
+                self.transcript, self.limits, thought=self.thought, max_calls=self.max_calls
+            )
         except BaseException:
             writer.close()
             raise
@@ -188,7 +194,8 @@ class StepMachine(abc.ABC):
             cap = routing_cap(self.backend, self.cap)
             if pending is None:
                 yield Emit(RoundStarted(round=state.round, choices=(*names, NONE_TOOL)))
-                request = routed_backend(self.backend, route_schema(tools, thought=self.thought), cap)
+                schema = route_schema(tools, thought=self.thought, max_calls=self.max_calls)
+                request = routed_backend(self.backend, schema, cap)
                 # A streamed decision is handed out as it comes, and parsed only once whole.
                 piece = functools.partial(_decision_delta, state.round) if self.stream_decisions else None
                 completion = yield from complete(
@@ -203,7 +210,7 @@ class StepMachine(abc.ABC):
         if self.answer and state.answer is None:
             if not state.answer_prompted:
                 asked = answer_request(state.messages, state.conversation)
-                yield from _commit(state, Message(role="user", content=asked))
+                yield from commit(state, Message(role="user", content=asked))
                 state.answer_prompted = True
             # The caller's context and the answer request: the question and the results, not
             # the run's actions. The answer is committed only once whole: a stream cut short
@@ -222,7 +229,7 @@ class StepMachine(abc.ABC):
                 piece=_answer_delta if self.stream_answer else None,
             )
             state.answer, state.answer_usage = completion.text, completion.usage
-            yield from _commit(state, Message(role="assistant", content=completion.text))
+            yield from commit(state, Message(role="assistant", content=completion.text))
         yield Emit(RunFinished(result=_result(state)))
 
     def _judge(
@@ -236,57 +243,49 @@ class StepMachine(abc.ABC):
         committed: bool,
     ) -> Steps:
         """Commit a reply and answer it: a repair, a handoff, a limit notice or the tool's result."""
-        route = parse_route(text, names, thought=self.thought)
-        if truncated or not route.ok:
-            problem = truncated_problem(cap) if truncated else str(route.error)
+        routes = parse_routes(text, names, max_calls=self.max_calls, thought=self.thought)
+        if truncated or not routes.ok:
+            problem = truncated_problem(cap) if truncated else str(routes.error)
             refused = [] if committed else [Message(role="assistant", content=text)]
             if state.repairs >= self.limits.max_repairs:
                 # A reply cut at the cap is not committed: on resume, where nothing would show
                 # it was cut, a complete-looking action could be judged valid and run.
-                yield from _commit(state, *([] if truncated else refused))
+                yield from commit(state, *([] if truncated else refused))
                 raise RepairsExhaustedError(
                     state.round, problem, self.limits.max_repairs, truncated=truncated
                 )
             state.repairs += 1
             # The refusal and its repair are one commit: a refused reply left unanswered is judged
             # again on resume, where a valid action cut at the cap no longer shows it was cut.
-            yield from _commit(
+            yield from commit(
                 state,
                 *refused,
                 Message(
-                    role="user", content=repair_message(problem, tools, thought=self.thought is not None)
+                    role="user",
+                    content=repair_message(
+                        problem, tools, thought=self.thought is not None, max_calls=self.max_calls
+                    ),
                 ),
             )
             yield Emit(RepairRequested(round=state.round, attempt=state.repairs, problem=problem))
             return
-        action = Action.from_route(state.round, route)
+        actions = [Action.from_route(state.round, call) for call in routes.calls]
         if not committed:
-            yield from _commit(state, Message(role="assistant", content=action.text))
-        state.actions.append(action)
-        yield Emit(
-            ActionChosen(round=action.round, tool=action.tool, arguments=action.arguments, text=action.text)
-        )
-        if action.tool == NONE_TOOL:
-            state.done = True
-            return
-        call_id = routed_call_id(state.round)
-        limit, runs = tripped_limit(state, action, self.limits)
-        if limit is not None:
-            state.limited = limit
-            notice = limit_notice(limit, self.limits.of(limit), runs)
-            yield from _commit(state, _result_message(action.tool, call_id, notice, True))
+            yield from commit(state, Message(role="assistant", content=str(routes.text)))
+        state.actions.extend(actions)
+        for action in actions:
             yield Emit(
-                LimitReached(round=state.round, limit=limit, tool=action.tool, call_id=call_id, notice=notice)
-            )
-        else:
-            state.runs[call_key(action)] = runs + 1
-            content, is_error = yield from _call(action.tool, action.arguments or {})
-            yield from _commit(state, _result_message(action.tool, call_id, content, is_error))
-            yield Emit(
-                ToolReturned(
-                    round=state.round, tool=action.tool, call_id=call_id, content=content, is_error=is_error
+                ActionChosen(
+                    round=action.round, tool=action.tool, arguments=action.arguments, text=action.text
                 )
             )
+        if actions[0].tool == NONE_TOOL:
+            state.done = True
+            return
+        if len(actions) == 1:
+            yield from one_call(state, actions[0], self.limits)
+        else:
+            yield from several_calls(state, actions, self.limits)
         state.next_round()
 
 
@@ -296,28 +295,6 @@ def _decision_delta(round: int, text: str) -> DecisionDelta:
 
 def _answer_delta(text: str) -> AnswerDelta:
     return AnswerDelta(text=text)
-
-
-def _commit(state: RunState, *messages: Message) -> Steps:
-    """Append ``messages`` to the run; on disk first, as a message is part of the run only once there."""
-    if messages:
-        yield Commit(messages)
-    state.messages.extend(messages)
-
-
-def _call(tool: str, arguments: dict[str, Any]) -> Generator[Effect, Any, tuple[str, bool]]:
-    """The content of a tool call's result and whether it reports an error."""
-    try:
-        # A copy: the provider may keep or change its arguments without touching the record.
-        output = yield CallTool(tool, copy.deepcopy(arguments))
-    except ToolRaised as raised:  # a failing tool is reported to the model, and the run goes on
-        return tool_exception(raised.error), True
-    if not isinstance(output, ToolOutput) or not isinstance(output.content, str):
-        return bad_tool_output(output), True
-    if not isinstance(output.is_error, bool):
-        return bad_tool_output(output), True
-    # A str subclass's own __str__ would show one text in the event and commit another.
-    return str.__str__(output.content), output.is_error
 
 
 def _result(state: RunState) -> RunResult:
@@ -333,10 +310,6 @@ def _result(state: RunState) -> RunResult:
         reason=state.limited or "handoff",
         torn_line=state.torn_line,
     )
-
-
-def _result_message(tool: str, call_id: str, content: str, is_error: bool) -> Message:
-    return Message(role="user", content=routed_result_text(tool, call_id, content, is_error=is_error))
 
 
 def checked_messages(messages: Sequence[Message]) -> list[Message]:

@@ -39,6 +39,9 @@ class LoopOptions(TypedDict, total=False):
     instructions: Instructions
     """What the model is told first: ``True`` renders the catalogue, a string is sent as it is,
     ``False`` sends the caller's messages alone (``True``)."""
+    max_calls: int
+    """The most tool calls one routed decision may make, run in order and each answered by its
+    own result message (``1``: one action a round; docs/loop.md, "Several calls a decision")."""
     thought: int | None
     """A reasoning slot of at most this many characters before ``tool`` (``None``: none)."""
     stream_answer: bool

@@ -9,6 +9,7 @@ from .._backends import Message
 from .._errors import TranscriptError
 from .._names import NONE_TOOL, tool_name_problem
 from .._parse import Route, parse_route
+from .._parse_calls import parse_routes
 from .._provider import ToolOutput
 from .._result_messages import routed_call_id, routed_result_header, split_routed_result
 from .answer import is_answer_request
@@ -22,24 +23,26 @@ __all__ = ["replayed", "resume_point"]
 
 
 def resume_point(
-    path: str | None, limits: RunLimits, *, thought: int | None = None
+    path: str | None, limits: RunLimits, *, thought: int | None = None, max_calls: int = 1
 ) -> tuple[TranscriptRead, RunState, str | None]:
     """What resuming the transcript at ``path`` starts from: the file as read, the state of the run
     it records, and its unanswered last reply if any. A damaged file is refused here, at once."""
     if path is None:
         raise ValueError("resume() continues the file given as transcript=, and this loop has none")
     read = read_transcript(path)
-    state, pending = replayed(read, limits, path, thought=thought)
+    state, pending = replayed(read, limits, path, thought=thought, max_calls=max_calls)
     state.torn_line = read.torn_line
     return read, state, pending
 
 
 def replayed(
-    read: TranscriptRead, limits: RunLimits, path: str, *, thought: int | None = None
+    read: TranscriptRead, limits: RunLimits, path: str, *, thought: int | None = None, max_calls: int = 1
 ) -> tuple[RunState, str | None]:
     """The state of the run ``read`` records, and its unanswered last reply if any.
 
-    ``thought`` is the reasoning slot the run's replies carry (the loop's ``thought=``).
+    ``thought`` is the reasoning slot the run's replies carry (the loop's ``thought=``), and
+    ``max_calls`` the most calls one of them makes (the loop's ``max_calls=``): a decision of
+    several calls is followed by all their results, each under its own call id.
 
     The header says where the caller's messages end. A version 1 transcript has none: there
     the caller's conversation ends with a user message and the loop's own messages follow
@@ -60,14 +63,14 @@ def replayed(
         starts = range(read.caller_messages, read.caller_messages + 1)
     for start in starts:
         if messages[start - 1]["role"] == "user":
-            state = _replayed_from(messages, start, limits, thought)
+            state = _replayed_from(messages, start, limits, thought, max_calls)
             if state is not None:
                 return state
     raise TranscriptError(path, 0, "it does not hold a routing run (a user message, then the loop's own)")
 
 
 def _replayed_from(
-    messages: tuple[Message, ...], start: int, limits: RunLimits, thought: int | None
+    messages: tuple[Message, ...], start: int, limits: RunLimits, thought: int | None, max_calls: int
 ) -> tuple[RunState, str | None] | None:
     """The run, when the loop's own messages begin at ``start``; ``None`` when they cannot."""
     state = RunState(messages=list(messages), conversation=start)
@@ -90,32 +93,66 @@ def _replayed_from(
         if following["role"] != "user":
             return None
         content = following["content"]
-        found = None if handoff.ok else _replayed_action(state.round, reply["content"], content, thought)
+        found = (
+            None if handoff.ok else _replayed_calls(state.calls, reply["content"], rest, thought, max_calls)
+        )
         if found is not None:
-            route, output = found
-            action = Action.from_route(state.round, route)
-            state.actions.append(action)
-            limit, runs = tripped_limit(state, action, limits)
-            if limit is not None:
-                state.limited = limit
-            else:
-                state.runs[call_key(action)] = runs + 1
-                state.replayed_calls.append((action.tool, action.arguments or {}, output))
+            for route, output in found:
+                action = Action.from_route(state.round, route)
+                state.actions.append(action)
+                state.next_call()
+                limit, runs = tripped_limit(state, action, limits)
+                if limit is not None:
+                    state.limited = state.limited or limit
+                else:
+                    state.runs[call_key(action)] = runs + 1
+                    state.replayed_calls.append((action.tool, action.arguments or {}, output))
             state.next_round()
+            index += 1 + len(found)
         elif is_repair_message(content):
             state.repairs += 1
+            index += 2
         else:
             return None
-        index += 2
     return state, None
 
 
+def _replayed_calls(
+    calls: int, reply: str, rest: Sequence[Message], thought: int | None, max_calls: int
+) -> list[tuple[Route, ToolOutput]] | None:
+    """The calls ``reply`` makes and their outputs when the messages after it (``rest``) answer
+    them all, the first under ``route-(calls + 1)``; else ``None``."""
+    try:
+        value = json.loads(reply)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, list):
+        one = _replayed_action(calls + 1, reply, rest[0]["content"], thought)
+        return None if one is None else [one]
+    if max_calls == 1 or not all(isinstance(item, dict) for item in value):
+        return None
+    tools = [item.get("tool") for item in value]
+    if not all(
+        isinstance(tool, str) and tool != NONE_TOOL and tool_name_problem(tool) is None for tool in tools
+    ):
+        return None
+    routes = parse_routes(reply, tuple(tools), max_calls=max_calls, thought=thought)
+    if not routes.ok or routes.text != reply or len(rest) < len(routes.calls):
+        return None
+    found: list[tuple[Route, ToolOutput]] = []
+    for number, (route, result) in enumerate(zip(routes.calls, rest, strict=False), start=calls + 1):
+        output = None if result["role"] != "user" else _output(route, number, result["content"])
+        if output is None:
+            return None
+        found.append((route, output))
+    return found
+
+
 def _replayed_action(
-    round: int, reply: str, result: str, thought: int | None
+    number: int, reply: str, result: str, thought: int | None
 ) -> tuple[Route, ToolOutput] | None:
-    """The action ``reply`` and its output when ``result`` answers it in ``round``, else ``None``."""
-    split = split_routed_result(result)
-    if split is None:
+    """The action ``reply`` and its output when ``result`` answers it as call ``number``, else ``None``."""
+    if split_routed_result(result) is None:
         return None
     try:
         tool = json.loads(reply).get("tool")
@@ -124,11 +161,20 @@ def _replayed_action(
     if not isinstance(tool, str) or tool == NONE_TOOL or tool_name_problem(tool) is not None:
         return None
     route = parse_route(reply, (tool,), thought=thought)
-    call_id = routed_call_id(round)
-    headers = {routed_result_header(tool, call_id, is_error=flag): flag for flag in (False, True)}
-    if not route.ok or route.text != reply or split[0] not in headers:
+    output = _output(route, number, result) if route.ok and route.text == reply else None
+    return None if output is None else (route, output)
+
+
+def _output(route: Route, number: int, result: str) -> ToolOutput | None:
+    """What ``result`` says call ``number`` (an accepted ``route``) returned, when it answers it."""
+    split = split_routed_result(result)
+    if split is None or route.tool is None:
         return None
-    return route, ToolOutput(split[1], is_error=headers[split[0]])
+    call_id = routed_call_id(number)
+    headers = {routed_result_header(route.tool, call_id, is_error=flag): flag for flag in (False, True)}
+    if split[0] not in headers:
+        return None
+    return ToolOutput(split[1], is_error=headers[split[0]])
 
 
 def _ends_run(rest: Sequence[Message]) -> bool:

@@ -14,7 +14,7 @@ from typing import Any, Unpack
 
 from .._backends import Backend, Completion, Message
 from .._provider import ToolProvider
-from .effects import CallTool, Commit, Emit, Request, ToolRaised, Wait, backend_failure, unfinished_stream
+from .effects import CallTools, Commit, Emit, Request, ToolRaised, Wait, backend_failure, unfinished_stream
 from .events import Event, RunFinished
 from .machine import StepMachine, Steps, checked_messages
 from .options import LoopOptions
@@ -25,7 +25,7 @@ __all__ = ["RoutingLoop"]
 
 
 class RoutingLoop(StepMachine):
-    """Runs a retrieval phase: every round one routed action, until the model answers ``none``.
+    """Runs a retrieval phase: every round one routed decision, until the model answers ``none``.
 
     Each round reads the provider's catalogue again, so a provider may narrow it as the run
     goes. ``instructions`` is what the model is told first, in a system message (see
@@ -40,7 +40,9 @@ class RoutingLoop(StepMachine):
     ``stream_answer=True`` asks for the answer with the backend's ``stream()`` (a
     :class:`StreamingBackend`): each piece is an :class:`AnswerDelta` event as it comes, and the
     answer is committed once whole. ``stream_decisions=True`` streams each routed decision
-    the same way, as :class:`DecisionDelta` events, parsed only once whole.
+    the same way, as :class:`DecisionDelta` events, parsed only once whole. ``max_calls=K``
+    lets a decision make up to ``K`` calls, which run in the order written, each answered by its
+    own result message.
 
     The limits are one :class:`RunLimits` (``limits=``), or its fields given one by one
     (``max_rounds=``, ``max_repairs=``, ``max_repeats=``). Every option but ``sleep`` is a
@@ -133,19 +135,23 @@ class RoutingLoop(StepMachine):
                             answer = effect.backend.complete(effect.messages)
                     except Exception as error:  # the machine retries it or lets it through
                         failure = backend_failure(effect.backend, error)
-                elif isinstance(effect, CallTool):
-                    try:
-                        answer = self.provider.call(effect.tool, effect.arguments)
-                    except KeyboardInterrupt:  # the user's, not the tool's: the run ends
-                        raise
-                    except BaseException as error:  # SystemExit too: the machine reports it to the model
-                        failure = ToolRaised(error)
+                elif isinstance(effect, CallTools):  # a decision's calls, in the order written
+                    answer = tuple(self._call(call.tool, call.arguments) for call in effect.calls)
                 elif isinstance(effect, Wait):
                     self._sleep(effect.seconds)
         finally:
             machine.close()
             if writer is not None:
                 writer.close()
+
+    def _call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """What the provider returned for the call, or :class:`ToolRaised` with what it raised."""
+        try:
+            return self.provider.call(tool, arguments)
+        except KeyboardInterrupt:  # the user's, not the tool's: the run ends
+            raise
+        except BaseException as error:  # SystemExit too: the machine reports it to the model
+            return ToolRaised(error)
 
     def _streamed(self, effect: Request) -> Generator[Event, None, Completion]:
         """Stream ``effect``'s request, handing out each piece as an event; the whole reply at the end.

@@ -21,6 +21,8 @@ class RunState:
     conversation: int = 0
     """How many of ``messages`` the run started from: the caller's, the instructions merged in."""
     round: int = 1
+    calls: int = 0
+    """Calls accepted so far, a limit's notice's included: the next is ``routed_call_id(calls + 1)``."""
     repairs: int = 0
     """Refused replies so far in this round."""
     runs: dict[str, int] = dataclasses.field(default_factory=dict)
@@ -45,6 +47,11 @@ class RunState:
             completion + usage.completion_tokens,
         )
 
+    def next_call(self) -> int:
+        """Count one more call; its number, from 1 across the run (one call a round: the round's)."""
+        self.calls += 1
+        return self.calls
+
     def next_round(self) -> None:
         self.round += 1
         self.repairs = 0
@@ -57,9 +64,13 @@ def call_key(action: Action) -> str:
 
 
 def tripped_limit(state: RunState, action: Action, limits: RunLimits) -> tuple[LimitName | None, int]:
-    """The limit an accepted action trips, if any, and how often the same call has run."""
+    """The limit an accepted action trips, if any, and how often the same call has run.
+
+    ``state.calls`` counts this call already: ``max_rounds`` bounds the calls of a run, which
+    are its rounds when each decision makes one call.
+    """
     runs = state.runs.get(call_key(action), 0)
-    if state.round > limits.max_rounds:
+    if state.calls > limits.max_rounds:
         return "max_rounds", runs
     if runs > limits.max_repeats:
         return "max_repeats", runs

@@ -34,6 +34,7 @@ def serve_app(
     require_key: str | None = None,
     secrets: Sequence[str] = (),
     owned: bool = False,
+    max_calls: int = 1,
 ) -> Starlette:
     """The server over ``backend``, with every front (chat completions, Messages): a Starlette app.
 
@@ -44,7 +45,9 @@ def serve_app(
     ``SERVE_MAX_IN_FLIGHT`` for any other backend.
     ``owned=True`` closes the backend when the server stops, in the event loop that served it
     (an HTTP backend's connections belong to that loop); otherwise the caller closes it.
-    Needs the ``serve`` extra (``pip install 'toolrouting[serve]'``).
+    ``max_calls`` above 1 lets a decision make up to that many calls when the request's
+    ``parallel_tool_calls`` is true or absent (docs/serve.md). Needs the ``serve`` extra
+    (``pip install 'toolrouting[serve]'``).
     """
     try:
         from starlette.applications import Starlette
@@ -64,7 +67,7 @@ def serve_app(
 
     app = Starlette(lifespan=lifespan, routes=ROUTES, exception_handlers=EXCEPTION_HANDLERS)
     app.state.served = Served(
-        chat=ServedChat(backend, cap=cap, answer_tokens=answer_tokens),
+        chat=ServedChat(backend, cap=cap, answer_tokens=answer_tokens, max_calls=max_calls),
         admission=Admission(in_flight or _in_flight(backend)),
         model=model,
         require_key=require_key,

@@ -20,7 +20,7 @@ from .._route_schema import action_head
 from .replies import Piece
 from .request import ToolCall
 
-__all__ = ["CallStream"]
+__all__ = ["CallStream", "several_pieces"]
 
 _HELD = "} \t\n\r"
 
@@ -88,6 +88,16 @@ class CallStream:
         if rest:
             pieces.append(Piece(arguments=rest))
         return pieces
+
+
+def several_pieces(calls: Sequence[ToolCall]) -> list[Piece]:
+    """A decision's several calls, once whole: each call's head, then its arguments, under its index."""
+    pieces: list[Piece] = []
+    for index, call in enumerate(calls):
+        pieces.append(Piece(head=ToolCall(id=call.id, name=call.name, arguments=""), index=index))
+        if call.arguments:
+            pieces.append(Piece(arguments=call.arguments, index=index))
+    return pieces
 
 
 def _head(call_id: str, name: str) -> Piece:

@@ -1,5 +1,8 @@
 """One request served: at most one routed decision, then the answer when the decision is ``none``.
 
+A decision makes one call, or with ``max_calls`` above 1 (and the request's
+``parallel_tool_calls`` not false) up to that many, each under its own call id.
+
 The client drives its own loop, so the server never runs a tool and never asks twice: a reply
 that is not a valid action (cut at the routing cap, or from a server that ignores the route)
 is the backend's failure, answered 502 with what was wrong. A ``response_format``'s schema is
@@ -17,11 +20,13 @@ from .._backends import AsyncBackend, AsyncStreamingBackend, Completion, Message
 from .._errors import BackendResponseError, CatalogueError, ChatRequestError, GrammarError
 from .._limits import DEFAULT_ROUTING_CAP
 from .._names import NONE_TOOL
-from .._parse import parse_route, quote_reply
+from .._parse import quote_reply
+from .._parse_calls import parse_routes
 from .._result_messages import routed_call_id
+from .._route_schema import route_schema
 from .._routed_backend import routed_backend
 from .._settings import Settings
-from .calls import CallStream
+from .calls import CallStream, several_pieces
 from .conversation import Conversation, arguments_text, conversation_of
 from .limits import SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
 from .output_format import checked_format, refused_schema
@@ -41,9 +46,12 @@ class ServedChat:
         *,
         cap: int = DEFAULT_ROUTING_CAP,
         answer_tokens: int = SERVE_ANSWER_TOKENS,
+        max_calls: int = 1,
     ) -> None:
+        route_schema([], max_calls=max_calls)  # refuses a bad max_calls now, not at a request
         self.backend = backend
         self.cap = cap
+        self.max_calls = max_calls
         self.answer_tokens = answer_tokens
         self.spaced = bool(getattr(backend.settings, "spaced", False))
         # The one cache: each catalogue and choice a client sends, built once.
@@ -52,15 +60,21 @@ class ServedChat:
     async def reply(self, request: ChatRequest) -> Reply:
         """The whole reply to ``request``."""
         self._check_format(request)
-        conversation = conversation_of(request, spaced=self.spaced)
+        conversation = conversation_of(request, spaced=self.spaced, max_calls=self.max_calls)
         planned = self._planned(request, conversation)
         used = Usage()
         if planned is not None:
             decision, decider = planned
             completion = await decider.complete(list(decision.messages))
-            call = self._accepted(decision, completion, conversation)
-            if call is not None:
-                return Reply(content=None, call=call, finish_reason="tool_calls", usage=completion.usage)
+            calls = self._accepted(decision, completion, conversation)
+            if calls:
+                return Reply(
+                    content=None,
+                    call=calls[0],
+                    more_calls=calls[1:],
+                    finish_reason="tool_calls",
+                    usage=completion.usage,
+                )
             used = completion.usage
         try:
             answer = await self._answerer(request).complete(answer_messages(request, conversation))
@@ -77,25 +91,27 @@ class ServedChat:
         """The reply to ``request`` in pieces: a tool call's head, then its arguments as they are
         written; or the answer's text as it comes. Usage is the last piece."""
         self._check_format(request)
-        conversation = conversation_of(request, spaced=self.spaced)
+        conversation = conversation_of(request, spaced=self.spaced, max_calls=self.max_calls)
         planned = self._planned(request, conversation)
         used = Usage()
         if planned is not None:
             decision, decider = planned
             call_id = routed_call_id(conversation.calls + 1)
-            calls = CallStream(decision.names, call_id, spaced=self.spaced)
+            # A call written as its object alone streams as it is written; an array of calls
+            # (which the stream never takes for an object) goes out call by call once whole.
+            stream = CallStream(decision.names, call_id, spaced=self.spaced)
             completion = None
             async for item in _pieces(decider, list(decision.messages)):
                 if isinstance(item, TextDelta):
-                    for piece in calls.feed(item.text):
+                    for piece in stream.feed(item.text):
                         yield piece
                 else:
                     completion = item
             if completion is None:  # pragma: no cover - a streaming backend always ends with one
                 raise BackendResponseError("the backend's stream ended without its completion")
-            call = self._accepted(decision, completion, conversation)
-            if call is not None:
-                for piece in calls.finish(call):
+            calls = self._accepted(decision, completion, conversation)
+            if calls:
+                for piece in stream.finish(calls[0]) if len(calls) == 1 else several_pieces(calls):
                     yield piece
                 yield Piece(finish_reason="tool_calls")
                 yield Piece(usage=completion.usage)
@@ -133,7 +149,9 @@ class ServedChat:
     ) -> tuple[Decision, AsyncBackend] | None:
         """The decision a request asks for and the routed backend that makes it, if any."""
         try:
-            decision = decision_of(request, conversation, lambda key: self._routes(key).offer)
+            decision = decision_of(
+                request, conversation, lambda key: self._routes(key).offer, max_calls=self.max_calls
+            )
             if decision is None:
                 return None
             # The route's settings with this request's sampling: a cheap copy, the schema shared.
@@ -172,13 +190,14 @@ class ServedChat:
 
     def _accepted(
         self, decision: Decision, completion: Completion, conversation: Conversation
-    ) -> ToolCall | None:
-        """The call a decision makes, ``None`` for ``none``; a reply that is no valid action is refused."""
-        route = parse_route(completion.text, decision.names)
+    ) -> tuple[ToolCall, ...]:
+        """The calls a decision makes, none for ``none``; a reply that is no valid action is refused."""
+        routes = parse_routes(completion.text, decision.names, max_calls=decision.max_calls)
+        route = routes.calls[0] if routes.ok else None
         if completion.truncated:
             problem = f"it was cut off at the routing cap of {self.cap} tokens"
-        elif not route.ok:
-            problem = str(route.error)
+        elif route is None:
+            problem = str(routes.error)
         elif route.tool == NONE_TOOL and not decision.handoff:
             problem = "it is none, and the request's tool_choice demands a tool call"
         else:
@@ -188,10 +207,13 @@ class ServedChat:
                 f"the backend's reply is not a valid action: {problem} ({quote_reply(completion.text)}); "
                 "check that the backend enforces the route schema"
             )
-        if route.tool == NONE_TOOL or route.tool is None or route.text is None:
-            return None
-        arguments = arguments_text(route.text, route.tool, route.arguments or {}, spaced=self.spaced)
-        return ToolCall(id=routed_call_id(conversation.calls + 1), name=route.tool, arguments=arguments)
+        calls: list[ToolCall] = []
+        for number, call in enumerate(routes.calls, start=conversation.calls + 1):
+            if call.tool == NONE_TOOL or call.tool is None or call.text is None:
+                return ()
+            arguments = arguments_text(call.text, call.tool, call.arguments or {}, spaced=self.spaced)
+            calls.append(ToolCall(id=routed_call_id(number), name=call.tool, arguments=arguments))
+        return tuple(calls)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -52,7 +52,7 @@ def _message(reply: Reply, legacy: bool) -> dict[str, Any]:
     if reply.call is not None and legacy:
         message["function_call"] = {"name": reply.call.name, "arguments": reply.call.arguments}
     elif reply.call is not None:
-        message["tool_calls"] = [_tool_call(reply.call)]
+        message["tool_calls"] = [_tool_call(call) for call in reply.calls]
     return message
 
 
@@ -91,11 +91,12 @@ def delta_body(piece: Piece, *, legacy: bool = False) -> dict[str, Any]:
             "function_call": {"name": piece.head.name, "arguments": ""},
         }
     if piece.head is not None:
-        return {"role": "assistant", "content": None, "tool_calls": [{"index": 0, **_tool_call(piece.head)}]}
+        call = {"index": piece.index, **_tool_call(piece.head)}
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
     if piece.arguments is not None and legacy:
         return {"function_call": {"arguments": piece.arguments}}
     if piece.arguments is not None:
-        return {"tool_calls": [{"index": 0, "function": {"arguments": piece.arguments}}]}
+        return {"tool_calls": [{"index": piece.index, "function": {"arguments": piece.arguments}}]}
     return {}
 
 

@@ -7,7 +7,10 @@ spaced as the backend's settings say), with the arguments' own text kept verbati
 call was this server's reply, the backend is sent back, byte for byte, what it wrote, and
 consecutive requests of one conversation share their prefix. A tool message is the result
 message the loop would commit, under the call id the loop would have given that call: the n-th
-call of the conversation is ``route-n``, whatever id the client knows it by.
+call of the conversation is ``route-n``, whatever id the client knows it by. On a server whose
+decisions make up to ``max_calls`` calls (above 1), an assistant message of several calls is
+the one decision a run with ``max_calls`` commits: their actions in one JSON array, as the
+route grammar writes it, then each result in the order of the calls.
 """
 
 from __future__ import annotations
@@ -61,9 +64,12 @@ def written_arguments(arguments: Mapping[str, Any], *, spaced: bool) -> str:
     return json.dumps(arguments, ensure_ascii=False, separators=route_separators(spaced))
 
 
-def conversation_of(request: ChatRequest, *, spaced: bool) -> Conversation:
-    """The request's messages as a run's conversation; a call or result that cannot be one is refused."""
-    built = _Built(spaced)
+def conversation_of(request: ChatRequest, *, spaced: bool, max_calls: int = 1) -> Conversation:
+    """The request's messages as a run's conversation; a call or result that cannot be one is refused.
+
+    ``max_calls`` is the server's: above 1, several calls of one message are one decision.
+    """
+    built = _Built(spaced, several=max_calls > 1)
     for index, message in enumerate(request.messages):
         at = f"messages[{index}]"
         if message.role == "tool":
@@ -89,8 +95,12 @@ class _Built:
     in the order of the calls, whatever order their tool messages come in.
     """
 
-    def __init__(self, spaced: bool) -> None:
+    def __init__(self, spaced: bool, *, several: bool = False) -> None:
         self.spaced = spaced
+        self.several = several
+        """Whether several calls of one message are one decision (an array), not one round each."""
+        self.together = False
+        """Whether the open calls are one decision's, whose actions went out as one array."""
         self.messages: list[Message] = []
         self.question = 0
         self.calls: dict[str, tuple[str, str, str]] = {}
@@ -115,6 +125,11 @@ class _Built:
             self.calls[call.id] = (call.name, routed_call_id(len(self.calls) + 1), action)
             self.open.append(call.id)
         # A text the assistant wrote beside its calls is not part of the actions they stand for.
+        if self.several and len(self.open) > 1:
+            actions = [self.calls[call_id][2] for call_id in self.open]
+            self.add("assistant", "[" + route_separators(self.spaced)[0].join(actions) + "]")
+            self.together = True
+            return
         self.add("assistant", self.calls[self.open[0]][2])
 
     def _action(self, call: ToolCall, where: str) -> str:
@@ -155,6 +170,12 @@ class _Built:
             self.add("user", text)
             return
         self.waiting[call_id] = text
+        while self.together and self.open and self.open[0] in self.waiting:
+            # One decision's calls: their results in the order of the calls, and no action between.
+            self.add("user", self.waiting.pop(self.open.popleft()))
+        if self.together:
+            self.together = bool(self.open)
+            return
         while self.open and self.open[0] in self.waiting:
             self.add("user", self.waiting.pop(self.open.popleft()))
             if self.open:
@@ -162,6 +183,13 @@ class _Built:
 
     def flush(self) -> None:
         """Before another message: the open calls' actions, with the results that came, in order."""
+        if self.together:  # one decision: its actions went out already, as one array
+            self.together = False
+            while self.open:
+                first = self.open.popleft()
+                if first in self.waiting:
+                    self.add("user", self.waiting.pop(first))
+            return
         while self.open:
             first = self.open.popleft()
             if first in self.waiting:

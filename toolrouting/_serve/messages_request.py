@@ -72,6 +72,8 @@ def read_messages_request(body: object, *, spaced: bool, counting: bool = False)
         stop=_stops(body.get("stop_sequences")),
         stream=bool(stream),
         include_usage=True,
+        # One tool_use block a reply: the front writes one call, whatever --max-calls allows.
+        parallel_tool_calls=False,
     )
 
 

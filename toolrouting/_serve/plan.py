@@ -63,21 +63,34 @@ class Decision:
     """Whether ``none`` is offered (``tool_choice: "auto"``)."""
     key: str
     """The catalogue and the choice, as one text: two requests with the same key route alike."""
+    max_calls: int = 1
+    """The most calls the decision may make: the server's ``max_calls``, or 1 when the request
+    sets ``parallel_tool_calls`` false."""
 
 
 def decision_of(
-    request: ChatRequest, conversation: Conversation, offers: Callable[[str], Offer] | None = None
+    request: ChatRequest,
+    conversation: Conversation,
+    offers: Callable[[str], Offer] | None = None,
+    *,
+    max_calls: int = 1,
 ) -> Decision | None:
     """The decision a request asks for, ``None`` when it asks only for text.
 
     ``offers`` finds the offer of a key (a server keeps them: a client sends the same catalogue
     with every request, and building one is a third of a request's time); without it, the offer
-    is built (:func:`offer_of`).
+    is built (:func:`offer_of`). ``max_calls`` is the server's: the instructions always say it,
+    so the system message is the same whatever a request's ``parallel_tool_calls``, and the
+    route takes that many calls unless the request sets ``parallel_tool_calls`` false.
     """
     choice = request.tool_choice
     if not request.tools or choice.mode == "none":
         return None
-    key = json.dumps([request.tools, choice.mode, choice.names], separators=(",", ":"))
+    calls = max_calls if request.parallel_tool_calls else 1
+    asked: list[Any] = [request.tools, choice.mode, choice.names]
+    if max_calls > 1:  # one call's key stays the key it always was
+        asked += [max_calls, calls]
+    key = json.dumps(asked, separators=(",", ":"))
     offer = (offers or offer_of)(key)
     if not ends_with_user(conversation.messages):
         raise ChatRequestError(
@@ -90,17 +103,19 @@ def decision_of(
         names=offer.names,
         handoff=offer.handoff,
         key=key,
+        max_calls=calls,
     )
 
 
 def offer_of(key: str) -> Offer:
     """The rendered catalogue and the route of a decision's key (a catalogue and a choice)."""
-    tools, mode, chosen = json.loads(key)
+    tools, mode, chosen, *several = json.loads(key)
+    told, calls = several or (1, 1)
     names = route_tool_names(tools)  # the whole catalogue checked, so an error names its index
     offered = [tool for tool, name in zip(tools, names, strict=True) if chosen is None or name in chosen]
     return Offer(
-        instructions=catalogue_prompt(tools),
-        schema=route_schema(offered, handoff=mode == "auto"),
+        instructions=catalogue_prompt(tools, max_calls=told),
+        schema=route_schema(offered, handoff=mode == "auto", max_calls=calls),
         names=tuple(route_tool_names(offered)),
         handoff=mode == "auto",
     )

@@ -28,6 +28,13 @@ class Reply:
     """The one tool call the reply makes: its id in the conversation, the tool, the arguments' JSON text."""
     finish_reason: FinishReason
     usage: Usage
+    more_calls: tuple[ToolCall, ...] = ()
+    """The calls after ``call`` when the decision made several (``parallel_tool_calls``)."""
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        """Every call the reply makes, in order: none, ``call`` alone, or it and ``more_calls``."""
+        return () if self.call is None else (self.call, *self.more_calls)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -46,3 +53,5 @@ class Piece:
     arguments: str | None = None
     finish_reason: FinishReason | None = None
     usage: Usage | None = None
+    index: int = 0
+    """Which of the reply's calls a ``head`` or ``arguments`` piece belongs to, from 0."""

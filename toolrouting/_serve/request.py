@@ -1,15 +1,17 @@
 """A chat completions request body read into a checked value, or refused with where and why.
 
-Only the fields the server acts on are read; the many others clients send (``user``,
-``metadata``, ``store``, ``parallel_tool_calls``, penalties) are accepted and left alone. A
-field that would change the answer in a way the server cannot honour (``n`` above 1,
-log-probabilities, an image) is refused by name rather than silently ignored. A
-``response_format`` is the schema the answer is decoded under (``output_format``).
+Only the fields the server acts on are read (``parallel_tool_calls`` among them: true, OpenAI's
+default when absent, lets a decision make several calls); the many others clients send
+(``user``, ``metadata``, ``store``, penalties) are accepted and left alone. A field that would
+change the answer in a way the server cannot honour (``n`` above 1, log-probabilities, an image)
+is refused by name rather than silently ignored. A ``response_format`` is the schema the answer
+is decoded under (``output_format``).
 
 The legacy ``functions`` and ``function_call`` are read as the ``tools`` and ``tool_choice``
 they were replaced by, and a history's legacy turns as a call and its result: an assistant's
 ``function_call``, and the ``function`` message after it, which answers it by the function's
-name. The two forms in one request are refused, as they could disagree.
+name. The two forms in one request are refused, as they could disagree. A legacy request makes
+one call a decision, the one ``function_call`` can carry.
 """
 
 from __future__ import annotations
@@ -87,6 +89,8 @@ class ChatRequest:
     """The declarations came as the legacy ``functions``: a call is written back as ``function_call``."""
     response_format: OutputFormat | None = None
     """The schema the answer is decoded under; ``None`` for free text."""
+    parallel_tool_calls: bool = True
+    """Whether the decision may make several calls (up to the server's ``max_calls``)."""
 
 
 def decode_body(raw: bytes) -> Any:
@@ -148,6 +152,7 @@ def read_chat_request(body: object) -> ChatRequest:
     max_tokens = body.get(field)
     if max_tokens is not None and not is_count(max_tokens, 1):
         raise ChatRequestError(f"a token cap is a positive integer, not {shown_value(max_tokens)}", field)
+    parallel = _optional(body, "parallel_tool_calls", bool)
     seed = body.get("seed")
     if seed is not None and not is_count(seed, -(2**63)):
         raise ChatRequestError(f"a seed is an integer, not {shown_value(seed)}", "seed")
@@ -170,6 +175,7 @@ def read_chat_request(body: object) -> ChatRequest:
         include_usage=include_usage,
         legacy_functions=legacy,
         response_format=response_format,
+        parallel_tool_calls=parallel is not False and not legacy,
     )
 
 

@@ -97,6 +97,9 @@ def read_responses_request(
         max_tokens=max_tokens,
         seed=None,
         stop=(),
+        # One function_call item a reply: the front's stream writes one call, whatever
+        # --max-calls allows.
+        parallel_tool_calls=False,
     )
     before: Origin = ("previous_response_id", ())
     _check_conversation(chat, (("instructions", ()),) * len(system) + (before,) * len(previous) + origins)
