@@ -219,12 +219,6 @@ def test_a_conversation_of_items_reaches_the_backend_as_the_runs_messages(
         ],
         ({"background": True}, "background", "unsupported_parameter"),
         ({"reasoning": {"effort": "high"}}, "reasoning.effort", "unsupported_parameter"),
-        ({"text": {"format": {"type": "json_object"}}}, "text.format", "unsupported_parameter"),
-        (
-            {"text": {"format": {"type": "json_schema", "name": "x", "schema": {}}}},
-            "text.format",
-            "unsupported_parameter",
-        ),
         ({"include": ["message.output_text.logprobs"]}, "include[0]", "unsupported_parameter"),
         ({"include": ["no.such.thing"]}, "include[0]", "invalid_request"),
         ({"top_logprobs": 3}, "top_logprobs", "unsupported_parameter"),

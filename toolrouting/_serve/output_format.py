@@ -4,14 +4,16 @@
 ``schema``; ``{"type": "json_object"}`` for any JSON object (``{"type": "object"}``); ``{"type":
 "text"}`` (or none) for free text. The answer's settings carry the schema, so every backend
 decodes under it as it decodes a route: our grammar in-process and for the servers that take a
-GBNF grammar, the server's own structured output elsewhere.
+GBNF grammar, the server's own structured output elsewhere. The Responses API's ``text.format`` is
+the same format, flat: ``{"type": "json_schema", "name", "schema", "strict"}``.
 
 A reply is valid under the schema by construction only where the grammar enforces every keyword,
 so the schema is checked first against what the backend's compiler does with it
 (:func:`~toolrouting.preflight`): a keyword it refuses, or one it lets values past (``pattern``,
 a range, ``oneOf``), is a 400 that names the keyword by its path under
-``response_format.json_schema.schema``. ``format`` is let through: JSON Schema makes it an
-annotation, which validators do not assert by default. A backend whose compiler is unknown (the
+``response_format.json_schema.schema`` (``text.format.schema`` on the Responses front).
+``format`` is let through: JSON Schema makes it an annotation, which validators do not assert by
+default. A backend whose compiler is unknown (the
 ``openai`` dialect's server, a backend of the caller's own) gets the schema as it is.
 """
 
@@ -30,8 +32,6 @@ from .._preflight import Target, preflight
 
 __all__ = ["OutputFormat", "checked_format", "format_target", "read_response_format", "refused_schema"]
 
-#: Where the schema of a ``json_schema`` format is, as a parameter path.
-SCHEMA_AT = "response_format.json_schema.schema"
 #: OpenAI's rule for ``json_schema.name``, which the ``openai`` dialect sends on.
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: The dialects that take our GBNF grammar in place of the schema (``Settings.grammar``); the
@@ -56,44 +56,47 @@ class OutputFormat:
     """Where the schema came from, as a parameter path (an error names its keywords under it)."""
 
 
-def read_response_format(value: object) -> OutputFormat | None:
-    """The format a request's ``response_format`` asks for; ``None`` for free text."""
+def read_response_format(
+    value: object, at: str = "response_format", *, flat: bool = False
+) -> OutputFormat | None:
+    """The format a request's ``response_format`` asks for; ``None`` for free text.
+
+    ``at`` is where the format is in the body; ``flat`` reads the Responses API's ``text.format``,
+    whose ``json_schema`` format holds ``name``, ``schema`` and ``strict`` itself rather than in a
+    ``json_schema`` object.
+    """
     if value is None:
         return None
     if not isinstance(value, Mapping):
-        raise ChatRequestError(f"response_format is an object, not {_shown(value)}", "response_format")
+        raise ChatRequestError(f"{at} is an object, not {_shown(value)}", at)
     kind = value.get("type")
     if kind == "text":
         return None
     if kind == "json_object":
-        return OutputFormat(schema={"type": "object"}, name="json_object", strict=False, at="response_format")
+        return OutputFormat(schema={"type": "object"}, name="json_object", strict=False, at=at)
     if kind != "json_schema":
         raise ChatRequestError(
-            f"response_format's type is text, json_object or json_schema, not {_shown(kind)}",
-            "response_format.type",
+            f"{at}'s type is text, json_object or json_schema, not {_shown(kind)}",
+            f"{at}.type",
             code="unsupported_parameter",
         )
-    wrapper = value.get("json_schema")
+    wrapper, at = (value, at) if flat else (value.get("json_schema"), f"{at}.json_schema")
     if not isinstance(wrapper, Mapping):
         raise ChatRequestError(
-            f'json_schema is an object {{"name", "schema", "strict"}}, not {_shown(wrapper)}',
-            "response_format.json_schema",
+            f'json_schema is an object {{"name", "schema", "strict"}}, not {_shown(wrapper)}', at
         )
     name = wrapper.get("name")
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ChatRequestError(
-            f"a schema's name is 1 to 64 letters, digits, _ or -, not {_shown(name)}",
-            "response_format.json_schema.name",
+            f"a schema's name is 1 to 64 letters, digits, _ or -, not {_shown(name)}", f"{at}.name"
         )
     schema = wrapper.get("schema")
     if not isinstance(schema, Mapping):
-        raise ChatRequestError(f"a schema is a JSON object, not {_shown(schema)}", SCHEMA_AT)
+        raise ChatRequestError(f"a schema is a JSON object, not {_shown(schema)}", f"{at}.schema")
     strict = wrapper.get("strict")
     if strict is not None and not isinstance(strict, bool):
-        raise ChatRequestError(
-            f"strict is a boolean, not {_shown(strict)}", "response_format.json_schema.strict"
-        )
-    return OutputFormat(schema=dict(schema), name=name, strict=bool(strict), at=SCHEMA_AT)
+        raise ChatRequestError(f"strict is a boolean, not {_shown(strict)}", f"{at}.strict")
+    return OutputFormat(schema=dict(schema), name=name, strict=bool(strict), at=f"{at}.schema")
 
 
 def format_target(backend: object) -> Target | None:

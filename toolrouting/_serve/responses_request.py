@@ -5,10 +5,12 @@ with where and why.
 items) becomes the chat messages the chat completions front would read, ``instructions`` a
 system message before them, and the flat ``function`` tools the chat front's declarations; a
 ``previous_response_id`` puts the stored conversation before the input (its instructions are not
-carried over, as OpenAI does not carry them). What would change the answer in a way the server
-cannot honour (a built-in tool, ``background``, reasoning, a structured ``text.format``,
-logprobs) is refused by name; what only tunes something the server does not have (``truncation``,
-``service_tier``, ``include`` of a built-in tool's results) is accepted and left alone.
+carried over, as OpenAI does not carry them). ``text.format`` is the chat front's
+``response_format`` in the Responses API's flat shape (``output_format``), its refusals named
+under ``text.format``. What would change the answer in a way the server cannot honour (a built-in
+tool, ``background``, reasoning, logprobs) is refused by name; what only tunes something the
+server does not have (``truncation``, ``service_tier``, ``include`` of a built-in tool's results,
+``text.verbosity``) is accepted and left alone.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from .._limits import SHOWN_VALUE_CHARS
 from .choice import ToolChoice, read_tool_choice
 from .conversation import conversation_of, ends_with_user
 from .fields import json_kind, number_field, parts_text
+from .output_format import read_response_format
 from .request import ChatRequest, InMessage, ToolCall
 
 __all__ = ["ResponsesRequest", "read_responses_request"]
@@ -83,6 +86,7 @@ def read_responses_request(
         raise ChatRequestError(
             f"a token cap is a positive integer, not {_shown(max_tokens)}", "max_output_tokens"
         )
+    form = _text_format(body.get("text"))
     system = (InMessage(role="system", content=instructions),) if instructions else ()
     # No seed and no stop strings: the Responses API has neither.
     chat = ChatRequest(
@@ -97,9 +101,8 @@ def read_responses_request(
         max_tokens=max_tokens,
         seed=None,
         stop=(),
-        # One function_call item a reply: the front's stream writes one call, whatever
-        # --max-calls allows.
-        parallel_tool_calls=False,
+        response_format=read_response_format(form, "text.format", flat=True),
+        parallel_tool_calls=False,  # the front's stream writes one call a reply
     )
     before: Origin = ("previous_response_id", ())
     _check_conversation(chat, (("instructions", ()),) * len(system) + (before,) * len(previous) + origins)
@@ -113,7 +116,7 @@ def read_responses_request(
         "top_p": chat.top_p,
         "max_output_tokens": max_tokens,
         "previous_response_id": body.get("previous_response_id"),
-        "text": {"format": {"type": "text"}},
+        "text": {"format": _format_echo(form)},
         "truncation": body.get("truncation")
         if body.get("truncation") in ("auto", "disabled")
         else "disabled",
@@ -142,14 +145,6 @@ def _refuse_unserved(body: Mapping[str, Any]) -> None:
         # (the Codex CLI asks for one with every request), so it is left alone.
         if reasoning.get("effort") not in (None, "none"):
             raise _unsupported("reasoning is not served: the model answers without it", "reasoning.effort")
-    text = body.get("text")
-    if text is not None:
-        form = text.get("format") if isinstance(text, Mapping) else "not an object"
-        if form is not None and form != {"type": "text"}:
-            raise _unsupported(
-                "only plain text is served: no answer is constrained to a json_schema or json_object",
-                "text.format",
-            )
     top = body.get("top_logprobs")
     if top not in (None, 0):
         raise _unsupported("logprobs are not served", "top_logprobs")
@@ -162,6 +157,23 @@ def _refuse_unserved(body: Mapping[str, Any]) -> None:
                 raise _unsupported("logprobs are not served", f"include[{index}]")
             if not isinstance(value, str) or value not in _HARMLESS_INCLUDES:
                 raise ChatRequestError(f"{_shown(value)} is not a value include takes", f"include[{index}]")
+
+
+def _text_format(text: object) -> object:
+    """The ``format`` of the request's ``text``."""
+    if text is None:
+        return None
+    if not isinstance(text, Mapping):
+        raise ChatRequestError(f"text is an object, not {json_kind(text)}", "text")
+    return text.get("format")
+
+
+def _format_echo(form: object) -> dict[str, Any]:
+    """``text.format`` as the response object repeats it, once read (``None`` is plain text)."""
+    if not isinstance(form, Mapping) or form.get("type") != "json_schema":
+        return {"type": form.get("type") if isinstance(form, Mapping) else "text"}
+    echo = {key: form[key] for key in ("type", "name", "schema", "strict") if key in form}
+    return echo | ({"description": form["description"]} if isinstance(form.get("description"), str) else {})
 
 
 def _unsupported(reason: str, param: str) -> ChatRequestError:
