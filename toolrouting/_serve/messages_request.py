@@ -14,16 +14,15 @@ structured output) is refused by the field that asks for it; what is harmless to
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from .._errors import ChatRequestError
-from .._json import is_count, json_type, shown
-from .._limits import SHOWN_VALUE_CHARS
+from .._json import is_count, json_type
 from .._names import tool_name_problem
 from .choice import ToolChoice
 from .conversation import written_arguments
+from .fields import number_field, shown_value
 from .request import ChatRequest, InMessage, ToolCall
 
 __all__ = ["read_messages_request"]
@@ -48,7 +47,9 @@ def read_messages_request(body: object, *, spaced: bool, counting: bool = False)
     if max_tokens is None and not counting:
         raise ChatRequestError("max_tokens is required", "max_tokens")
     if max_tokens is not None and not is_count(max_tokens, 1):
-        raise ChatRequestError(f"max_tokens is a positive integer, not {_shown(max_tokens)}", "max_tokens")
+        raise ChatRequestError(
+            f"max_tokens is a positive integer, not {shown_value(max_tokens)}", "max_tokens"
+        )
     metadata = body.get("metadata")
     if metadata is not None and not isinstance(metadata, Mapping):
         raise ChatRequestError(f"metadata is an object, not {_kind(metadata)}", "metadata")
@@ -57,7 +58,7 @@ def read_messages_request(body: object, *, spaced: bool, counting: bool = False)
         raise ChatRequestError(f"stream is a boolean, not {_kind(stream)}", "stream")
     top_k = body.get("top_k")
     if top_k is not None and not is_count(top_k, 0):
-        raise ChatRequestError(f"top_k is a non-negative integer, not {_shown(top_k)}", "top_k")
+        raise ChatRequestError(f"top_k is a non-negative integer, not {shown_value(top_k)}", "top_k")
     tools = _tools(body.get("tools"))
     return ChatRequest(
         model=model,
@@ -65,8 +66,8 @@ def read_messages_request(body: object, *, spaced: bool, counting: bool = False)
         tools=tools,
         tool_choice=_tool_choice(body.get("tool_choice"), tools),
         max_tokens=max_tokens,
-        temperature=_number(body, "temperature"),
-        top_p=_number(body, "top_p"),
+        temperature=number_field(body, "temperature", 1.0),
+        top_p=number_field(body, "top_p", 1.0),
         top_k=top_k,
         seed=None,
         stop=_stops(body.get("stop_sequences")),
@@ -98,17 +99,6 @@ def _refuse_unserved(body: Mapping[str, Any]) -> None:
             "output_config.format",
             code="unsupported_parameter",
         )
-
-
-def _number(body: Mapping[str, Any], name: str) -> float | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ChatRequestError(f"{name} is a number, not {_shown(value)}", name)
-    if not 0 <= value <= 1:
-        raise ChatRequestError(f"{name} is between 0 and 1, not {_shown(value)}", name)
-    return float(value)
 
 
 def _stops(value: object) -> tuple[str, ...]:
@@ -151,9 +141,9 @@ def _text(block: Mapping[str, Any], where: str) -> str:
 
 def _block_refused(kind: object, where: str, served: str) -> ChatRequestError:
     if not isinstance(kind, str):
-        return ChatRequestError(f"a content block is an object with a type, not {_shown(kind)}", where)
+        return ChatRequestError(f"a content block is an object with a type, not {shown_value(kind)}", where)
     return ChatRequestError(
-        f"a content block of type {_shown(kind)} is not served here: only {served} blocks are",
+        f"a content block of type {shown_value(kind)} is not served here: only {served} blocks are",
         f"{where}.type",
         code=_UNSUPPORTED,
     )
@@ -174,7 +164,7 @@ def _messages(value: object, spaced: bool) -> list[InMessage]:
         content = item.get("content")
         if role not in ("user", "assistant"):
             raise ChatRequestError(
-                f"the role {_shown(role)} is not user or assistant", f"{at}.role", code="unknown_role"
+                f"the role {shown_value(role)} is not user or assistant", f"{at}.role", code="unknown_role"
             )
         read.extend(_turn(role, content, f"{at}.content", spaced, calls))
     return read
@@ -249,7 +239,9 @@ def _result(block: Mapping[str, Any], where: str, calls: dict[str, bool]) -> InM
 def _call(block: Mapping[str, Any], where: str, spaced: bool, calls: dict[str, bool]) -> ToolCall:
     call_id, name, arguments = block.get("id"), block.get("name"), block.get("input")
     if not isinstance(call_id, str) or not call_id:
-        raise ChatRequestError(f"a tool_use's id is a non-empty string, not {_shown(call_id)}", f"{where}.id")
+        raise ChatRequestError(
+            f"a tool_use's id is a non-empty string, not {shown_value(call_id)}", f"{where}.id"
+        )
     if call_id in calls:
         raise ChatRequestError(f"the tool_use id {json.dumps(call_id)[:80]} is used twice", f"{where}.id")
     calls[call_id] = False
@@ -281,7 +273,7 @@ def _tools(value: object) -> tuple[dict[str, Any], ...]:
             raise ChatRequestError(f"a tool is an object, not {_kind(tool)}", at)
         if tool.get("type") not in (None, "custom"):
             raise ChatRequestError(
-                f"the server tool {_shown(tool.get('type'))} is not served: only client tools "
+                f"the server tool {shown_value(tool.get('type'))} is not served: only client tools "
                 "(name, description, input_schema) are",
                 f"{at}.type",
                 code="unsupported_tool",
@@ -326,7 +318,7 @@ def _tool_choice(value: object, tools: tuple[dict[str, Any], ...]) -> ToolChoice
         )
     if name not in [tool["function"]["name"] for tool in tools]:
         raise ChatRequestError(
-            f"tool_choice names {_shown(name)}, which tools does not declare",
+            f"tool_choice names {shown_value(name)}, which tools does not declare",
             "tool_choice.name",
             code="unknown_tool",
         )
@@ -334,7 +326,3 @@ def _tool_choice(value: object, tools: tuple[dict[str, Any], ...]) -> ToolChoice
 
 
 _kind = json_type
-
-
-def _shown(value: object) -> str:
-    return shown(value, SHOWN_VALUE_CHARS)

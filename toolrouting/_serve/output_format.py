@@ -26,9 +26,8 @@ from typing import Any
 
 from .._backends import AsyncEmbeddedLlama
 from .._errors import ChatRequestError, GrammarError
-from .._json import shown
-from .._limits import SHOWN_VALUE_CHARS
 from .._preflight import Target, preflight
+from .fields import shown_value
 
 __all__ = ["OutputFormat", "checked_format", "format_target", "read_response_format", "refused_schema"]
 
@@ -68,7 +67,7 @@ def read_response_format(
     if value is None:
         return None
     if not isinstance(value, Mapping):
-        raise ChatRequestError(f"{at} is an object, not {_shown(value)}", at)
+        raise ChatRequestError(f"{at} is an object, not {shown_value(value)}", at)
     kind = value.get("type")
     if kind == "text":
         return None
@@ -76,26 +75,26 @@ def read_response_format(
         return OutputFormat(schema={"type": "object"}, name="json_object", strict=False, at=at)
     if kind != "json_schema":
         raise ChatRequestError(
-            f"{at}'s type is text, json_object or json_schema, not {_shown(kind)}",
+            f"{at}'s type is text, json_object or json_schema, not {shown_value(kind)}",
             f"{at}.type",
             code="unsupported_parameter",
         )
     wrapper, at = (value, at) if flat else (value.get("json_schema"), f"{at}.json_schema")
     if not isinstance(wrapper, Mapping):
         raise ChatRequestError(
-            f'json_schema is an object {{"name", "schema", "strict"}}, not {_shown(wrapper)}', at
+            f'json_schema is an object {{"name", "schema", "strict"}}, not {shown_value(wrapper)}', at
         )
     name = wrapper.get("name")
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ChatRequestError(
-            f"a schema's name is 1 to 64 letters, digits, _ or -, not {_shown(name)}", f"{at}.name"
+            f"a schema's name is 1 to 64 letters, digits, _ or -, not {shown_value(name)}", f"{at}.name"
         )
     schema = wrapper.get("schema")
     if not isinstance(schema, Mapping):
-        raise ChatRequestError(f"a schema is a JSON object, not {_shown(schema)}", f"{at}.schema")
+        raise ChatRequestError(f"a schema is a JSON object, not {shown_value(schema)}", f"{at}.schema")
     strict = wrapper.get("strict")
     if strict is not None and not isinstance(strict, bool):
-        raise ChatRequestError(f"strict is a boolean, not {_shown(strict)}", f"{at}.strict")
+        raise ChatRequestError(f"strict is a boolean, not {shown_value(strict)}", f"{at}.strict")
     return OutputFormat(schema=dict(schema), name=name, strict=bool(strict), at=f"{at}.schema")
 
 
@@ -162,7 +161,3 @@ def _named(pointer: str, reason: str) -> str:
     head, _, rest = reason.partition(":")
     where, _, keyword = head.partition(" ")
     return keyword if rest and where == (pointer or "/") and _KEYWORD.fullmatch(keyword) else ""
-
-
-def _shown(value: object) -> str:
-    return shown(value, SHOWN_VALUE_CHARS)

@@ -20,11 +20,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._errors import ChatRequestError
-from .._json import is_count, shown
-from .._limits import SHOWN_VALUE_CHARS
+from .._json import is_count
 from .choice import ToolChoice, read_tool_choice
 from .conversation import conversation_of, ends_with_user
-from .fields import json_kind, number_field, parts_text
+from .fields import json_kind, number_field, parts_text, shown_value
 from .output_format import read_response_format
 from .request import ChatRequest, InMessage, ToolCall
 
@@ -84,7 +83,7 @@ def read_responses_request(
     max_tokens = body.get("max_output_tokens")
     if max_tokens is not None and not is_count(max_tokens, 1):
         raise ChatRequestError(
-            f"a token cap is a positive integer, not {_shown(max_tokens)}", "max_output_tokens"
+            f"a token cap is a positive integer, not {shown_value(max_tokens)}", "max_output_tokens"
         )
     form = _text_format(body.get("text"))
     system = (InMessage(role="system", content=instructions),) if instructions else ()
@@ -156,7 +155,9 @@ def _refuse_unserved(body: Mapping[str, Any]) -> None:
             if value == "message.output_text.logprobs":
                 raise _unsupported("logprobs are not served", f"include[{index}]")
             if not isinstance(value, str) or value not in _HARMLESS_INCLUDES:
-                raise ChatRequestError(f"{_shown(value)} is not a value include takes", f"include[{index}]")
+                raise ChatRequestError(
+                    f"{shown_value(value)} is not a value include takes", f"include[{index}]"
+                )
 
 
 def _text_format(text: object) -> object:
@@ -207,7 +208,7 @@ def _previous(value: object, stored: Callable[[str], tuple[InMessage, ...] | Non
     history = stored(value)
     if history is None:
         raise ChatRequestError(
-            f"no response with id {_shown(value)} is stored (it was not stored, was deleted, or is "
+            f"no response with id {shown_value(value)} is stored (it was not stored, was deleted, or is "
             "older than the last SERVE_STORED_RESPONSES)",
             "previous_response_id",
             code="previous_response_not_found",
@@ -251,7 +252,7 @@ def _item(item: object, at: str) -> InMessage:
         role = item.get("role")
         if role not in _ROLES:
             raise ChatRequestError(
-                f"the role {_shown(role)} is not one of {', '.join(_ROLES)}",
+                f"the role {shown_value(role)} is not one of {', '.join(_ROLES)}",
                 f"{at}.role",
                 code="unknown_role",
             )
@@ -268,7 +269,7 @@ def _item(item: object, at: str) -> InMessage:
         content = _content(item.get("output"), f"{at}.output")
         return InMessage(role="tool", content=content, tool_call_id=call_id)
     raise ChatRequestError(
-        f"an input item of type {_shown(kind)} is not served: only message, function_call and "
+        f"an input item of type {shown_value(kind)} is not served: only message, function_call and "
         "function_call_output items are",
         f"{at}.type",
         code="unsupported_content",
@@ -278,7 +279,7 @@ def _item(item: object, at: str) -> InMessage:
 def _text(item: Mapping[str, Any], name: str, at: str) -> str:
     value = item.get(name)
     if not isinstance(value, str) or (not value and name != "arguments"):
-        raise ChatRequestError(f"{name} is a non-empty string, not {_shown(value)}", f"{at}.{name}")
+        raise ChatRequestError(f"{name} is a non-empty string, not {shown_value(value)}", f"{at}.{name}")
     return value
 
 
@@ -298,7 +299,7 @@ def _tools(value: object) -> tuple[dict[str, Any], ...]:
         kind = tool.get("type") if isinstance(tool, Mapping) else None
         if kind != "function":
             raise ChatRequestError(
-                f"a tool of type {_shown(kind)} is not served: only function tools are "
+                f"a tool of type {shown_value(kind)} is not served: only function tools are "
                 "(the server runs no built-in tool)",
                 f"tools[{index}].type",
                 code="unsupported_tool",
@@ -327,7 +328,7 @@ def _tool_choice(value: object, tools: tuple[dict[str, Any], ...]) -> ToolChoice
             return ToolChoice(mode, tuple(names))
     if isinstance(kind, str) and kind not in ("function", "allowed_tools"):
         raise _unsupported(
-            f"a tool_choice of type {_shown(kind)} is not served: only function tools are", "tool_choice"
+            f"a tool_choice of type {shown_value(kind)} is not served: only function tools are", "tool_choice"
         )
     raise ChatRequestError(_CHOICE_FORMS, "tool_choice")
 
@@ -337,7 +338,7 @@ def _declared(name: object, tools: tuple[dict[str, Any], ...], at: str) -> str:
         raise ChatRequestError(_CHOICE_FORMS, at)
     if name not in [tool["function"].get("name") for tool in tools]:
         raise ChatRequestError(
-            f"tool_choice names {_shown(name)}, which tools does not declare", at, code="unknown_tool"
+            f"tool_choice names {shown_value(name)}, which tools does not declare", at, code="unknown_tool"
         )
     return name
 
@@ -380,7 +381,3 @@ def _moved(error: ChatRequestError, origins: tuple[Origin, ...]) -> ChatRequestE
     suffix = _FIELDS.get(rest)
     param = f"{where}.{suffix}" if where.startswith("input[") and suffix else where
     return ChatRequestError(error.reason, param, status=error.status, code=error.code)
-
-
-def _shown(value: object) -> str:
-    return shown(value, SHOWN_VALUE_CHARS)
