@@ -13,11 +13,10 @@ from typing import Any
 
 import openai
 import pytest
-from support.serve import TOOLS, served
+from support.serve import TOOLS, served_to_sdk
 
 from toolrouting import AsyncScriptedBackend
 from toolrouting._loop.feedback import ANSWER_PROMPT
-from toolrouting._serve import serve_app
 
 QUESTION = "What does the latch on the storage-room door do?"
 #: An agent's conversation: its instructions, an earlier turn, and the question.
@@ -38,12 +37,8 @@ CONTEXT = [
 
 @pytest.fixture
 def scripted() -> Iterator[tuple[AsyncScriptedBackend, openai.OpenAI]]:
-    backend = AsyncScriptedBackend()
-    with (
-        served(serve_app(backend, model="s")) as url,
-        openai.OpenAI(base_url=url, api_key="unused", max_retries=0) as client,
-    ):
-        yield backend, client
+    with served_to_sdk("s") as both:
+        yield both
 
 
 @pytest.mark.parametrize("stream", [False, True])

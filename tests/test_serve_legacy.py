@@ -15,7 +15,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletion
 from starlette.testclient import TestClient
-from support.serve import BARE_READ, BARE_SEARCH, SEARCH, TOOLS, served
+from support.serve import BARE_READ, BARE_SEARCH, SEARCH, TOOLS, served_to_sdk
 
 from toolrouting import AsyncScriptedBackend
 from toolrouting._serve import serve_app
@@ -30,12 +30,8 @@ RESULT = "M1: the latch keeps the door shut"
 @pytest.fixture(scope="module")
 def sdk() -> Iterator[tuple[AsyncScriptedBackend, openai.OpenAI]]:
     """The openai SDK, without retries, on loopback to a server over the scripted backend."""
-    backend = AsyncScriptedBackend()
-    with (
-        served(serve_app(backend, model="scripted")) as url,
-        openai.OpenAI(base_url=url, api_key="unused", max_retries=0) as client,
-    ):
-        yield backend, client
+    with served_to_sdk("scripted") as both:
+        yield both
 
 
 @pytest.fixture

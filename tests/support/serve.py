@@ -9,14 +9,28 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 from starlette.applications import Starlette
 
 from toolrouting._serve import server_config
 
-__all__ = ["BARE_READ", "BARE_SEARCH", "READ", "SEARCH", "TOOLS", "served", "served_embedded"]
+if TYPE_CHECKING:
+    import openai
+
+    from toolrouting import AsyncScriptedBackend
+
+__all__ = [
+    "BARE_READ",
+    "BARE_SEARCH",
+    "READ",
+    "SEARCH",
+    "TOOLS",
+    "served",
+    "served_embedded",
+    "served_to_sdk",
+]
 
 #: The small notes catalogue the serve tests and benchmarks route over: a bounded search and a read
 #: by one of three ids (benchmarks/cases/catalogues/serve-notes.json, which the benchmarks read too).
@@ -65,6 +79,23 @@ def served(app: Starlette) -> Iterator[str]:
         server.should_exit = True
         thread.join(30)
         listener.close()
+
+
+@contextlib.contextmanager
+def served_to_sdk(model: str) -> Iterator[tuple[AsyncScriptedBackend, openai.OpenAI]]:
+    """A server over an empty scripted backend named ``model``, and the openai SDK on loopback to
+    it, without retries: the backend, to enqueue replies and read requests, and the client."""
+    import openai
+
+    from toolrouting import AsyncScriptedBackend
+    from toolrouting._serve import serve_app
+
+    backend = AsyncScriptedBackend()
+    with (
+        served(serve_app(backend, model=model)) as url,
+        openai.OpenAI(base_url=url, api_key="unused", max_retries=0) as client,
+    ):
+        yield backend, client
 
 
 @contextlib.contextmanager
