@@ -35,7 +35,7 @@ MAY_IMPORT = {
     "demo": {"core"},
     "_batch": {"core", "_backends", "_loop"},
     "_traces": {"core", "_backends", "_loop"},
-    "_serve": {"core", "_backends", "_loop", "_preflight"},
+    "_serve": {"core", "_backends", "_loop", "_preflight", "_shortlist"},
     "_shortlist": {"core"},
     "_cli": {
         "core",

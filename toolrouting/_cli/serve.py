@@ -80,6 +80,14 @@ def add_serve(subparsers: Subparsers) -> None:
         help="tool calls one decision may make when a request's parallel_tool_calls is true or absent; "
         "false makes it one (default: %(default)s)",
     )
+    parser.add_argument(
+        "--shortlist",
+        type=positive,
+        metavar="K",
+        help="offer a request of more than K tools only the K ranked best for its conversation "
+        "(BM25 over the user messages and tool results), after its tool_choice narrows them "
+        "(default: every tool)",
+    )
     add_decoding_options(parser)
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="on stderr only the address served and errors"
@@ -116,6 +124,7 @@ def _serve(args: argparse.Namespace) -> int:
             secrets=() if upstream is None else (upstream.value,),
             owned=True,
             max_calls=args.max_calls,
+            shortlist=args.shortlist,
         )
         host, port = listener.getsockname()[:2]
         config = server_config(app, host=host, port=port, log_level="warning" if args.quiet else "info")

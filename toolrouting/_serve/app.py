@@ -35,6 +35,7 @@ def serve_app(
     secrets: Sequence[str] = (),
     owned: bool = False,
     max_calls: int = 1,
+    shortlist: int | None = None,
 ) -> Starlette:
     """The server over ``backend``, with every front (chat completions, Messages): a Starlette app.
 
@@ -46,7 +47,9 @@ def serve_app(
     ``owned=True`` closes the backend when the server stops, in the event loop that served it
     (an HTTP backend's connections belong to that loop); otherwise the caller closes it.
     ``max_calls`` above 1 lets a decision make up to that many calls when the request's
-    ``parallel_tool_calls`` is true or absent (docs/serve.md). Needs the ``serve`` extra
+    ``parallel_tool_calls`` is true or absent (docs/serve.md). ``shortlist=K`` offers a request
+    of more than K tools only the K ranked best for its conversation, in the instructions and
+    the route (docs/serve.md, "Large catalogues"); ``None`` offers every tool. Needs the ``serve`` extra
     (``pip install 'toolrouting[serve]'``).
     """
     try:
@@ -67,7 +70,9 @@ def serve_app(
 
     app = Starlette(lifespan=lifespan, routes=ROUTES, exception_handlers=EXCEPTION_HANDLERS)
     app.state.served = Served(
-        chat=ServedChat(backend, cap=cap, answer_tokens=answer_tokens, max_calls=max_calls),
+        chat=ServedChat(
+            backend, cap=cap, answer_tokens=answer_tokens, max_calls=max_calls, shortlist=shortlist
+        ),
         admission=Admission(in_flight or _in_flight(backend)),
         model=model,
         require_key=require_key,

@@ -1,7 +1,8 @@
 """One request served: at most one routed decision, then the answer when the decision is ``none``.
 
 A decision makes one call, or with ``max_calls`` above 1 (and the request's
-``parallel_tool_calls`` not false) up to that many, each under its own call id.
+``parallel_tool_calls`` not false) up to that many, each under its own call id. With a
+``shortlist`` of K, a request of more than K tools is offered the K ranked best (``plan``).
 
 The client drives its own loop, so the server never runs a tool and never asks twice: a reply
 that is not a valid action (cut at the routing cap, or from a server that ignores the route)
@@ -47,11 +48,13 @@ class ServedChat:
         cap: int = DEFAULT_ROUTING_CAP,
         answer_tokens: int = SERVE_ANSWER_TOKENS,
         max_calls: int = 1,
+        shortlist: int | None = None,
     ) -> None:
         route_schema([], max_calls=max_calls)  # refuses a bad max_calls now, not at a request
         self.backend = backend
         self.cap = cap
         self.max_calls = max_calls
+        self.shortlist = _checked_shortlist(shortlist)
         self.answer_tokens = answer_tokens
         self.spaced = bool(getattr(backend.settings, "spaced", False))
         # The one cache: each catalogue and choice a client sends, built once.
@@ -150,7 +153,11 @@ class ServedChat:
         """The decision a request asks for and the routed backend that makes it, if any."""
         try:
             decision = decision_of(
-                request, conversation, lambda key: self._routes(key).offer, max_calls=self.max_calls
+                request,
+                conversation,
+                lambda key: self._routes(key).offer,
+                max_calls=self.max_calls,
+                shortlist=self.shortlist,
             )
             if decision is None:
                 return None
@@ -240,6 +247,20 @@ async def _pieces(
         close = getattr(items, "aclose", None)  # an async generator's, as every shipped stream is
         if close is not None:
             await close()
+
+
+def _checked_shortlist(shortlist: object) -> int | None:
+    """The most tools a decision offers, ``None`` for every tool; anything but an int of at least
+    1 is refused when the server is made, not at a request."""
+    if shortlist is None:
+        return None
+    if isinstance(shortlist, bool) or not isinstance(shortlist, int):
+        raise TypeError(
+            f"shortlist is the most tools a decision offers, an int, not {type(shortlist).__name__}"
+        )
+    if shortlist < 1:
+        raise ValueError(f"shortlist is the most tools a decision offers, at least 1, not {shortlist}")
+    return shortlist
 
 
 def _streams(backend: AsyncBackend) -> TypeGuard[AsyncStreamingBackend]:

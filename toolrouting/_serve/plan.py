@@ -2,9 +2,16 @@
 
 ``tool_choice`` picks the route: ``auto`` offers every tool and ``none``; ``required`` every
 tool without ``none``; a named function that tool alone, without ``none``; ``none`` asks no
-decision at all. The instructions always render the whole catalogue, as a run renders its
-run-start catalogue once and narrows only the grammar: the system message, and with it the
-prefix a server caches, is the same whichever choice a request makes.
+decision at all. The instructions render the whole catalogue, as a run renders its run-start
+catalogue once and narrows only the grammar: the system message, and with it the prefix a
+server caches, is the same whichever choice a request makes.
+
+A server with a shortlist of ``K`` narrows a request of more than ``K`` tools: the tools its
+``tool_choice`` leaves (every tool, the ``allowed_tools`` list, or the named tool) are ranked
+against the conversation, its user messages and tool results (``shortlist``), and the best
+``K`` kept, in catalogue order; ``K`` or fewer are kept whole, unranked. The instructions and
+the route then list those alone, and the offer is keyed by them, so two requests that offer
+the same tools share one. A request of ``K`` tools or fewer is planned as without a shortlist.
 
 The answer after a ``none`` (or for ``tool_choice: "none"``) is asked as the loop asks it
 (``answer_conversation``): the client's system and developer messages as one system message,
@@ -27,6 +34,7 @@ from .._errors import ChatRequestError
 from .._loop import answer_conversation, instructed
 from .._route_schema import route_schema, route_tool_names
 from .._settings import Settings
+from .._shortlist import shortlist as shortlisted
 from .conversation import Conversation, ends_with_user
 from .request import ChatRequest
 
@@ -38,6 +46,7 @@ __all__ = [
     "decision_of",
     "decision_settings",
     "offer_of",
+    "offered_tools",
 ]
 
 
@@ -74,6 +83,7 @@ def decision_of(
     offers: Callable[[str], Offer] | None = None,
     *,
     max_calls: int = 1,
+    shortlist: int | None = None,
 ) -> Decision | None:
     """The decision a request asks for, ``None`` when it asks only for text.
 
@@ -82,12 +92,15 @@ def decision_of(
     is built (:func:`offer_of`). ``max_calls`` is the server's: the instructions always say it,
     so the system message is the same whatever a request's ``parallel_tool_calls``, and the
     route takes that many calls unless the request sets ``parallel_tool_calls`` false.
+    ``shortlist`` is the server's too: the most tools a decision offers, every tool when ``None``.
     """
     choice = request.tool_choice
     if not request.tools or choice.mode == "none":
         return None
     calls = max_calls if request.parallel_tool_calls else 1
     asked: list[Any] = [request.tools, choice.mode, choice.names]
+    if shortlist is not None and len(request.tools) > shortlist:
+        asked = [offered_tools(request, conversation, shortlist), choice.mode, None]
     if max_calls > 1:  # one call's key stays the key it always was
         asked += [max_calls, calls]
     key = json.dumps(asked, separators=(",", ":"))
@@ -105,6 +118,18 @@ def decision_of(
         key=key,
         max_calls=calls,
     )
+
+
+def offered_tools(request: ChatRequest, conversation: Conversation, k: int) -> list[dict[str, Any]]:
+    """The tools a decision offers under a shortlist of ``k``: the ``k`` of those the request's
+    ``tool_choice`` leaves that rank best for the conversation, in catalogue order."""
+    chosen = request.tool_choice.names
+    tools = list(request.tools)
+    if chosen is not None:
+        names = route_tool_names(tools)  # the whole catalogue checked, so an error names its index
+        tools = [tool for tool, name in zip(tools, names, strict=True) if name in chosen]
+    # Unnarrowed, the ranked catalogue is the request's, checked there with the same indices.
+    return shortlisted(tools, conversation.messages, k)
 
 
 def offer_of(key: str) -> Offer:

@@ -1,0 +1,335 @@
+"""``serve_app(..., shortlist=K)``: a request of more than K tools is offered the K ranked best.
+
+Served on loopback over the scripted backend and asked through the real openai SDK, so what is
+asserted is what the backend was sent: the system message (the catalogue's instructions) and
+the route schema hold only the tools ``shortlist`` keeps for the request's conversation, with
+``none`` where ``tool_choice`` allows it. The ranking is our BM25 (``shortlist``), compared
+with the function itself; a model's choice is never asserted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import openai
+import pytest
+from openai.types.chat import ChatCompletion
+from openai.types.chat import ChatCompletionMessageFunctionToolCall as FunctionCall
+from support.serve import served
+
+from toolrouting import AsyncScriptedBackend, ScriptedRequest, catalogue_prompt, shortlist, shortlist_query
+from toolrouting._serve import serve_app
+
+
+def _tool(name: str, description: str, **properties: str) -> dict[str, Any]:
+    schema = {
+        "type": "object",
+        "properties": {key: {"type": "string", "description": text} for key, text in properties.items()},
+        "required": list(properties),
+    }
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": schema}}
+
+
+#: Ten tools whose words barely overlap, so a question ranks one or two of them clearly first.
+TOOLS: list[Any] = [
+    _tool("get_weather", "The weather forecast for a city.", city="the city"),
+    _tool("send_email", "Send an email message to a recipient.", to="the address", body="the text"),
+    _tool("read_file", "Read a file from the disk.", path="the file's path"),
+    _tool("list_directory", "List the entries of a directory.", path="the directory's path"),
+    _tool("git_status", "The working tree status of a git repository.", repo="the repository"),
+    _tool("create_event", "Create a calendar event.", title="the event's title", day="the day"),
+    _tool("search_web", "Search the web for pages.", query="the search terms"),
+    _tool("translate_text", "Translate text into another language.", text="the text", language="target"),
+    _tool("convert_currency", "Convert an amount between currencies.", amount="how much", currency="to"),
+    _tool("play_music", "Play a song or an album.", song="the song"),
+]
+NAMES = [tool["function"]["name"] for tool in TOOLS]
+QUESTION = "What is the weather forecast in Paris, and email it to Ana?"
+MESSAGES: list[Any] = [{"role": "user", "content": QUESTION}]
+K = 3
+
+
+def _name(tool: dict[str, Any]) -> str:
+    name: str = tool["function"]["name"]
+    return name
+
+
+def offered(request: ScriptedRequest) -> list[str]:
+    """The tools a decision's route offers, ``none`` among them when it is."""
+    schema = request.settings.json_schema
+    assert schema is not None
+    return [alternative["properties"]["tool"]["const"] for alternative in schema["anyOf"]]
+
+
+def called(completion: ChatCompletion) -> str:
+    """The tool of a reply's one call."""
+    calls = completion.choices[0].message.tool_calls
+    assert calls is not None
+    assert isinstance(calls[0], FunctionCall)
+    return calls[0].function.name
+
+
+def kept(tools: list[dict[str, Any]], conversation: Any, k: int = K) -> list[str]:
+    return [_name(tool) for tool in shortlist(tools, conversation, k)]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[AsyncScriptedBackend, openai.OpenAI, str]]:
+    backend = AsyncScriptedBackend()
+    with (
+        served(serve_app(backend, model="scripted", shortlist=K)) as url,
+        openai.OpenAI(base_url=url, api_key="unused", max_retries=0) as client,
+    ):
+        yield backend, client, url
+
+
+def test_auto_offers_the_k_tools_ranked_best_and_none_in_instructions_and_route(
+    server: tuple[AsyncScriptedBackend, openai.OpenAI, str],
+) -> None:
+    backend, client, _ = server
+    expected = kept(TOOLS, MESSAGES)
+    assert {"get_weather", "send_email"} <= set(expected)
+    assert len(expected) == K
+    backend.requests.clear()
+    backend.enqueue('{"tool":"get_weather","arguments":{"city":"Paris"}}')
+    reply = client.chat.completions.create(model="scripted", messages=MESSAGES, tools=TOOLS)
+    [request] = backend.requests
+    assert offered(request) == [*expected, "none"]
+    assert request.messages[0] == {
+        "role": "system",
+        "content": catalogue_prompt(shortlist(TOOLS, MESSAGES, K)),
+    }
+    for name in set(NAMES) - set(expected):
+        assert name not in request.messages[0]["content"]
+    assert called(reply) == "get_weather"
+
+
+def test_required_ranks_then_demands_a_call_of_the_shortlist_streamed_too(
+    server: tuple[AsyncScriptedBackend, openai.OpenAI, str],
+) -> None:
+    backend, client, _ = server
+    backend.requests.clear()
+    backend.enqueue('{"tool":"send_email","arguments":{"to":"ana","body":"sun"}}')
+    with client.chat.completions.stream(
+        model="scripted", messages=MESSAGES, tools=TOOLS, tool_choice="required"
+    ) as stream:
+        final = stream.get_final_completion()
+    [request] = backend.requests
+    assert offered(request) == kept(TOOLS, MESSAGES)
+    assert called(final) == "send_email"
+
+
+def test_a_named_tool_is_offered_alone_though_it_ranks_low(
+    server: tuple[AsyncScriptedBackend, openai.OpenAI, str],
+) -> None:
+    backend, client, _ = server
+    assert "play_music" not in kept(TOOLS, MESSAGES)
+    backend.requests.clear()
+    backend.enqueue('{"tool":"play_music","arguments":{"song":"Paris"}}')
+    reply = client.chat.completions.create(
+        model="scripted",
+        messages=MESSAGES,
+        tools=TOOLS,
+        tool_choice={"type": "function", "function": {"name": "play_music"}},
+    )
+    [request] = backend.requests
+    assert offered(request) == ["play_music"]
+    assert request.messages[0]["content"] == catalogue_prompt([TOOLS[NAMES.index("play_music")]])
+    assert called(reply) == "play_music"
+
+
+def test_allowed_tools_narrow_before_the_ranking(
+    server: tuple[AsyncScriptedBackend, openai.OpenAI, str],
+) -> None:
+    backend, client, _ = server
+    allowed = [tool for tool in TOOLS if _name(tool) not in ("get_weather", "send_email")]
+    expected = kept(allowed, MESSAGES)
+    assert len(allowed) > K
+    # Ranked after the narrowing: K allowed tools, not the fewer allowed ones of the catalogue's best K.
+    assert len(expected) == K
+    assert len(set(kept(TOOLS, MESSAGES)) & {_name(t) for t in allowed}) < K
+    choice: Any = {
+        "type": "allowed_tools",
+        "allowed_tools": {
+            "mode": "auto",
+            "tools": [{"type": "function", "function": {"name": _name(t)}} for t in allowed],
+        },
+    }
+    backend.requests.clear()
+    backend.enqueue('{"tool":"none"}', "No tool fits.")
+    reply = client.chat.completions.create(
+        model="scripted", messages=MESSAGES, tools=TOOLS, tool_choice=choice
+    )
+    decision = backend.requests[0]
+    assert offered(decision) == [*expected, "none"]
+    assert decision.messages[0]["content"] == catalogue_prompt([t for t in allowed if _name(t) in expected])
+    assert reply.choices[0].message.content == "No tool fits."
+
+
+def test_a_history_call_off_the_shortlist_is_read_and_results_rank_the_next_turn(
+    server: tuple[AsyncScriptedBackend, openai.OpenAI, str],
+) -> None:
+    backend, client, _ = server
+    call = {"id": "c1", "type": "function", "function": {"name": "play_music", "arguments": '{"song":"x"}'}}
+    history: list[Any] = [
+        {"role": "user", "content": "And in euros?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "Twelve dollars, in the local currency."},
+    ]
+    backend.requests.clear()
+    backend.enqueue('{"tool":"convert_currency","arguments":{"amount":"12","currency":"EUR"}}')
+    reply = client.chat.completions.create(model="scripted", messages=history, tools=TOOLS)
+    [request] = backend.requests
+    conversation = [dict(message) for message in request.messages[1:]]
+    expected = kept(TOOLS, conversation)
+    assert "play_music" not in expected
+    assert "convert_currency" in expected  # ranked in by the tool's result
+    assert "convert_currency" not in kept(TOOLS, history[:1])
+    assert offered(request) == [*expected, "none"]
+    # The history is the whole conversation, the call off the shortlist written as its action.
+    assert request.messages[2] == {
+        "role": "assistant",
+        "content": '{"tool":"play_music","arguments":{"song":"x"}}',
+    }
+    assert shortlist_query(conversation).splitlines()[-1] == "Twelve dollars, in the local currency."
+    assert called(reply) == "convert_currency"
+
+
+def test_each_conversation_gets_its_own_shortlist_from_the_one_route_cache(
+    server: tuple[AsyncScriptedBackend, openai.OpenAI, str],
+) -> None:
+    backend, client, _ = server
+    questions = [QUESTION, "Which files are in my git repository's directory?", QUESTION]
+    backend.requests.clear()
+    for question in questions:
+        backend.enqueue('{"tool":"none"}', "ok")
+        client.chat.completions.create(
+            model="scripted", messages=[{"role": "user", "content": question}], tools=TOOLS
+        )
+    decisions = backend.requests[::2]
+    wanted = [[*kept(TOOLS, question), "none"] for question in questions]
+    assert [offered(request) for request in decisions] == wanted
+    assert wanted[0] != wanted[1]
+
+
+def test_the_responses_front_is_narrowed_the_same_way(
+    server: tuple[AsyncScriptedBackend, openai.OpenAI, str],
+) -> None:
+    backend, client, _ = server
+    flat = [{"type": "function", **tool["function"]} for tool in TOOLS]
+    backend.requests.clear()
+    backend.enqueue('{"tool":"get_weather","arguments":{"city":"Paris"}}')
+    response = client.responses.create(model="scripted", input=QUESTION, tools=flat, store=False)  # type: ignore[arg-type]
+    [request] = backend.requests
+    assert offered(request) == [*kept(TOOLS, MESSAGES), "none"]
+    assert request.messages[0]["content"] == catalogue_prompt(shortlist(TOOLS, MESSAGES, K))
+    assert response.output[0].type == "function_call"
+
+
+def test_the_messages_front_is_narrowed_and_counts_what_it_sends(
+    server: tuple[AsyncScriptedBackend, openai.OpenAI, str],
+) -> None:
+    backend, _, url = server
+    root = url.removesuffix("/v1")
+    anthropic_tools = [
+        {
+            "name": _name(t),
+            "description": t["function"]["description"],
+            "input_schema": t["function"]["parameters"],
+        }
+        for t in TOOLS
+    ]
+    body = {"model": "scripted", "max_tokens": 64, "messages": MESSAGES, "tools": anthropic_tools}
+    backend.requests.clear()
+    backend.enqueue('{"tool":"send_email","arguments":{"to":"ana","body":"sun"}}')
+    message = httpx.post(
+        f"{root}/v1/messages", json={**body, "tool_choice": {"type": "any"}}, timeout=30
+    ).json()
+    [request] = backend.requests
+    assert offered(request) == kept(TOOLS, MESSAGES)
+    assert message["content"][0]["type"] == "tool_use"
+    counted = httpx.post(f"{root}/v1/messages/count_tokens", json=body, timeout=30).json()
+    assert counted["input_tokens"] == -(-sum(len(m["content"]) for m in request.messages) // 4)
+
+
+# -- off, or at most K tools: every byte the backend is sent is what it was sent without it ----------
+
+
+def _conversation() -> list[Any]:
+    call = {"id": "c9", "type": "function", "function": {"name": "read_file", "arguments": '{"path":"a"}'}}
+    return [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": QUESTION},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c9", "content": "sunny"},
+    ]
+
+
+CHOICES: list[Any] = [
+    None,
+    "required",
+    {"type": "function", "function": {"name": "play_music"}},
+    {
+        "type": "allowed_tools",
+        "allowed_tools": {"mode": "required", "tools": [{"function": {"name": "git_status"}}]},
+    },
+]
+
+
+def _respond(request: ScriptedRequest) -> str:
+    """A decision's first offered tool (``none`` when it comes first), or an answer's text."""
+    if request.settings.json_schema is None:
+        return "An answer."
+    tool = offered(request)[0]
+    return '{"tool":"none"}' if tool == "none" else f'{{"tool":"{tool}","arguments":{{}}}}'
+
+
+def _sent(shortlisted: int | None) -> list[tuple[Any, ...]]:
+    """What the backend is sent for the same requests on every front, under ``shortlist=``."""
+    backend = AsyncScriptedBackend([_respond] * 64)
+    flat = [{"type": "function", **tool["function"]} for tool in TOOLS]
+    anthropic_tools = [{"name": _name(t), "input_schema": t["function"]["parameters"]} for t in TOOLS]
+    with served(serve_app(backend, model="m", shortlist=shortlisted)) as url:
+        root = url.removesuffix("/v1")
+        asked: list[tuple[str, dict[str, Any]]] = []
+        for choice in CHOICES:
+            for stream in (False, True):
+                body: dict[str, Any] = {
+                    "model": "m",
+                    "messages": _conversation(),
+                    "tools": TOOLS,
+                    "stream": stream,
+                }
+                asked.append(
+                    (f"{url}/chat/completions", body if choice is None else {**body, "tool_choice": choice})
+                )
+        asked.append((f"{url}/responses", {"model": "m", "input": QUESTION, "tools": flat}))
+        messages = {"model": "m", "max_tokens": 9, "messages": MESSAGES, "tools": anthropic_tools}
+        asked.append((f"{root}/v1/messages", messages))
+        for address, body in asked:
+            answered = httpx.post(address, json=body, timeout=30)
+            assert answered.status_code == 200, answered.text
+    return [(request.messages, request.settings) for request in backend.requests]
+
+
+def test_off_or_at_most_k_tools_the_backend_is_sent_the_same_bytes() -> None:
+    without = _sent(None)
+    assert len(without) >= 10
+    assert _sent(len(TOOLS)) == without
+    assert _sent(len(TOOLS) + 5) == without
+    assert _sent(K) != without  # the comparison can fail
+
+
+def test_a_shortlist_that_is_no_positive_int_is_refused_when_the_server_is_made() -> None:
+    backend = AsyncScriptedBackend()
+    for bad, kind in (
+        (0, ValueError),
+        (-2, ValueError),
+        (True, TypeError),
+        ("3", TypeError),
+        (2.0, TypeError),
+    ):
+        with pytest.raises(kind, match="shortlist is the most tools a decision offers"):
+            serve_app(backend, shortlist=bad)  # type: ignore[arg-type]
