@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -12,9 +13,12 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from support.fault_server import FaultServer, ok
 from support.processes import ROOT, python_m, stop
 
 QUESTION = [{"role": "user", "content": "hi"}]
+KEY = {"Authorization": "Bearer sesame"}
+ACTION = '{"tool":"weather","arguments":{}}'
 TOOL = {"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}
 
 
@@ -25,8 +29,9 @@ def _unreachable() -> str:
         return f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
 
 
-@pytest.fixture
-def serve() -> Iterator[tuple[subprocess.Popen[str], str]]:
+@contextlib.contextmanager
+def _serving(upstream: str, *options: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``toolrouting serve`` in front of ``upstream`` with ``options``: the process and its URL."""
     environment = {k: v for k, v in os.environ.items() if k not in ("TOOLROUTING_API_KEY", "OPENAI_API_KEY")}
     process = subprocess.Popen(
         [
@@ -35,11 +40,12 @@ def serve() -> Iterator[tuple[subprocess.Popen[str], str]]:
             "toolrouting",
             "serve",
             "--base-url",
-            _unreachable(),
+            upstream,
             "--model",
             "m",
             "--port",
             "0",
+            *options,
         ],
         cwd=ROOT,
         env={**environment, "TOOLROUTING_SERVE_KEY": "sesame"},
@@ -56,6 +62,12 @@ def serve() -> Iterator[tuple[subprocess.Popen[str], str]]:
         if process.poll() is None:
             stop(process, 10)  # type: ignore[arg-type]
         process.stderr.close()
+
+
+@pytest.fixture
+def serve() -> Iterator[tuple[subprocess.Popen[str], str]]:
+    with _serving(_unreachable()) as started:
+        yield started
 
 
 def test_serve_answers_refuses_and_stops_on_ctrl_c(serve: tuple[subprocess.Popen[str], str]) -> None:
@@ -94,3 +106,35 @@ def test_a_backend_option_that_does_not_fit_is_a_usage_error(capsys: pytest.Capt
 
     assert main(["serve", "--api-key", "sk-test-key", "--port", "0"]) == 2
     assert "--api-key is for a server named with --base-url" in capsys.readouterr().err
+
+
+def test_shortlist_offers_the_upstream_the_k_tools_ranked_best() -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": name, "description": text, "parameters": {"type": "object"}},
+        }
+        for name, text in (
+            ("search", "Search the notes."),
+            ("weather", "The forecast."),
+            ("read", "Read a note."),
+        )
+    ]
+    question = [{"role": "user", "content": "What is the forecast?"}]
+    with FaultServer() as upstream, _serving(f"{upstream.url}/v1", "--shortlist", "1") as (_, url):
+        body = {"model": "m", "messages": question, "tools": tools, "tool_choice": "required"}
+        upstream.script.append(ok(ACTION))
+        answered = httpx.post(f"{url}/chat/completions", json=body, headers=KEY, timeout=60)
+        sent = upstream.bodies[0]
+    assert answered.status_code == 200, answered.text
+    assert answered.json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "weather"
+    schema = sent["response_format"]["json_schema"]["schema"]
+    assert [alternative["properties"]["tool"]["const"] for alternative in schema["anyOf"]] == ["weather"]
+    assert "search" not in sent["messages"][0]["content"]
+
+
+def test_a_shortlist_that_is_no_positive_integer_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    from toolrouting._cli import main
+
+    assert main(["serve", "--shortlist", "0"]) == 2
+    assert "argument --shortlist: '0' is not a positive integer" in capsys.readouterr().err

@@ -9,6 +9,7 @@ with the function itself; a model's choice is never asserted.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,9 +18,17 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletion
 from openai.types.chat import ChatCompletionMessageFunctionToolCall as FunctionCall
+from support.fault_server import FaultServer, Handler, completion_body
 from support.serve import served
 
-from toolrouting import AsyncScriptedBackend, ScriptedRequest, catalogue_prompt, shortlist, shortlist_query
+from toolrouting import (
+    AsyncOpenAICompatible,
+    AsyncScriptedBackend,
+    ScriptedRequest,
+    catalogue_prompt,
+    shortlist,
+    shortlist_query,
+)
 from toolrouting._serve import serve_app
 
 
@@ -286,40 +295,78 @@ def _respond(request: ScriptedRequest) -> str:
     return '{"tool":"none"}' if tool == "none" else f'{{"tool":"{tool}","arguments":{{}}}}'
 
 
-def _sent(shortlisted: int | None) -> list[tuple[Any, ...]]:
-    """What the backend is sent for the same requests on every front, under ``shortlist=``."""
-    backend = AsyncScriptedBackend([_respond] * 64)
+def _requests(url: str, *, streams: bool = True) -> list[tuple[str, dict[str, Any]]]:
+    """The same requests on every front: each tool_choice on chat completions (whole, and
+    streamed when ``streams``), the Responses API and the Messages API."""
     flat = [{"type": "function", **tool["function"]} for tool in TOOLS]
     anthropic_tools = [{"name": _name(t), "input_schema": t["function"]["parameters"]} for t in TOOLS]
-    with served(serve_app(backend, model="m", shortlist=shortlisted)) as url:
-        root = url.removesuffix("/v1")
-        asked: list[tuple[str, dict[str, Any]]] = []
-        for choice in CHOICES:
-            for stream in (False, True):
-                body: dict[str, Any] = {
-                    "model": "m",
-                    "messages": _conversation(),
-                    "tools": TOOLS,
-                    "stream": stream,
-                }
-                asked.append(
-                    (f"{url}/chat/completions", body if choice is None else {**body, "tool_choice": choice})
-                )
-        asked.append((f"{url}/responses", {"model": "m", "input": QUESTION, "tools": flat}))
-        messages = {"model": "m", "max_tokens": 9, "messages": MESSAGES, "tools": anthropic_tools}
-        asked.append((f"{root}/v1/messages", messages))
-        for address, body in asked:
+    asked: list[tuple[str, dict[str, Any]]] = []
+    for choice in CHOICES:
+        for stream in (False, True) if streams else (False,):
+            body: dict[str, Any] = {
+                "model": "m",
+                "messages": _conversation(),
+                "tools": TOOLS,
+                "stream": stream,
+            }
+            asked.append(
+                (f"{url}/chat/completions", body if choice is None else {**body, "tool_choice": choice})
+            )
+    asked.append((f"{url}/responses", {"model": "m", "input": QUESTION, "tools": flat}))
+    messages = {"model": "m", "max_tokens": 9, "messages": MESSAGES, "tools": anthropic_tools}
+    asked.append((f"{url.removesuffix('/v1')}/v1/messages", messages))
+    return asked
+
+
+def _ask(app: Any, *, streams: bool = True) -> None:
+    with served(app) as url:
+        for address, body in _requests(url, streams=streams):
             answered = httpx.post(address, json=body, timeout=30)
             assert answered.status_code == 200, answered.text
+
+
+def _sent(shortlisted: int | None) -> list[tuple[Any, ...]]:
+    """What the scripted backend is sent for the same requests, under ``shortlist=``."""
+    backend = AsyncScriptedBackend([_respond] * 64)
+    _ask(serve_app(backend, model="m", shortlist=shortlisted))
     return [(request.messages, request.settings) for request in backend.requests]
 
 
-def test_off_or_at_most_k_tools_the_backend_is_sent_the_same_bytes() -> None:
+def test_off_or_at_most_k_tools_the_backend_is_sent_the_same_messages_and_settings() -> None:
     without = _sent(None)
     assert len(without) >= 10
     assert _sent(len(TOOLS)) == without
     assert _sent(len(TOOLS) + 5) == without
     assert _sent(K) != without  # the comparison can fail
+
+
+def _answer_first_offered(handler: Handler) -> None:
+    """An upstream's reply: a decision's first offered tool (``none`` when it comes first), or text."""
+    format_ = handler.server.bodies[-1].get("response_format")
+    if format_ is None:
+        handler.reply(200, completion_body("An answer."))
+        return
+    tool = format_["json_schema"]["schema"]["anyOf"][0]["properties"]["tool"]["const"]
+    handler.reply(
+        200, completion_body('{"tool":"none"}' if tool == "none" else f'{{"tool":"{tool}","arguments":{{}}}}')
+    )
+
+
+def _wire(shortlisted: int | None) -> list[str]:
+    """The bodies an OpenAI-compatible upstream reads for the same requests, as JSON text in the
+    order sent, under ``shortlist=``."""
+    with FaultServer() as upstream:
+        upstream.script.extend([_answer_first_offered] * 64)
+        backend = AsyncOpenAICompatible(f"{upstream.url}/v1", model="m")
+        _ask(serve_app(backend, model="m", shortlist=shortlisted, owned=True), streams=False)
+        return [json.dumps(body) for body in upstream.bodies]
+
+
+def test_off_or_at_most_k_tools_an_upstream_reads_the_same_bodies() -> None:
+    without = _wire(None)
+    assert len(without) >= 6
+    assert _wire(len(TOOLS)) == without
+    assert _wire(K) != without  # the comparison can fail
 
 
 def test_a_shortlist_that_is_no_positive_int_is_refused_when_the_server_is_made() -> None:
