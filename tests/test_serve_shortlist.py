@@ -263,6 +263,24 @@ def test_the_messages_front_is_narrowed_and_counts_what_it_sends(
     assert counted["input_tokens"] == -(-sum(len(m["content"]) for m in request.messages) // 4)
 
 
+@pytest.mark.parametrize("choice", [None, {"type": "function", "function": {"name": "read_file"}}])
+def test_a_bad_tool_is_refused_by_its_index_whatever_is_shortlisted(
+    server: tuple[AsyncScriptedBackend, openai.OpenAI, str], choice: Any
+) -> None:
+    backend, client, _ = server
+    bad = [*TOOLS, {"type": "function", "function": {"name": "play_music", "parameters": {"type": "object"}}}]
+    backend.requests.clear()
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(
+            model="scripted",
+            messages=MESSAGES,
+            tools=bad,
+            **({} if choice is None else {"tool_choice": choice}),
+        )
+    assert (caught.value.param, caught.value.code) == (f"tools[{len(TOOLS)}]", "invalid_tools")
+    assert backend.requests == []
+
+
 # -- off, or at most K tools: every byte the backend is sent is what it was sent without it ----------
 
 
