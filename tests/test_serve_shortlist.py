@@ -19,7 +19,7 @@ import pytest
 from openai.types.chat import ChatCompletion
 from openai.types.chat import ChatCompletionMessageFunctionToolCall as FunctionCall
 from support.fault_server import FaultServer, Handler, completion_body
-from support.serve import served
+from support.serve import served, served_to_sdk
 
 from toolrouting import (
     AsyncOpenAICompatible,
@@ -29,7 +29,7 @@ from toolrouting import (
     shortlist,
     shortlist_query,
 )
-from toolrouting._serve import serve_app
+from toolrouting._serve import conversation_of, decision_of, read_chat_request, serve_app
 
 
 def _tool(name: str, description: str, **properties: str) -> dict[str, Any]:
@@ -86,12 +86,8 @@ def kept(tools: list[dict[str, Any]], conversation: Any, k: int = K) -> list[str
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[AsyncScriptedBackend, openai.OpenAI, str]]:
-    backend = AsyncScriptedBackend()
-    with (
-        served(serve_app(backend, model="scripted", shortlist=K)) as url,
-        openai.OpenAI(base_url=url, api_key="unused", max_retries=0) as client,
-    ):
-        yield backend, client, url
+    with served_to_sdk("scripted", shortlist=K) as (backend, client):
+        yield backend, client, str(client.base_url).rstrip("/")
 
 
 def test_auto_offers_the_k_tools_ranked_best_and_none_in_instructions_and_route(
@@ -279,6 +275,16 @@ def test_a_bad_tool_is_refused_by_its_index_whatever_is_shortlisted(
         )
     assert (caught.value.param, caught.value.code) == (f"tools[{len(TOOLS)}]", "invalid_tools")
     assert backend.requests == []
+
+
+def test_several_calls_a_decision_take_their_tools_from_the_shortlist_too() -> None:
+    request = read_chat_request({"model": "m", "messages": MESSAGES, "tools": TOOLS})
+    conversation = conversation_of(request, spaced=False, max_calls=2)
+    decision = decision_of(request, conversation, max_calls=2, shortlist=K)
+    assert decision is not None
+    assert decision.names == tuple(kept(TOOLS, MESSAGES))
+    assert decision.messages[0]["content"] == catalogue_prompt(shortlist(TOOLS, MESSAGES, K), max_calls=2)
+    assert '"play_music"' not in json.dumps(decision.schema)
 
 
 # -- off, or at most K tools: every byte the backend is sent is what it was sent without it ----------

@@ -82,9 +82,10 @@ def served(app: Starlette) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def served_to_sdk(model: str) -> Iterator[tuple[AsyncScriptedBackend, openai.OpenAI]]:
-    """A server over an empty scripted backend named ``model``, and the openai SDK on loopback to
-    it, without retries: the backend, to enqueue replies and read requests, and the client."""
+def served_to_sdk(model: str, **options: Any) -> Iterator[tuple[AsyncScriptedBackend, openai.OpenAI]]:
+    """A server over an empty scripted backend named ``model`` (``options`` go to ``serve_app``),
+    and the openai SDK on loopback to it, without retries: the backend, to enqueue replies and
+    read requests, and the client."""
     import openai
 
     from toolrouting import AsyncScriptedBackend
@@ -92,7 +93,7 @@ def served_to_sdk(model: str) -> Iterator[tuple[AsyncScriptedBackend, openai.Ope
 
     backend = AsyncScriptedBackend()
     with (
-        served(serve_app(backend, model=model)) as url,
+        served(serve_app(backend, model=model, **options)) as url,
         openai.OpenAI(base_url=url, api_key="unused", max_retries=0) as client,
     ):
         yield backend, client

@@ -47,6 +47,7 @@ SERVE_UPSTREAM_RETRY_AFTER = 5
 #: Catalogues (with their tool_choice) whose rendered instructions and route ``toolrouting serve``
 #: keeps. A client sends its whole catalogue with every request; building the route and the
 #: instructions again took a third of the server's own time a request. An agent has a few.
+#: Under ``--shortlist`` each set of tools offered is one, a few tools each.
 SERVE_ROUTE_CACHE = 64
 
 #: Responses ``toolrouting serve`` keeps for ``previous_response_id`` (and ``GET``), the oldest

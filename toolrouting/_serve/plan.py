@@ -71,7 +71,8 @@ class Decision:
     handoff: bool
     """Whether ``none`` is offered (``tool_choice: "auto"``)."""
     key: str
-    """The catalogue and the choice, as one text: two requests with the same key route alike."""
+    """The tools offered (the catalogue, or its shortlist) and the choice, as one text: two
+    requests with the same key route alike."""
     max_calls: int = 1
     """The most calls the decision may make: the server's ``max_calls``, or 1 when the request
     sets ``parallel_tool_calls`` false."""
