@@ -44,7 +44,7 @@ class Notes:
     """The notes catalogue as a run's tools, each answering its fixed result."""
 
     def tools_for_llm(self) -> list[dict[str, Any]]:
-        return json.loads(json.dumps(TOOLS))
+        return [json.loads(json.dumps(tool)) for tool in TOOLS]
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
         return ToolOutput(RESULTS[name])
@@ -88,7 +88,10 @@ def offered_calls(backend: AsyncScriptedBackend) -> int:
 
 
 def function_calls(output: list[Any]) -> list[tuple[str, str, str]]:
+    """A response's output, every item a function call under an item id of its own: each call's
+    ``call_id``, name and arguments."""
     assert all(item.type == "function_call" for item in output)
+    assert len({item.id for item in output}) == len(output)
     return [(item.call_id, item.name, item.arguments) for item in output]
 
 
@@ -98,7 +101,6 @@ def test_responses_several_calls_are_several_function_call_items_whole_and_strea
     backend.enqueue(TWO, TWO, TWO)
     whole = openai_client.responses.create(model="scripted", input=QUESTION, tools=FLAT)
     assert function_calls(whole.output) == CALLS
-    assert len({item.id for item in whole.output}) == 2
     assert all(item.id and item.id.startswith("fc_") for item in whole.output)
     assert offered_calls(backend) == 3  # parallel_tool_calls absent: OpenAI's default, true
     assert whole.parallel_tool_calls is True
@@ -129,9 +131,7 @@ def test_responses_several_calls_are_several_function_call_items_whole_and_strea
     deltas = [event for event in events if event.type == "response.function_call_arguments.delta"]
     assert [item.id for item in added] == [item.id for item in done] == [d.item_id for d in deltas]
     assert [d.delta for d in deltas] == [arguments for _, _, arguments in CALLS]
-    assert [item.model_dump() for item in done] == [
-        item.model_dump() for item in events[-1].response.output  # type: ignore[union-attr]
-    ]
+    assert [item.model_dump() for item in done] == [item.model_dump() for item in events[-1].response.output]
 
 
 def test_responses_parallel_tool_calls_false_routes_one_call(
@@ -147,7 +147,9 @@ def test_responses_parallel_tool_calls_false_routes_one_call(
     # The array such a route never lets a model write is not a valid action: a 502 that says why.
     backend.enqueue(TWO)
     with pytest.raises(openai.InternalServerError, match="not a valid action"):
-        openai_client.responses.create(model="scripted", input=QUESTION, tools=FLAT, parallel_tool_calls=False)
+        openai_client.responses.create(
+            model="scripted", input=QUESTION, tools=FLAT, parallel_tool_calls=False
+        )
 
 
 def test_messages_several_calls_are_several_tool_use_blocks_whole_and_streamed(
@@ -170,7 +172,9 @@ def test_messages_several_calls_are_several_tool_use_blocks_whole_and_streamed(
     assert offered_calls(backend) == 3  # no disable_parallel_tool_use: up to the server's three
     with anthropic_client.messages.stream(**ask) as stream:
         rebuilt = stream.get_final_message()
-    assert [block.model_dump() for block in rebuilt.content] == [block.model_dump() for block in whole.content]
+    assert [block.model_dump() for block in rebuilt.content] == [
+        block.model_dump() for block in whole.content
+    ]
     assert rebuilt.stop_reason == "tool_use"
     events = list(anthropic_client.messages.create(**ask, stream=True))
     blocks = [(event.type, getattr(event, "index", None)) for event in events]
@@ -236,16 +240,13 @@ def test_a_history_of_several_calls_is_the_runs_decision_through_every_front(
         for _, name, arguments in CALLS
     ]
     # Each front gets its results in the other order: they still follow in the order of the calls.
+    chat_messages: list[Any] = [
+        *question,
+        {"role": "assistant", "content": None, "tool_calls": chat_calls},
+        *[{"role": "tool", "tool_call_id": ids[n], "content": RESULTS[n]} for n in ("read", "search")],
+    ]
     backend.enqueue('{"tool":"none"}', ANSWER)
-    openai_client.chat.completions.create(
-        model="scripted",
-        messages=[
-            *question,
-            {"role": "assistant", "content": None, "tool_calls": chat_calls},  # type: ignore[list-item]
-            *[{"role": "tool", "tool_call_id": ids[n], "content": RESULTS[n]} for n in ("read", "search")],  # type: ignore[misc]
-        ],
-        tools=TOOLS,
-    )
+    openai_client.chat.completions.create(model="scripted", messages=chat_messages, tools=TOOLS)
     decided("chat")
 
     items: list[Any] = [
@@ -270,7 +271,8 @@ def test_a_history_of_several_calls_is_the_runs_decision_through_every_front(
         model="scripted",
         previous_response_id=first.id,
         input=[
-            {"type": "function_call_output", "call_id": by_id[n], "output": RESULTS[n]} for n in ("read", "search")
+            {"type": "function_call_output", "call_id": by_id[n], "output": RESULTS[n]}
+            for n in ("read", "search")
         ],
         tools=FLAT,
     )
@@ -281,18 +283,16 @@ def test_a_history_of_several_calls_is_the_runs_decision_through_every_front(
         {"type": "tool_use", "id": ids[name], "name": name, "input": json.loads(arguments)}
         for _, name, arguments in CALLS
     ]
-    results = [{"type": "tool_result", "tool_use_id": ids[n], "content": RESULTS[n]} for n in ("read", "search")]
+    results = [
+        {"type": "tool_result", "tool_use_id": ids[n], "content": RESULTS[n]} for n in ("read", "search")
+    ]
+    turns: list[Any] = [
+        {"role": "user", "content": QUESTION},
+        {"role": "assistant", "content": uses},
+        {"role": "user", "content": results},
+    ]
     backend.enqueue('{"tool":"none"}', ANSWER)
-    anthropic_client.messages.create(
-        model="scripted",
-        max_tokens=64,
-        messages=[
-            {"role": "user", "content": QUESTION},
-            {"role": "assistant", "content": uses},  # type: ignore[typeddict-item]
-            {"role": "user", "content": results},  # type: ignore[typeddict-item]
-        ],
-        tools=ANTHROPIC_TOOLS,
-    )
+    anthropic_client.messages.create(model="scripted", max_tokens=64, messages=turns, tools=ANTHROPIC_TOOLS)
     decided("messages")
 
     assert run_second.messages[-3]["content"] == TWO
@@ -320,13 +320,17 @@ def checked(calls: list[tuple[str, str, Any]]) -> None:
 @pytest.mark.model
 def test_the_model_through_responses_makes_one_to_three_valid_calls(embedded: str) -> None:
     with openai.OpenAI(base_url=f"{embedded}/v1", api_key="unused", max_retries=0) as client:
-        ask: dict[str, Any] = {"model": "smollm2", "input": QUESTION, "tools": FLAT, "tool_choice": "required"}
+        ask: dict[str, Any] = {
+            "model": "smollm2",
+            "input": QUESTION,
+            "tools": FLAT,
+            "tool_choice": "required",
+        }
         whole = client.responses.create(**ask)
         with client.responses.stream(**ask) as stream:
             final = stream.get_final_response()
     for response in (whole, final):
         checked([(c, name, json.loads(arguments)) for c, name, arguments in function_calls(response.output)])
-        assert len({item.id for item in response.output}) == len(response.output)
 
 
 @pytest.mark.model
