@@ -5,8 +5,8 @@ Over the scripted backend: each call is its own ``function_call`` item or ``tool
 under its own ids and in the order written, whole and streamed; ``parallel_tool_calls: false``
 and ``disable_parallel_tool_use: true`` route one call (asserted on the schema the backend was
 sent); and a history of several calls reaches the backend as the same messages through every
-front as a ``RoutingLoop(max_calls=3)`` run sends. The ``model`` tests serve the embedded default
-model and assert only what the grammar guarantees: one to three calls, each valid, never which.
+front as a ``RoutingLoop(max_calls=3)`` run sends. tests/test_serve_front_calls_clients.py drives
+the same server through the frameworks built on the SDKs, and the embedded model.
 """
 
 from __future__ import annotations
@@ -16,10 +16,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import anthropic
-import jsonschema
 import openai
 import pytest
-from support.serve import TOOLS, served, served_embedded
+from support.serve import TOOLS, served
 
 from toolrouting import AsyncScriptedBackend, Message, RoutingLoop, ScriptedBackend, ToolOutput
 from toolrouting._serve import serve_app
@@ -29,7 +28,6 @@ ANTHROPIC_TOOLS: list[Any] = [
     {"name": f["name"], "description": f["description"], "input_schema": f["parameters"]}
     for f in (tool["function"] for tool in TOOLS)
 ]
-SCHEMAS = {tool["name"]: tool["parameters"] for tool in FLAT}
 QUESTION = "What does the latch on the storage-room door do?"
 SEARCH_ACTION = '{"tool":"search","arguments":{"query":"latch"}}'
 READ_ACTION = '{"tool":"read","arguments":{"id":"M1"}}'
@@ -299,55 +297,3 @@ def test_a_history_of_several_calls_is_the_runs_decision_through_every_front(
     for front, (decision, answer) in sent.items():
         assert decision == run_second.messages, front
         assert answer == run_answer.messages, front
-
-
-@pytest.fixture(scope="module")
-def embedded() -> Iterator[str]:
-    """The embedded default model, served with decisions of up to three calls; the base URL
-    without ``/v1``."""
-    with served_embedded(model="smollm2", answer_tokens=32, max_calls=3) as url:
-        yield url.removesuffix("/v1")
-
-
-def checked(calls: list[tuple[str, str, Any]]) -> None:
-    """One to three calls, each of an offered tool, its input valid, each under the next call id."""
-    assert 1 <= len(calls) <= 3
-    assert [call_id for call_id, _, _ in calls] == [f"route-{n}" for n in range(1, len(calls) + 1)]
-    for _, name, arguments in calls:
-        jsonschema.validate(arguments, SCHEMAS[name])
-
-
-@pytest.mark.model
-def test_the_model_through_responses_makes_one_to_three_valid_calls(embedded: str) -> None:
-    with openai.OpenAI(base_url=f"{embedded}/v1", api_key="unused", max_retries=0) as client:
-        ask: dict[str, Any] = {
-            "model": "smollm2",
-            "input": QUESTION,
-            "tools": FLAT,
-            "tool_choice": "required",
-        }
-        whole = client.responses.create(**ask)
-        with client.responses.stream(**ask) as stream:
-            final = stream.get_final_response()
-    for response in (whole, final):
-        checked([(c, name, json.loads(arguments)) for c, name, arguments in function_calls(response.output)])
-
-
-@pytest.mark.model
-def test_the_model_through_messages_makes_one_to_three_valid_tool_uses(embedded: str) -> None:
-    with anthropic.Anthropic(base_url=embedded, api_key="unused", max_retries=0) as client:
-        ask: dict[str, Any] = {
-            "model": "smollm2",
-            "max_tokens": 32,
-            "messages": [{"role": "user", "content": QUESTION}],
-            "tools": ANTHROPIC_TOOLS,
-            "tool_choice": {"type": "any"},
-        }
-        whole = client.messages.create(**ask)
-        with client.messages.stream(**ask) as stream:
-            rebuilt = stream.get_final_message()
-    for message in (whole, rebuilt):
-        assert message.stop_reason == "tool_use"
-        uses = [block for block in message.content if isinstance(block, anthropic.types.ToolUseBlock)]
-        assert len(uses) == len(message.content)
-        checked([(use.id, use.name, use.input) for use in uses])
