@@ -49,14 +49,8 @@ def both_results_follow_the_decision(backend: AsyncScriptedBackend) -> None:
 def test_the_agents_sdk_runs_both_calls_of_a_response_and_sends_them_back(
     scripted: tuple[AsyncScriptedBackend, str], backend: AsyncScriptedBackend
 ) -> None:
-    from agents import (
-        Agent,
-        Runner,
-        function_tool,
-        set_default_openai_api,
-        set_default_openai_client,
-        set_tracing_disabled,
-    )
+    import agents
+    from agents import function_tool
 
     ran: list[str] = []
 
@@ -72,16 +66,16 @@ def test_the_agents_sdk_runs_both_calls_of_a_response_and_sends_them_back(
         ran.append("read")
         return RESULTS["read"]
 
-    set_tracing_disabled(True)
-    set_default_openai_api("responses")
+    agents.set_tracing_disabled(True)
+    agents.set_default_openai_api("responses")
     backend.enqueue(TWO, '{"tool":"none"}', ANSWER)
 
     async def run() -> Any:
         async with openai.AsyncOpenAI(
             base_url=f"{scripted[1]}/v1", api_key="unused", max_retries=0
         ) as client:
-            set_default_openai_client(client)  # the default model, on its default API: responses
-            return await Runner.run(Agent(name="notes", tools=[search, read]), QUESTION)
+            agents.set_default_openai_client(client)  # the default model, on its default API: responses
+            return await agents.Runner.run(agents.Agent(name="notes", tools=[search, read]), QUESTION)
 
     assert anyio.run(run).final_output == ANSWER
     assert sorted(ran) == ["read", "search"]
