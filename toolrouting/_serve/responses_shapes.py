@@ -29,7 +29,7 @@ class ResponseIds:
     id: str
     item: str
     """The first output item's id without its prefix: ``msg_`` for a message, ``fc_`` for a call
-    (the calls after the first add their index, :meth:`call_id`)."""
+    (the calls after the first add their index, :meth:`call_item_id`)."""
     created_at: int
     model: str
     echo: Mapping[str, Any]
@@ -45,7 +45,7 @@ class ResponseIds:
             echo=echo,
         )
 
-    def call_id(self, index: int) -> str:
+    def call_item_id(self, index: int) -> str:
         """The id of the output item of the response's call at ``index`` (from 0), each its own."""
         return f"fc_{self.item}" if index == 0 else f"fc_{self.item}_{index}"
 
@@ -76,7 +76,7 @@ def _text_part(text: str) -> dict[str, Any]:
 
 def _call(ids: ResponseIds, call: ToolCall, index: int, status: str) -> dict[str, Any]:
     return {
-        "id": ids.call_id(index),
+        "id": ids.call_item_id(index),
         "type": "function_call",
         "call_id": call.id,
         "name": call.name,
@@ -188,7 +188,7 @@ class ResponseEvents:
                 self._event(
                     "response.function_call_arguments.delta",
                     output_index=index,
-                    item_id=self.ids.call_id(index),
+                    item_id=self.ids.call_item_id(index),
                     delta=piece.arguments,
                 )
             ]
