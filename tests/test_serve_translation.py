@@ -420,33 +420,3 @@ def test_parallel_tool_calls_is_a_bool() -> None:
         "parallel_tool_calls: parallel_tool_calls is a bool, not a string",
         "parallel_tool_calls",
     )
-
-
-@pytest.mark.parametrize(
-    ("path", "body"),
-    [
-        ("/v1/messages", {"max_tokens": 64, "messages": [{"role": "user", "content": "The latch?"}]}),
-        ("/v1/responses", {"input": "The latch?"}),
-    ],
-    ids=["messages", "responses"],
-)
-def test_the_fronts_that_write_one_call_route_one_call_under_any_max_calls(
-    path: str, body: dict[str, Any]
-) -> None:
-    from starlette.testclient import TestClient
-
-    from toolrouting import AsyncScriptedBackend, serve_app
-
-    search = {"name": "search", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}
-    tools = (
-        [{"name": "search", "input_schema": search["parameters"]}]
-        if path == "/v1/messages"
-        else [{"type": "function", **search}]
-    )
-    backend = AsyncScriptedBackend(['{"tool":"search","arguments":{"q":"latch"}}'])
-    with TestClient(serve_app(backend, max_calls=3)) as client:
-        answered = client.post(path, json={"model": "m", "tools": tools, **body})
-    assert answered.status_code == 200, answered.text
-    schema = backend.requests[0].settings.json_schema
-    assert schema is not None
-    assert all(alternative.get("type") != "array" for alternative in schema["anyOf"])

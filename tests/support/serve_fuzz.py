@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from toolrouting import ScriptedRequest
+from toolrouting import ROUTE_SCHEMA_NAME, ScriptedRequest
 
 __all__ = ["IN_PROCESS", "either", "json_values", "routed_reply"]
 
@@ -20,9 +20,10 @@ _ACTIONS = {"search": '{"tool":"search","arguments":{"query":"x"}}', "read": '{"
 
 
 def routed_reply(request: ScriptedRequest) -> str:
-    """A valid action for the route the request carries, or a short answer when it carries none."""
+    """A valid action for the route the request carries, or a short answer when it carries none
+    (an answer's schema, a ``response_format`` or ``text.format``, is no route)."""
     schema = request.settings.json_schema
-    if schema is None:
+    if schema is None or request.settings.json_schema_name != ROUTE_SCHEMA_NAME:
         return "An answer."
     offered = [alt["properties"]["tool"]["const"] for alt in schema["anyOf"]]
     return '{"tool":"none"}' if "none" in offered else _ACTIONS[offered[0]]

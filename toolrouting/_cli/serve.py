@@ -77,8 +77,8 @@ def add_serve(subparsers: Subparsers) -> None:
         type=positive,
         default=1,
         metavar="K",
-        help="tool calls one decision may make when a request's parallel_tool_calls is true or absent; "
-        "false makes it one (default: %(default)s)",
+        help="tool calls one decision may make unless a request asks for one (parallel_tool_calls "
+        "false; disable_parallel_tool_use true on /v1/messages) (default: %(default)s)",
     )
     parser.add_argument(
         "--shortlist",

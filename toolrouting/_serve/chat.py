@@ -141,7 +141,7 @@ class ServedChat:
     def sent(self, request: ChatRequest) -> list[Message]:
         """The messages the backend's first request for ``request`` carries: the decision's, with
         the catalogue's instructions, or the answer's when it asks for no decision."""
-        conversation = conversation_of(request, spaced=self.spaced)
+        conversation = conversation_of(request, spaced=self.spaced, max_calls=self.max_calls)
         planned = self._planned(request, conversation)
         if planned is not None:
             return list(planned[0].messages)

@@ -8,7 +8,9 @@ back as the bytes the backend wrote; a user's ``tool_result`` blocks the tool me
 answer them by ``tool_use_id``. ``tools`` become function declarations and ``tool_choice`` the
 core's offer. What the server cannot honour (images, documents, thinking, server tools,
 structured output) is refused by the field that asks for it; what is harmless to leave alone
-(``metadata``, ``cache_control``, ``service_tier``, ``disable_parallel_tool_use``) is accepted.
+(``metadata``, ``cache_control``, ``service_tier``) is accepted. ``tool_choice``'s
+``disable_parallel_tool_use: true`` makes a decision one call; absent or false, it may make up
+to the server's ``max_calls``, one ``tool_use`` block each.
 """
 
 from __future__ import annotations
@@ -60,11 +62,12 @@ def read_messages_request(body: object, *, spaced: bool, counting: bool = False)
     if top_k is not None and not is_count(top_k, 0):
         raise ChatRequestError(f"top_k is a non-negative integer, not {shown_value(top_k)}", "top_k")
     tools = _tools(body.get("tools"))
+    choice = body.get("tool_choice")
     return ChatRequest(
         model=model,
         messages=(*_system(body.get("system")), *_messages(body.get("messages"), spaced)),
         tools=tools,
-        tool_choice=_tool_choice(body.get("tool_choice"), tools),
+        tool_choice=_tool_choice(choice, tools),
         max_tokens=max_tokens,
         temperature=number_field(body, "temperature", 1.0),
         top_p=number_field(body, "top_p", 1.0),
@@ -73,8 +76,8 @@ def read_messages_request(body: object, *, spaced: bool, counting: bool = False)
         stop=_stops(body.get("stop_sequences")),
         stream=bool(stream),
         include_usage=True,
-        # One tool_use block a reply: the front writes one call, whatever --max-calls allows.
-        parallel_tool_calls=False,
+        # _tool_choice checked that the flag, when sent, is a boolean.
+        parallel_tool_calls=not (isinstance(choice, Mapping) and choice.get("disable_parallel_tool_use")),
     )
 
 

@@ -1,8 +1,9 @@
 """What the Messages front answers, in Anthropic's shapes: a message, a stream's events, a token
 count, an error. Every body of that API is written here and nowhere else.
 
-The reply comes from the core (``replies``) in no API's shape; its call or its text is the one
-content block of the message. A stream is ``message_start`` and a ``ping``, then the block's
+The reply comes from the core (``replies``) in no API's shape: its text is the message's one
+content block, and each of its calls a ``tool_use`` block, index 0, 1, ... in the order the
+decision wrote them. A stream is ``message_start`` and a ``ping``, then each block's
 ``content_block_start``, its deltas (``text_delta``, or ``input_json_delta`` for a call's
 input) and ``content_block_stop``, then ``message_delta`` with the stop reason and the usage,
 and ``message_stop``: the events ``messages.stream()`` rebuilds the same message from.
@@ -74,17 +75,13 @@ def _message(
 
 
 def message_body(reply: Reply, ids: MessageIds) -> dict[str, Any]:
-    """A ``message`` object: a ``tool_use`` block for a call, else one ``text`` block."""
-    if reply.call is not None:
-        block = {
-            "type": "tool_use",
-            "id": reply.call.id,
-            "name": reply.call.name,
-            "input": _input(reply.call.arguments),
-        }
-    else:
-        block = {"type": "text", "text": reply.content or ""}
-    return _message(ids, [block], _STOP_REASONS[reply.finish_reason], reply.usage)
+    """A ``message`` object: a ``tool_use`` block for each call, else one ``text`` block."""
+    blocks = [
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": _input(call.arguments)}
+        for call in reply.calls
+    ]
+    content = blocks or [{"type": "text", "text": reply.content or ""}]
+    return _message(ids, content, _STOP_REASONS[reply.finish_reason], reply.usage)
 
 
 def _input(arguments: str) -> Any:
@@ -99,6 +96,8 @@ class MessageEvents:
     def __init__(self, ids: MessageIds) -> None:
         self.ids = ids
         self._stop_reason: str | None = None
+        self._block = 0
+        """The index of the block the pieces are writing."""
 
     def message(self, reply: Reply) -> dict[str, Any]:
         """The whole reply's message, for a request that asked for no stream."""
@@ -112,7 +111,8 @@ class MessageEvents:
         ]
 
     def of(self, piece: Piece) -> list[dict[str, Any]]:
-        """The events ``piece`` makes: the one block is index 0."""
+        """The events ``piece`` makes: the text's block is index 0, a call's its index among
+        the reply's calls; a call's head closes the block before it."""
         if piece.text is not None:
             events = []
             if piece.first:
@@ -121,14 +121,15 @@ class MessageEvents:
                 events.append(_delta({"type": "text_delta", "text": piece.text}))
             return events
         if piece.head is not None:
-            return [
-                _block_start({"type": "tool_use", "id": piece.head.id, "name": piece.head.name, "input": {}})
-            ]
+            block = {"type": "tool_use", "id": piece.head.id, "name": piece.head.name, "input": {}}
+            events = [_block_stop(self._block)] if piece.index > self._block else []
+            self._block = piece.index
+            return [*events, _block_start(block, piece.index)]
         if piece.arguments is not None:
-            return [_delta({"type": "input_json_delta", "partial_json": piece.arguments})]
+            return [_delta({"type": "input_json_delta", "partial_json": piece.arguments}, piece.index)]
         if piece.finish_reason is not None:
             self._stop_reason = _STOP_REASONS[piece.finish_reason]
-            return [{"type": "content_block_stop", "index": 0}]
+            return [_block_stop(self._block)]
         usage = piece.usage or Usage()
         return [
             {
@@ -140,12 +141,16 @@ class MessageEvents:
         ]
 
 
-def _block_start(block: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "content_block_start", "index": 0, "content_block": block}
+def _block_start(block: dict[str, Any], index: int = 0) -> dict[str, Any]:
+    return {"type": "content_block_start", "index": index, "content_block": block}
 
 
-def _delta(delta: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "content_block_delta", "index": 0, "delta": delta}
+def _delta(delta: dict[str, Any], index: int = 0) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+def _block_stop(index: int) -> dict[str, Any]:
+    return {"type": "content_block_stop", "index": index}
 
 
 def count_body(tokens: int) -> dict[str, int]:

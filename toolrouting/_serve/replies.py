@@ -21,11 +21,11 @@ FinishReason = Literal["stop", "length", "tool_calls"]
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Reply:
-    """A whole reply: text, or one tool call, why it ended, and the tokens it took."""
+    """A whole reply: text, or its tool calls, why it ended, and the tokens it took."""
 
     content: str | None
     call: ToolCall | None
-    """The one tool call the reply makes: its id in the conversation, the tool, the arguments' JSON text."""
+    """The reply's (first) tool call: its id in the conversation, the tool, the arguments' JSON text."""
     finish_reason: FinishReason
     usage: Usage
     more_calls: tuple[ToolCall, ...] = ()

@@ -3,7 +3,9 @@ with where and why.
 
 ``input`` (a string, or a list of message, ``function_call`` and ``function_call_output``
 items) becomes the chat messages the chat completions front would read, ``instructions`` a
-system message before them, and the flat ``function`` tools the chat front's declarations; a
+system message before them, and the flat ``function`` tools the chat front's declarations;
+``parallel_tool_calls`` (true when absent, as OpenAI's default) lets a decision make up to the
+server's ``max_calls`` calls, as in chat completions; a
 ``previous_response_id`` puts the stored conversation before the input (its instructions are not
 carried over, as OpenAI does not carry them). ``text.format`` is the chat front's
 ``response_format`` in the Responses API's flat shape (``output_format``), its refusals named
@@ -86,6 +88,7 @@ def read_responses_request(
             f"a token cap is a positive integer, not {shown_value(max_tokens)}", "max_output_tokens"
         )
     form = _text_format(body.get("text"))
+    parallel = _flag(body, "parallel_tool_calls", True)  # OpenAI's default: up to the server's max_calls
     system = (InMessage(role="system", content=instructions),) if instructions else ()
     # No seed and no stop strings: the Responses API has neither.
     chat = ChatRequest(
@@ -101,7 +104,7 @@ def read_responses_request(
         seed=None,
         stop=(),
         response_format=read_response_format(form, "text.format", flat=True),
-        parallel_tool_calls=False,  # the front's stream writes one call a reply
+        parallel_tool_calls=parallel,
     )
     before: Origin = ("previous_response_id", ())
     _check_conversation(chat, (("instructions", ()),) * len(system) + (before,) * len(previous) + origins)
@@ -110,7 +113,7 @@ def read_responses_request(
         "metadata": _metadata(body.get("metadata")),
         "tools": list(body.get("tools") or []),
         "tool_choice": body.get("tool_choice") or "auto",
-        "parallel_tool_calls": _flag(body, "parallel_tool_calls", True),
+        "parallel_tool_calls": parallel,
         "temperature": chat.temperature,
         "top_p": chat.top_p,
         "max_output_tokens": max_tokens,

@@ -1,7 +1,8 @@
 """What the Responses front answers, in OpenAI's Responses shapes: the response object, its output
-item (a ``message`` with one ``output_text`` part, or a ``function_call``), the stream's events
-with their ``sequence_number``, a deleted response and an error event. Every body of that API is
-written here and nowhere else; the error object itself is the one ``errors`` writes."""
+items (a ``message`` with one ``output_text`` part, or one ``function_call`` for each call the
+decision made, ``output_index`` 0, 1, ... in the order written), the stream's events with their
+``sequence_number``, a deleted response and an error event. Every body of that API is written here
+and nowhere else; the error object itself is the one ``errors`` writes."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ class ResponseIds:
 
     id: str
     item: str
-    """The output item's id without its prefix: ``msg_`` for a message, ``fc_`` for a call."""
+    """The first output item's id without its prefix: ``msg_`` for a message, ``fc_`` for a call
+    (the calls after the first add their index, :meth:`call_item_id`)."""
     created_at: int
     model: str
     echo: Mapping[str, Any]
@@ -42,6 +44,10 @@ class ResponseIds:
             model=model,
             echo=echo,
         )
+
+    def call_item_id(self, index: int) -> str:
+        """The id of the output item of the response's call at ``index`` (from 0), each its own."""
+        return f"fc_{self.item}" if index == 0 else f"fc_{self.item}_{index}"
 
 
 def _usage(usage: Usage) -> dict[str, Any]:
@@ -68,9 +74,9 @@ def _text_part(text: str) -> dict[str, Any]:
     return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
 
 
-def _call(ids: ResponseIds, call: ToolCall, status: str) -> dict[str, Any]:
+def _call(ids: ResponseIds, call: ToolCall, index: int, status: str) -> dict[str, Any]:
     return {
-        "id": f"fc_{ids.item}",
+        "id": ids.call_item_id(index),
         "type": "function_call",
         "call_id": call.id,
         "name": call.name,
@@ -80,10 +86,9 @@ def _call(ids: ResponseIds, call: ToolCall, status: str) -> dict[str, Any]:
 
 
 def _output(reply: Reply, ids: ResponseIds) -> list[dict[str, Any]]:
-    """The reply's output items: its calls (one today), or its answer as one message."""
-    calls = [] if reply.call is None else [reply.call]
-    if calls:
-        return [_call(ids, call, "completed") for call in calls]
+    """The reply's output items: one for each of its calls, in order, or its answer as one message."""
+    if reply.calls:
+        return [_call(ids, call, index, "completed") for index, call in enumerate(reply.calls)]
     status = "incomplete" if reply.finish_reason == "length" else "completed"
     return [_message(ids, reply.content or "", status)]
 
@@ -124,13 +129,18 @@ def event_bytes(event: Mapping[str, Any]) -> bytes:
 
 class ResponseEvents:
     """The stream's events of one response, numbered from 0 as they are written; the pieces
-    gathered into the :class:`Reply` the closing event carries, the same object a whole reply gets."""
+    gathered into the :class:`Reply` the closing event carries, the same object a whole reply gets.
+
+    A decision of several calls comes as each call's head, then its arguments, under its index:
+    each call is one output item, added, its arguments written and done, and the item done before
+    the next call's is added."""
 
     def __init__(self, ids: ResponseIds) -> None:
         self.ids = ids
         self.sequence = 0
         self.text: list[str] = []
-        self.call: ToolCall | None = None
+        self.calls: list[ToolCall] = []
+        """The calls so far, in the order of their output items; the last one still open."""
         self.finish: Piece | None = None
         self.reply: Reply | None = None
         self.body: dict[str, Any] | None = None
@@ -151,12 +161,11 @@ class ResponseEvents:
 
     def of(self, piece: Piece) -> list[dict[str, Any]]:
         """The events ``piece`` makes."""
-        at = {"output_index": 0}
         if piece.text is not None:
             events = []
             if piece.first:
                 item = _message(self.ids, "", "in_progress") | {"content": []}
-                events.append(self._event("response.output_item.added", **at, item=item))
+                events.append(self._event("response.output_item.added", output_index=0, item=item))
                 events.append(self._event("response.content_part.added", **self._part(), part=_text_part("")))
             if piece.text:
                 self.text.append(piece.text)
@@ -165,24 +174,35 @@ class ResponseEvents:
                 )
             return events
         if piece.head is not None:
-            self.call = piece.head
-            item = _call(self.ids, piece.head, "in_progress")
-            return [self._event("response.output_item.added", **at, item=item)]
-        if piece.arguments is not None and self.call is not None:
-            self.call = dataclasses.replace(self.call, arguments=self.call.arguments + piece.arguments)
-            item_id = f"fc_{self.ids.item}"
+            # The call before this one is whole: its item is done before the next is added.
+            events = self._call_done() if self.calls else []
+            self.calls.append(piece.head)
+            index = len(self.calls) - 1
+            item = _call(self.ids, piece.head, index, "in_progress")
+            return [*events, self._event("response.output_item.added", output_index=index, item=item)]
+        if piece.arguments is not None and self.calls:
+            index = len(self.calls) - 1
+            last = self.calls[index]
+            self.calls[index] = dataclasses.replace(last, arguments=last.arguments + piece.arguments)
             return [
                 self._event(
-                    "response.function_call_arguments.delta", **at, item_id=item_id, delta=piece.arguments
+                    "response.function_call_arguments.delta",
+                    output_index=index,
+                    item_id=self.ids.call_item_id(index),
+                    delta=piece.arguments,
                 )
             ]
         if piece.finish_reason is not None:
             self.finish = piece
             return []
         if piece.usage is not None and self.finish is not None and self.finish.finish_reason is not None:
-            content = None if self.call is not None else "".join(self.text)
+            calls = tuple(self.calls)
             self.reply = Reply(
-                content=content, call=self.call, finish_reason=self.finish.finish_reason, usage=piece.usage
+                content=None if calls else "".join(self.text),
+                call=calls[0] if calls else None,
+                more_calls=calls[1:],
+                finish_reason=self.finish.finish_reason,
+                usage=piece.usage,
             )
             return self._closing(self.reply)
         return []
@@ -190,25 +210,34 @@ class ResponseEvents:
     def _part(self) -> dict[str, Any]:
         return {"item_id": f"msg_{self.ids.item}", "output_index": 0, "content_index": 0}
 
-    def _closing(self, reply: Reply) -> list[dict[str, Any]]:
-        body = self.body = response_body(self.ids, reply)
-        item = body["output"][0]
-        if reply.call is not None:
-            done = self._event(
+    def _call_done(self) -> list[dict[str, Any]]:
+        """The last call's ``function_call_arguments.done`` and ``output_item.done``."""
+        index = len(self.calls) - 1
+        call = self.calls[index]
+        item = _call(self.ids, call, index, "completed")
+        return [
+            self._event(
                 "response.function_call_arguments.done",
                 item_id=item["id"],
-                output_index=0,
-                name=reply.call.name,
-                arguments=reply.call.arguments,
-            )
-            events = [done]
+                output_index=index,
+                name=call.name,
+                arguments=call.arguments,
+            ),
+            self._event("response.output_item.done", output_index=index, item=item),
+        ]
+
+    def _closing(self, reply: Reply) -> list[dict[str, Any]]:
+        body = self.body = response_body(self.ids, reply)
+        if reply.calls:
+            events = self._call_done()
         else:
+            item = body["output"][0]
             text = item["content"][0]["text"]
             events = [
                 self._event("response.output_text.done", **self._part(), text=text, logprobs=[]),
                 self._event("response.content_part.done", **self._part(), part=_text_part(text)),
+                self._event("response.output_item.done", output_index=0, item=item),
             ]
-        events.append(self._event("response.output_item.done", output_index=0, item=item))
         kind = "response.incomplete" if body["status"] == "incomplete" else "response.completed"
         events.append(self._event(kind, response=body))
         return events

@@ -55,6 +55,6 @@ class ResponseStore:
 
 
 def continued(conversation: tuple[InMessage, ...], reply: Reply) -> tuple[InMessage, ...]:
-    """``conversation`` with ``reply`` after it, as the assistant's message a client would send back."""
-    calls = () if reply.call is None else (reply.call,)
-    return (*conversation, InMessage(role="assistant", content=reply.content or "", tool_calls=calls))
+    """``conversation`` with ``reply`` after it, as the assistant's message a client would send
+    back: its text, or its calls, every one, in order."""
+    return (*conversation, InMessage(role="assistant", content=reply.content or "", tool_calls=reply.calls))
