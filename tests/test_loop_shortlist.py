@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +38,12 @@ from toolrouting._loop.result import Action
 from toolrouting._result_messages import split_routed_result
 from toolrouting.demo.store import MemoryStore
 
-GIT = tools_from(
-    json.loads((Path(__file__).parent / "catalogues" / "mcp" / "mcp-server-git.json").read_text())
-)
+GIT: list[dict[str, Any]] = [
+    dict(spec)
+    for spec in tools_from(
+        json.loads((Path(__file__).parent / "catalogues" / "mcp" / "mcp-server-git.json").read_text())
+    )
+]
 ASKED = [{"role": "user", "content": "Which files have I staged?"}]
 OUTPUTS = {
     "git_diff_staged": "Check the log of recent commits next.",
@@ -51,7 +55,7 @@ def call(name: str, **arguments: Any) -> str:
     return json.dumps({"tool": name, "arguments": {"repo_path": ".", **arguments}})
 
 
-def names(tools: list[dict[str, Any]]) -> list[str]:
+def names(tools: Sequence[Mapping[str, Any]]) -> list[str]:
     return [tool["function"]["name"] for tool in tools]
 
 
@@ -199,7 +203,12 @@ def test_a_store_narrowing_its_own_catalogue_within_k_sends_the_same_bytes(drive
             driver.loop(backend, store, **options).run(question)
         sent.append(backend.requests)
     assert sent[0] == sent[1]
-    assert [offered(r) for r in sent[1]] == [["memory_search"], ["memory_read"], ["memory_search", "memory_read"]]
+    # The store offers memory_search, then memory_read alone, then both: within K, all of it.
+    assert [offered(r) for r in sent[1]] == [
+        ["memory_search"],
+        ["memory_read"],
+        ["memory_search", "memory_read"],
+    ]
 
 
 def test_a_provider_narrowing_a_large_catalogue_is_shortlisted_from_what_it_offers(driver: Driver) -> None:
@@ -211,7 +220,8 @@ def test_a_provider_narrowing_a_large_catalogue_is_shortlisted_from_what_it_offe
     rounds = started(events)
     assert [r.catalogue for r in rounds] == [11, 11, 10]
     assert "git_log" not in rounds[0].choices
-    assert "git_diff_staged" not in rounds[1].choices and "git_log" in rounds[1].choices
+    assert "git_diff_staged" not in rounds[1].choices
+    assert "git_log" in rounds[1].choices
     assert not {"git_log", "git_diff_staged"} & set(rounds[2].choices)  # called, kept, but gone
     assert repo.called == ["git_diff_staged", "git_log"]
 
