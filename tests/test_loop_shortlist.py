@@ -7,6 +7,7 @@ server's (tests/catalogues/mcp), twelve tools, answered from fixed texts.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from collections.abc import Mapping, Sequence
@@ -16,16 +17,21 @@ from typing import Any
 import pytest
 from support.catalogues import NONE, tool
 from support.drivers import Driver
+from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
 
 from toolrouting import (
     ActionChosen,
+    EmbeddedLlama,
     Event,
     RepairRequested,
+    RepairsExhaustedError,
     RoundStarted,
     ScriptedBackend,
     ScriptedRequest,
+    Settings,
     ToolOutput,
     catalogue_prompt,
+    read_transcript,
     route_schema,
     shortlist,
     shortlist_query,
@@ -241,3 +247,29 @@ def test_a_bad_shortlist_or_ranker_is_refused_when_the_loop_is_made(
 ) -> None:
     with pytest.raises(error, match=message):
         driver.loop(ScriptedBackend(), Repo(), **options)
+
+
+@pytest.mark.model
+def test_a_real_model_names_only_offered_tools_and_is_told_only_of_round_ones(
+    driver: Driver, tmp_path: Path
+) -> None:
+    # What a real model writes is its own; that it can name only what each round offered, and is
+    # told of no other tool, is the grammar's and the loop's guarantee.
+    settings = Settings(max_tokens=64, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
+    events: list[Event] = []
+    path = tmp_path / "run.jsonl"
+    with EmbeddedLlama(settings=settings, n_threads=TEST_THREADS, seed=TEST_SEED) as model:
+        loop = driver.loop(
+            model, Repo(), shortlist=3, max_rounds=2, cap=64, on_event=events.append, transcript=path
+        )
+        with contextlib.suppress(RepairsExhaustedError):  # replies cut at the cap: the run so far holds
+            loop.run(ASKED)
+    first = names(shortlist(GIT, shortlist_query(ASKED), 3))
+    rounds = started(events)
+    assert rounds[0].choices == (*first, "none")
+    system = read_transcript(path).messages[0]["content"]
+    assert [name for name in names(GIT) if f"\n{name}(" in system] == first
+    offers = {event.round: set(event.choices) for event in rounds}
+    chosen = [event for event in events if isinstance(event, ActionChosen)]
+    assert all(event.tool in offers[event.round] for event in chosen)
+    assert all(len(event.choices) <= 3 + SHORTLIST_KEPT_TOOLS + 1 for event in rounds)
