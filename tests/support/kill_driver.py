@@ -139,7 +139,7 @@ class Counter:
 
     def tools_for_llm(self) -> list[dict[str, Any]]:
         word = {"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]}
-        tools = [
+        tools: list[dict[str, Any]] = [
             {"type": "function", "function": {"name": "lookup", "parameters": word}},
             {"type": "function", "function": {"name": "explode", "parameters": {"type": "object"}}},
         ]
