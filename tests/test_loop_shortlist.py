@@ -238,8 +238,12 @@ def test_a_provider_narrowing_a_large_catalogue_is_shortlisted_from_what_it_offe
         ({"shortlist": 0}, ValueError, "shortlist must be an integer of at least 1, not 0"),
         ({"shortlist": True}, ValueError, "shortlist must be an integer of at least 1"),
         ({"shortlist": "3"}, ValueError, "shortlist must be an integer of at least 1"),
-        ({"ranker": len}, TypeError, "ranks the tools of shortlist=K: give both"),
-        ({"shortlist": 3, "ranker": "bm25"}, TypeError, r"ranker= takes a callable .* \(not str"),
+        ({"ranker": len}, TypeError, "ranker= ranks the tools of shortlist=K; give shortlist= too"),
+        (
+            {"shortlist": 3, "ranker": "bm25"},
+            TypeError,
+            r"ranker= takes a callable \(tools, query\) -> scores, not str",
+        ),
     ],
 )
 def test_a_bad_shortlist_or_ranker_is_refused_when_the_loop_is_made(

@@ -40,11 +40,10 @@ def checked_shortlist(k: object, ranker: object) -> tuple[int | None, Ranker | N
     (or ``None``), a ranker a callable, given only with K."""
     if k is not None:
         check_count("shortlist", k, 1)
-    if ranker is not None and (k is None or not callable(ranker)):
-        raise TypeError(
-            "ranker= takes a callable (tools, query) -> scores and ranks the tools of shortlist=K: "
-            f"give both (not {type(ranker).__name__} with shortlist={k!r})"
-        )
+    if ranker is not None and not callable(ranker):
+        raise TypeError(f"ranker= takes a callable (tools, query) -> scores, not {type(ranker).__name__}")
+    if ranker is not None and k is None:
+        raise TypeError("ranker= ranks the tools of shortlist=K; give shortlist= too")
     return k, ranker  # type: ignore[return-value]  # checked above
 
 
