@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from corpus import load_cases, load_catalogue
 from support.catalogues import NONE, tool
 from support.drivers import Driver
 from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
@@ -26,6 +27,7 @@ from toolrouting import (
     RepairRequested,
     RepairsExhaustedError,
     RoundStarted,
+    RoutingLoop,
     ScriptedBackend,
     ScriptedRequest,
     Settings,
@@ -277,3 +279,32 @@ def test_a_real_model_names_only_offered_tools_and_is_told_only_of_round_ones(
     chosen = [event for event in events if isinstance(event, ActionChosen)]
     assert all(event.tool in offers[event.round] for event in chosen)
     assert all(len(event.choices) <= 3 + SHORTLIST_KEPT_TOOLS + 1 for event in rounds)
+
+
+def test_round_one_is_the_shortlist_the_benchmark_measures_on_every_decision_case() -> None:
+    # benchmarks/shortlist.py scores shortlist(tools, shortlist_query(case.messages), K): the
+    # loop's first round offers that very list, for every case and catalogue it runs on.
+    checked = 0
+    for case in load_cases():
+        tools = load_catalogue(case.catalogue)
+        messages = [*case.messages] if case.messages[-1]["role"] == "user" else None
+        if messages is None or len(tools) <= 2:
+            continue
+        events = list(RoutingLoop(ScriptedBackend([NONE]), Fixed(tools), shortlist=2).iter_run(messages))
+        expected = names(shortlist(tools, shortlist_query(case.messages), 2))
+        assert started(events)[0].choices == (*expected, "none"), case.id
+        checked += 1
+    assert checked >= 100
+
+
+class Fixed:
+    """A provider of a fixed catalogue whose tools are never called here."""
+
+    def __init__(self, tools: list[dict[str, Any]]) -> None:
+        self.tools = tools
+
+    def tools_for_llm(self) -> list[dict[str, Any]]:
+        return self.tools
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        raise AssertionError("the handoff calls no tool")
