@@ -111,3 +111,12 @@ def test_run_batch_takes_shortlist(tmp_path: Path) -> None:
     assert read_transcript(tmp_path / "out" / "q1.jsonl").version == OFFERS_VERSION
     with pytest.raises(ValueError, match="shortlist must be an integer of at least 1, not 0"):
         run_batch(questions, tmp_path / "again", backend=backend, tools=MemoryStore.sample, shortlist=0)
+
+
+def test_a_shortlist_that_leaves_nothing_out_says_nothing(
+    tools: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    backend = ScriptedBackend([_model] * 2)
+    monkeypatch.setattr("toolrouting._cli.run.model_backend", lambda args: backend)
+    assert main(["run", QUESTION, "--tools", tools, "--shortlist", "3"]) == 0
+    assert "round 1: read_note | ping | weather | none\n" in capsys.readouterr().err
