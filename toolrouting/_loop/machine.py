@@ -22,6 +22,10 @@ unanswered one is judged and run again on resume, as a one-call round's action i
 Every accepted action other than ``none`` is answered by exactly one result message under
 its call id: the tool's result, a ``Tool error`` when the tool raised, or a ``Tool error``
 notice when the action tripped a limit and was not run.
+
+With ``shortlist=K`` each round offers the tools ``offer`` chooses as the round begins, recorded
+in the transcript (:class:`CommitOffer`) before its first request, so a resumed round offers
+what the run offered.
 """
 
 from __future__ import annotations

@@ -227,7 +227,8 @@ class TranscriptRead:
     """The start (at most 64 characters) of what follows the last whole commit (a torn last line,
     or a commit cut short at a line boundary), ``None`` when the file ends cleanly."""
     version: int = TRANSCRIPT_VERSION
-    """The format read: 3 or 2 with a header line, 1 without (an older transcript, or an empty file)."""
+    """The format read: 4 (offers recorded), 3 or 2 with a header line, 1 without (an older
+    transcript, or an empty file)."""
     caller_messages: int | None = None
     """How many of ``messages`` the header says are the caller's; ``None`` in a version 1 file."""
     offers: tuple[RecordedOffer, ...] = ()
