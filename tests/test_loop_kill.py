@@ -12,9 +12,11 @@ its transcript must equal the reference byte for byte. A longer campaign (it pri
 
 ``KILL_SEED`` picks another sequence of kill points. Both drivers are killed: the sync
 ``RoutingLoop`` and the ``AsyncRoutingLoop``, and both must match the sync reference. Each
-test runs twice: on the run of one call a decision, and on a run with ``max_calls=2`` whose
+test runs three times: on the run of one call a decision; on a run with ``max_calls=2`` whose
 decisions make two calls at once (kill_driver.model_of_calls), where a kill between a
-decision and its results, or inside the commit of its results, must resume the same way.
+decision and its results, or inside the commit of its results, must resume the same way; and
+on a run with ``shortlist=2`` whose transcript records each round's offer on a line of its own,
+where a kill just after an offer must resume offering it.
 
 One write never tore under SIGKILL, so the kills that land inside a commit are made two more
 ways: a driver stopped at each line boundary inside a commit of several lines, and mid-way
