@@ -29,7 +29,7 @@ MAY_IMPORT = {
     "core": set(),
     "_grammar": {"core"},
     "_backends": {"core", "_grammar"},
-    "_loop": {"core", "_backends"},
+    "_loop": {"core", "_backends", "_shortlist"},
     "_catalogues": {"core"},
     "_preflight": {"core", "_grammar"},
     "demo": {"core"},

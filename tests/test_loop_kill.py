@@ -12,9 +12,11 @@ its transcript must equal the reference byte for byte. A longer campaign (it pri
 
 ``KILL_SEED`` picks another sequence of kill points. Both drivers are killed: the sync
 ``RoutingLoop`` and the ``AsyncRoutingLoop``, and both must match the sync reference. Each
-test runs twice: on the run of one call a decision, and on a run with ``max_calls=2`` whose
+test runs three times: on the run of one call a decision; on a run with ``max_calls=2`` whose
 decisions make two calls at once (kill_driver.model_of_calls), where a kill between a
-decision and its results, or inside the commit of its results, must resume the same way.
+decision and its results, or inside the commit of its results, must resume the same way; and
+on a run with ``shortlist=2`` whose transcript records each round's offer on a line of its own,
+where a kill just after an offer must resume offering it.
 
 One write never tore under SIGKILL, so the kills that land inside a commit are made two more
 ways: a driver stopped at each line boundary inside a commit of several lines, and mid-way
@@ -95,10 +97,11 @@ class Driver:
         kind: DriverName,
         stop_at: int | None = None,
         max_calls: int = 1,
+        shortlist: bool = False,
     ) -> None:
         self._reports, sending = context.Pipe(duplex=False)
         self.process = context.Process(
-            target=kill_driver.child, args=(mode, str(path), sending, kind, stop_at, max_calls)
+            target=kill_driver.child, args=(mode, str(path), sending, kind, stop_at, max_calls, shortlist)
         )
         self.process.start()
         sending.close()  # the child holds the only sending end: its exit ends the reports
@@ -156,7 +159,8 @@ def _check_killed(path: Path, reference: tuple[object, ...], tally: Tally) -> in
     *lines, torn = data.split(b"\n")
     for number, line in enumerate(lines[1:], start=2):  # after the header
         record = json.loads(line)
-        assert list(record) in (["role", "content"], ["role", "content", "commit"]), f"line {number}"
+        kinds = (["role", "content"], ["role", "content", "commit"], ["offered", "catalogue"])
+        assert list(record) in kinds, f"line {number}"
     tally.torn_seen += bool(torn)
     messages = read_transcript(path).messages if data else ()
     assert messages == reference[: len(messages)], "the killed run committed something else"
@@ -168,26 +172,36 @@ def _check_killed(path: Path, reference: tuple[object, ...], tally: Tally) -> in
     return len(messages)
 
 
-def _reference(directory: Path, max_calls: int = 1) -> bytes:
+def _reference(directory: Path, max_calls: int = 1, shortlist: bool = False) -> bytes:
     """The transcript of a run never killed, from a fresh interpreter running the driver's command line."""
     path = directory / "reference.jsonl"
-    calls = ["calls"] if max_calls > 1 else []
+    calls = (["calls"] if max_calls > 1 else []) + (["shortlist"] if shortlist else [])
     subprocess.run(
         [*DRIVER, "run", str(path), *calls], cwd=TESTS, capture_output=True, check=True, timeout=60
     )
     return path.read_bytes()
 
 
-#: The runs killed: one call a decision, and decisions of up to two calls.
-CALLS = pytest.mark.parametrize("max_calls", [1, 2], ids=["one-call", "two-calls"])
+#: The runs killed: one call a decision, decisions of up to two calls, and one call a decision
+#: with ``shortlist=2`` over the run's two tools hidden among distractors (each round's offer a
+#: line of the transcript of its own).
+CALLS = pytest.mark.parametrize(
+    ("max_calls", "shortlist"),
+    [(1, False), (2, False), (1, True)],
+    ids=["one-call", "two-calls", "shortlist"],
+)
 
 
 @CALLS
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_sigkill_at_random_points_then_resume_writes_the_same_bytes(
-    tmp_path: Path, forkserver: multiprocessing.context.ForkServerContext, kind: DriverName, max_calls: int
+    tmp_path: Path,
+    forkserver: multiprocessing.context.ForkServerContext,
+    kind: DriverName,
+    max_calls: int,
+    shortlist: bool,
 ) -> None:
-    reference = _reference(tmp_path, max_calls)
+    reference = _reference(tmp_path, max_calls, shortlist)
     messages = read_transcript(tmp_path / "reference.jsonl").messages
     rng = random.Random(SEED)
     tally = Tally()
@@ -196,7 +210,7 @@ def test_sigkill_at_random_points_then_resume_writes_the_same_bytes(
         tally.chains += 1
         mode, committed = "run", 0
         for _ in range(KILLS_PER_CHAIN):
-            driver = Driver(forkserver, mode, path, kind, max_calls=max_calls)
+            driver = Driver(forkserver, mode, path, kind, max_calls=max_calls, shortlist=shortlist)
             if _kill_at_random(driver, rng, tally, len(messages) - committed, fresh=mode == "run"):
                 tally.kills += 1
                 committed = _check_killed(path, messages, tally)
@@ -204,7 +218,9 @@ def test_sigkill_at_random_points_then_resume_writes_the_same_bytes(
             else:
                 tally.finished_first += 1
                 mode, committed = "resume", len(messages)  # resume must find nothing left to do
-        assert Driver(forkserver, mode, path, kind, max_calls=max_calls).finish(tally) == 0
+        assert (
+            Driver(forkserver, mode, path, kind, max_calls=max_calls, shortlist=shortlist).finish(tally) == 0
+        )
         assert path.read_bytes() == reference, f"chain {tally.chains}: resumed bytes differ"
     print(f"\n{tally}")
     assert tally.kills >= KILLS
@@ -214,20 +230,24 @@ def test_sigkill_at_random_points_then_resume_writes_the_same_bytes(
 @CALLS
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_resume_from_every_commit_point_writes_the_same_bytes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: DriverName, max_calls: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: DriverName, max_calls: int, shortlist: bool
 ) -> None:
     # Random kills land where the time goes (the tools, the model); this visits every commit
     # point, and each with a torn line after it, in process and unpaced.
     monkeypatch.setattr(kill_driver, "TOOL_SECONDS", 0.0)
     monkeypatch.setattr(kill_driver, "MODEL_SECONDS", 0.0)
     whole = tmp_path / "whole.jsonl"
-    commits = kill_driver.drive("run", str(whole), lambda line: None, kind, max_calls=max_calls)
+    commits = kill_driver.drive(
+        "run", str(whole), lambda line: None, kind, max_calls=max_calls, shortlist=shortlist
+    )
     data = whole.read_bytes()
     assert len(commits) < data.count(b"\n")  # some commits hold more than one message
     for cut in sorted({*commits, *(end + 7 for end in commits[:-1])}):
         path = tmp_path / f"cut-{cut}.jsonl"
         path.write_bytes(data[:cut])
-        kill_driver.drive("resume", str(path), lambda line: None, kind, max_calls=max_calls)
+        kill_driver.drive(
+            "resume", str(path), lambda line: None, kind, max_calls=max_calls, shortlist=shortlist
+        )
         assert path.read_bytes() == data, f"resumed from byte {cut}"
 
 
@@ -285,7 +305,7 @@ def _ran_last(ran: list[str], called: list[str], kind: DriverName, max_calls: in
 @CALLS
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_a_kill_at_any_byte_resumes_to_the_same_bytes_or_is_refused_by_name(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: DriverName, max_calls: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: DriverName, max_calls: int, shortlist: bool
 ) -> None:
     # What a kill at byte N leaves is the file's first N bytes, whatever was being written: a
     # torn line, or a commit of several lines cut at one of its line boundaries. Each resumes to
@@ -294,7 +314,9 @@ def test_a_kill_at_any_byte_resumes_to_the_same_bytes_or_is_refused_by_name(
     monkeypatch.setattr(kill_driver, "TOOL_SECONDS", 0.0)
     monkeypatch.setattr(kill_driver, "MODEL_SECONDS", 0.0)
     whole = tmp_path / "whole.jsonl"
-    commits = kill_driver.drive("run", str(whole), lambda line: None, kind, max_calls=max_calls)
+    commits = kill_driver.drive(
+        "run", str(whole), lambda line: None, kind, max_calls=max_calls, shortlist=shortlist
+    )
     called = list(kill_driver.CALLED)
     data = whole.read_bytes()
     ends, inside = _boundaries(data)
@@ -313,10 +335,14 @@ def test_a_kill_at_any_byte_resumes_to_the_same_bytes_or_is_refused_by_name(
         path.write_bytes(data[:cut])
         if cut < commits[0]:  # the caller's messages not all on disk: there is no run to resume
             with pytest.raises(TranscriptError, match="does not hold a routing run"):
-                kill_driver.drive("resume", str(path), lambda line: None, kind, max_calls=max_calls)
+                kill_driver.drive(
+                    "resume", str(path), lambda line: None, kind, max_calls=max_calls, shortlist=shortlist
+                )
             refused += 1
             continue
-        kill_driver.drive("resume", str(path), lambda line: None, kind, max_calls=max_calls)
+        kill_driver.drive(
+            "resume", str(path), lambda line: None, kind, max_calls=max_calls, shortlist=shortlist
+        )
         assert path.read_bytes() == data, f"resumed from byte {cut}"
         ran = kill_driver.CALLED
         assert _ran_last(ran, called, kind, max_calls), f"byte {cut}: ran {ran}, not the run's calls"
@@ -333,13 +359,19 @@ def test_a_kill_at_any_byte_resumes_to_the_same_bytes_or_is_refused_by_name(
 @CALLS
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_sigkill_at_each_line_boundary_inside_a_commit_resumes_exactly(
-    tmp_path: Path, forkserver: multiprocessing.context.ForkServerContext, kind: DriverName, max_calls: int
+    tmp_path: Path,
+    forkserver: multiprocessing.context.ForkServerContext,
+    kind: DriverName,
+    max_calls: int,
+    shortlist: bool,
 ) -> None:
     # A real SIGKILL, landing where one write of several lines would tear: at a line boundary
     # inside the commit, or in the middle of one of its lines. The driver writes the commit's
     # bytes up to there, fsyncs them, and waits to be killed.
     whole = tmp_path / "whole.jsonl"
-    commits = kill_driver.drive("run", str(whole), lambda line: None, kind, max_calls=max_calls)
+    commits = kill_driver.drive(
+        "run", str(whole), lambda line: None, kind, max_calls=max_calls, shortlist=shortlist
+    )
     called = list(kill_driver.CALLED)
     data = whole.read_bytes()
     _, inside = _boundaries(data)
@@ -350,17 +382,19 @@ def test_sigkill_at_each_line_boundary_inside_a_commit_resumes_exactly(
     assert len(stops) == 3 * two_line_commits
     for stop in stops:
         path = tmp_path / f"killed-{stop}.jsonl"
-        driver = Driver(forkserver, "run", path, kind, stop_at=stop, max_calls=max_calls)
+        driver = Driver(forkserver, "run", path, kind, stop_at=stop, max_calls=max_calls, shortlist=shortlist)
         driver.wait_for("stopped")
         driver.process.kill()
         assert driver.finish(Tally()) == -signal.SIGKILL
         assert path.read_bytes() == data[:stop]
         if stop < commits[0]:  # the caller's messages cut: nothing of the run to resume
             with pytest.raises(TranscriptError, match="does not hold a routing run"):
-                kill_driver.drive("resume", str(path), lambda line: None, kind, max_calls=max_calls)
+                kill_driver.drive(
+                    "resume", str(path), lambda line: None, kind, max_calls=max_calls, shortlist=shortlist
+                )
             continue
         events: list[str] = []
-        kill_driver.drive("resume", str(path), events.append, kind, max_calls=max_calls)
+        kill_driver.drive("resume", str(path), events.append, kind, max_calls=max_calls, shortlist=shortlist)
         assert path.read_bytes() == data, f"killed at byte {stop}"
         assert any(line.startswith("torn ") for line in events), "the cut commit was not dropped"
         ran = kill_driver.CALLED

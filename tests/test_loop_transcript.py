@@ -66,7 +66,7 @@ def test_a_transcript_without_a_header_is_read_as_version_1(driver: Driver, tmp_
 @pytest.mark.parametrize(
     ("header", "problem"),
     [
-        (b'{"transcript":"toolrouting","version":4,"caller_messages":2}', "line 1: was written by a newer"),
+        (b'{"transcript":"toolrouting","version":5,"caller_messages":2}', "line 1: was written by a newer"),
         (b'{"transcript":"toolrouting","version":2,"caller_messages":0}', "line 1: is not a header"),
         (b'{"transcript":"toolrouting","version":2,"caller_messages":true}', "line 1: is not a header"),
         (b'{"transcript":"toolrouting","version":2}', "line 1: is not a header"),

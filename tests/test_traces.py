@@ -232,6 +232,25 @@ def test_a_resumed_run_says_so(
     assert attributes(run)["toolrouting.resumed_at_round"] == 2
 
 
+@pytest.mark.parametrize("driver", DRIVERS.values(), ids=DRIVERS)
+def test_a_shortlisted_request_says_what_it_offered_out_of_how_many(
+    provider: TracerProvider, exporter: InMemorySpanExporter, driver: Driver
+) -> None:
+    tracer = RunTracer(tracer_provider=provider)
+    with tracer:
+        # lookup ranks first for "latch" (its enum): explode, not offered, is refused.
+        _loop([EXPLODE, lookup("latch"), NONE], tracer, driver, shortlist=1).run(QUESTION)
+    chats = [span for span in exporter.get_finished_spans() if span.name == "chat"]
+    assert [attributes(span)["toolrouting.shortlist.offered"] for span in chats] == [("lookup",)] * 3
+    assert attributes(chats[0])["toolrouting.repair"] == 'the tool "explode" is not one of the offered tools'
+    assert {attributes(span)["toolrouting.shortlist.catalogue"] for span in chats} == {2}
+    exporter.clear()
+    with tracer:
+        _loop([NONE], tracer, driver).run(QUESTION)  # without a shortlist: no such attributes
+    (chat,) = [span for span in exporter.get_finished_spans() if span.name == "chat"]
+    assert not [key for key in attributes(chat) if key.startswith("toolrouting.shortlist")]
+
+
 def test_nothing_is_recorded_unless_a_tracer_provider_is_configured() -> None:
     tracer = RunTracer()  # the global provider, which no test configures: OpenTelemetry's no-op one
     with tracer:

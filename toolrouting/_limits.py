@@ -66,6 +66,7 @@ __all__ = [
     "RETRY_BACKOFF_BASE",
     "RETRY_BACKOFF_MAX",
     "ROUTE_SCHEMA_NAME",
+    "SHORTLIST_KEPT_TOOLS",
     "SHORTLIST_QUERY_TERMS",
     "SHOWN_LIST_CHARS",
     "SHOWN_NAME_CHARS",
@@ -369,3 +370,8 @@ SPAN_STATUS_CHARS = 200
 #: any result's. A question is a few dozen words; a tool result may be thousands, and each word
 #: is one more term of the index's query.
 SHORTLIST_QUERY_TERMS = 256
+
+#: Tools a run has called that a routing loop's shortlist keeps offering beside its K best, the
+#: latest called first: a round offers at most ``shortlist + SHORTLIST_KEPT_TOOLS`` tools. Eight
+#: is the default ``max_rounds``, so a run within it never loses a tool it used.
+SHORTLIST_KEPT_TOOLS = 8

@@ -1,5 +1,5 @@
 """A routing run for tests/test_loop_kill.py to kill:
-``python -m support.kill_driver run|resume TRANSCRIPT [async] [calls]``, from tests/.
+``python -m support.kill_driver run|resume TRANSCRIPT [async] [calls] [shortlist]``, from tests/.
 
 The model is a fake (a ScriptedBackend whose reply depends only on the conversation it is
 sent), so an interrupted run resumed must write the same bytes as a run left alone. It
@@ -13,7 +13,8 @@ line; ``finished REASON`` at the end. From the command line it prints them; test
 forks it with :func:`child`, which sends them on a pipe. ``async`` runs it through the
 :class:`AsyncRoutingLoop` (behind the sync face of tests/support/drivers.py) instead;
 ``calls`` drives the run with ``max_calls=2`` (:func:`model_of_calls`), whose decisions make two
-calls at once.
+calls at once; ``shortlist`` drives it with ``shortlist=2`` over the two tools hidden among
+distractors, which the ranker ranks below them, so each round's offer is recorded in the transcript.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from support.catalogues import lookup
+from support.catalogues import lookup, tool
 from support.drivers import DRIVERS, DriverName
 from toolrouting._backends.base import Completion, Message, Usage
 from toolrouting._backends.scripted import ScriptedBackend, ScriptedRequest
@@ -51,6 +52,9 @@ TOOL_SECONDS = 0.015
 MODEL_SECONDS = 0.004
 
 _WORDS = ("latch", "door", "hinge", "spring", "key")
+#: The tools a shortlisted run's two hide among, ahead of them in the catalogue: none shares a
+#: word with the question or the results, so the shortlist of two is lookup and explode.
+_DISTRACTORS = ("weather_now", "send_email", "convert_units", "git_status")
 ANSWER = "The latch keeps the storage-room door shut until the key turns it."
 
 #: Every tool call this process made, in order, as ``tool json-arguments``: what a resume runs.
@@ -124,8 +128,9 @@ class Counter:
     calls of one decision may run concurrently, in any order, and must still answer alike.
     """
 
-    def __init__(self, by_word: bool = False) -> None:
+    def __init__(self, by_word: bool = False, distractors: bool = False) -> None:
         self.by_word = by_word
+        self.distractors = distractors
         self.seen: collections.Counter[str] = collections.Counter()
 
     @property
@@ -134,10 +139,15 @@ class Counter:
 
     def tools_for_llm(self) -> list[dict[str, Any]]:
         word = {"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]}
-        return [
+        tools: list[dict[str, Any]] = [
             {"type": "function", "function": {"name": "lookup", "parameters": word}},
             {"type": "function", "function": {"name": "explode", "parameters": {"type": "object"}}},
         ]
+        if not self.distractors:
+            return tools
+        tools[0]["function"]["description"] = "Look up a word of the storage-room notes."
+        tools[1]["function"]["description"] = "Test the latch."
+        return [*(tool(name) for name in _DISTRACTORS), *tools]
 
     def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
         CALLED.append(f"{name} {json.dumps(arguments, sort_keys=True)}")
@@ -157,11 +167,16 @@ def backend(max_calls: int = 1) -> ScriptedBackend:
     return ScriptedBackend([model if max_calls == 1 else model_of_calls] * 30)
 
 
-def loop(transcript: str, kind: DriverName = "sync", max_calls: int = 1, **options: Any) -> Any:
-    """The run to kill; ``max_calls=2`` is the run whose decisions make two calls at once."""
+def loop(
+    transcript: str, kind: DriverName = "sync", max_calls: int = 1, shortlist: bool = False, **options: Any
+) -> Any:
+    """The run to kill; ``max_calls=2`` is the run whose decisions make two calls at once, and
+    ``shortlist`` the run of ``shortlist=2`` over its tools and distractors."""
+    if shortlist:
+        options["shortlist"] = 2
     return DRIVERS[kind].loop(
         backend(max_calls),
-        Counter(by_word=max_calls > 1),
+        Counter(by_word=max_calls > 1, distractors=shortlist),
         transcript=transcript,
         answer=True,
         max_calls=max_calls,
@@ -200,6 +215,10 @@ class _Reporting(TranscriptWriter):
             _Reporting.committed += 1
             _Reporting.report(f"committed {_Reporting.committed}")
 
+    def offer(self, offered: Sequence[str], catalogue: int) -> None:
+        super().offer(offered, catalogue)
+        _Reporting.commits.append(os.path.getsize(self.path))  # a commit of its own, no message
+
 
 def _on_event(event: Event) -> None:
     if isinstance(event, Resumed):
@@ -215,16 +234,17 @@ def drive(
     kind: DriverName = "sync",
     stop_at: int | None = None,
     max_calls: int = 1,
+    shortlist: bool = False,
 ) -> list[int]:
     """Run (``mode`` ``run``) or resume the driver's run through the ``kind`` loop; returns the
     file size after each commit. ``stop_at`` stops it at that byte of the file, to be killed;
-    ``max_calls=2`` drives the run of decisions of two calls."""
+    ``max_calls=2`` drives the run of decisions of two calls, ``shortlist`` the shortlisted run."""
     _Reporting.report, _Reporting.committed, _Reporting.commits = report, 0, []
     _Reporting.stop_at = stop_at
     CALLED.clear()
     _machine.TranscriptWriter = _Reporting  # type: ignore[attr-defined]
     try:
-        run = loop(transcript, kind, max_calls, on_event=_on_event)
+        run = loop(transcript, kind, max_calls, shortlist, on_event=_on_event)
         result = run.run(QUESTION) if mode == "run" else run.resume()
     finally:
         _machine.TranscriptWriter = TranscriptWriter  # type: ignore[attr-defined]
@@ -239,10 +259,11 @@ def child(
     kind: DriverName = "sync",
     stop_at: int | None = None,
     max_calls: int = 1,
+    shortlist: bool = False,
 ) -> None:
     """:func:`drive` in a process forked by tests/test_loop_kill.py, reporting on ``connection``."""
     try:
-        drive(mode, transcript, connection.send, kind, stop_at, max_calls)
+        drive(mode, transcript, connection.send, kind, stop_at, max_calls, shortlist)
     except BaseException:
         connection.send(f"error {traceback.format_exc()}")
         raise
@@ -257,6 +278,7 @@ def main(argv: list[str]) -> int:
             lambda line: print(line, flush=True),
             "async" if "async" in rest else "sync",
             max_calls=2 if "calls" in rest else 1,
+            shortlist="shortlist" in rest,
         )
     except TranscriptError as error:  # a second writer, above all: refused, and said so
         print(f"{type(error).__name__}: {error}", file=sys.stderr)

@@ -85,6 +85,7 @@ def run_batch(
     retries: int = DEFAULT_RETRIES,
     answer: bool = False,
     max_calls: int = 1,
+    shortlist: int | None = None,
     on_progress: Callable[[BatchProgress], object] | None = None,
     on_event: Callable[[str, Event], object] | None = None,
     trace: Tracing | None = None,
@@ -107,6 +108,7 @@ def run_batch(
             retries=retries,
             answer=answer,
             max_calls=max_calls,
+            shortlist=shortlist,
             on_progress=on_progress,
             on_event=on_event,
             trace=trace,
@@ -128,6 +130,7 @@ async def arun_batch(
     retries: int = DEFAULT_RETRIES,
     answer: bool = False,
     max_calls: int = 1,
+    shortlist: int | None = None,
     on_progress: Callable[[BatchProgress], object] | None = None,
     on_event: Callable[[str, Event], object] | None = None,
     trace: Tracing | None = None,
@@ -141,7 +144,8 @@ async def arun_batch(
     ``out/ID.jsonl``, and its result ``out/ID.result.json`` once it ends. Questions finished
     before are skipped; a run a kill cut short is resumed from its transcript; a failed one is
     run again from the start only with ``retry_failed=True``. ``cap``, ``limits``,
-    ``retries``, ``answer`` and ``max_calls`` are every run's, as :class:`RoutingLoop` takes them.
+    ``retries``, ``answer``, ``max_calls`` and ``shortlist`` are every run's, as :class:`RoutingLoop`
+    takes them.
     ``on_progress`` gets the counts each time a run starts or ends; ``on_event`` every run's
     events with its question's id, from the thread that drives the run. ``trace`` makes each
     run's tracer (a :class:`RunTracer` a run), entered around it.
@@ -157,6 +161,8 @@ async def arun_batch(
     options: LoopOptions = {"cap": cap, "limits": limits, "retries": retries, "answer": answer}
     if max_calls != 1:  # one call a decision is the loop's default: the options stay as they were
         options["max_calls"] = max_calls
+    if shortlist is not None:  # every tool offered is the loop's default
+        options["shortlist"] = shortlist
     # A bad backend or option is refused before any run.
     if is_async_backend(backend):
         AsyncRoutingLoop(backend, _NO_TOOLS, **options)  # type: ignore[arg-type]

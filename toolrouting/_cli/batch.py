@@ -100,6 +100,7 @@ def _batch(args: argparse.Namespace) -> int:
                 limits=RunLimits(max_rounds=args.max_rounds),
                 answer=args.answer,
                 max_calls=args.max_calls,
+                shortlist=args.shortlist,
                 on_progress=bar,
             )
         )

@@ -72,7 +72,9 @@ def _line(event: Event) -> str | None:
         torn = f"; dropped a torn end {json.dumps(event.torn_line)}" if event.torn_line else ""
         return f"resumed at round {event.round} after {event.messages} messages{torn}"
     if isinstance(event, RoundStarted):
-        return f"round {event.round}: {' | '.join(event.choices)}"
+        narrowed = event.catalogue is not None and event.catalogue > len(event.choices) - 1
+        shortlisted = f" (shortlisted from {event.catalogue} tools)" if narrowed else ""
+        return f"round {event.round}: {' | '.join(event.choices)}{shortlisted}"
     if isinstance(event, RetryScheduled):
         return f"  retry {event.attempt} in {event.delay:g} s after {event.error}"
     if isinstance(event, RepairRequested):

@@ -119,6 +119,13 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         help="tool calls one decision may make, run in order, each answered on its own; --max-rounds "
         "then counts calls (default: %(default)s)",
     )
+    parser.add_argument(
+        "--shortlist",
+        type=positive,
+        metavar="K",
+        help="offer each round only the K tools ranked best for the question and the results read "
+        "(BM25), and the tools the run has called, when the tools are more than K (default: every tool)",
+    )
     parser.add_argument("--answer", action="store_true", help="after the handoff, ask for a final answer")
     parser.add_argument(
         "--answer-tokens",
@@ -185,6 +192,7 @@ def _run(args: argparse.Namespace) -> int:
             cap=args.cap,
             max_rounds=args.max_rounds,
             max_calls=args.max_calls,
+            shortlist=args.shortlist,
             answer=args.answer,
             stream_answer=streamed is not None,
             on_event=_both(progress, streamed),

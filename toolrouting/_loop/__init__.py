@@ -3,8 +3,8 @@
 ``machine`` is the step machine, the rounds as a generator of ``effects`` that does no I/O;
 ``run`` drives it by blocking calls (:class:`RoutingLoop`), ``async_run`` by awaiting them
 (:class:`AsyncRoutingLoop`); ``options`` are the keyword options both take, defined once;
-``state`` is what a run holds as it goes; ``run_limits`` and ``retries`` are the frozen
-values that bound it; ``transcript`` writes and reads the JSON
+``state`` is what a run holds as it goes; ``offer`` is a round's offer with ``shortlist=K``;
+``run_limits`` and ``retries`` are the frozen values that bound it; ``transcript`` writes and reads the JSON
 Lines record a run can resume from, and ``replay`` rebuilds a run's state from it; ``events``
 are what a caller watches; ``feedback`` is every text the loop itself tells the model, with
 ``instructions`` (the catalogue in the system message) and ``answer`` (the answer request
@@ -37,7 +37,7 @@ from .options import LoopOptions
 from .result import Action, EndReason, LimitName, RoundUsage, RunResult
 from .run import RoutingLoop
 from .run_limits import RunLimits
-from .transcript import TranscriptRead, read_transcript
+from .transcript import RecordedOffer, TranscriptRead, read_transcript
 
 __all__ = [
     "EARLIER_ANSWER_PROMPT",
@@ -52,6 +52,7 @@ __all__ = [
     "LimitName",
     "LimitReached",
     "LoopOptions",
+    "RecordedOffer",
     "RepairRequested",
     "ReplyReceived",
     "Resumed",

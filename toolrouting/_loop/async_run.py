@@ -21,7 +21,17 @@ import anyio.to_thread
 
 from .._backends import AsyncBackend, Completion, Message
 from .._provider import AsyncToolProvider, ToolOutput, ToolProvider
-from .effects import CallTools, Commit, Emit, Request, ToolRaised, Wait, backend_failure, unfinished_stream
+from .effects import (
+    CallTools,
+    Commit,
+    CommitOffer,
+    Emit,
+    Request,
+    ToolRaised,
+    Wait,
+    backend_failure,
+    unfinished_stream,
+)
 from .events import Event, RunFinished
 from .machine import StepMachine, Steps, checked_messages
 from .options import LoopOptions
@@ -135,6 +145,9 @@ class AsyncRoutingLoop(StepMachine):
                     # Written here, with no await: a cancellation cannot land inside a commit.
                     if writer is not None:
                         writer.append(*effect.messages)
+                elif isinstance(effect, CommitOffer):  # the same: one write, no await
+                    if writer is not None:
+                        writer.offer(effect.offered, effect.catalogue)
                 elif isinstance(effect, Request) and effect.piece is not None:
                     # The pieces are handed out here (an async generator cannot delegate); the
                     # stream is closed however this ends, which ends its request.

@@ -23,6 +23,7 @@ __all__ = [
     "CallTool",
     "CallTools",
     "Commit",
+    "CommitOffer",
     "Effect",
     "Emit",
     "Request",
@@ -69,6 +70,15 @@ class Commit:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class CommitOffer:
+    """Record a round's offer in the transcript (a run with ``shortlist=``), before its first request:
+    the tools ``offered`` (``none`` aside) out of a catalogue of ``catalogue`` tools."""
+
+    offered: tuple[str, ...]
+    catalogue: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Wait:
     """Wait ``seconds`` before a retry."""
 
@@ -82,7 +92,7 @@ class Emit:
     event: Event
 
 
-Effect = Request | CallTools | Commit | Wait | Emit
+Effect = Request | CallTools | Commit | CommitOffer | Wait | Emit
 
 
 def unfinished_stream(backend: object) -> BackendResponseError:

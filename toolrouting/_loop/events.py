@@ -54,6 +54,9 @@ class RoundStarted:
 
     round: int
     choices: tuple[str, ...]
+    catalogue: int | None = None
+    """With ``shortlist=``: how many tools the catalogue held, of which ``choices`` (``none``
+    aside) are the shortlist; ``None`` without one, where the choices are the whole catalogue."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -22,6 +22,10 @@ unanswered one is judged and run again on resume, as a one-call round's action i
 Every accepted action other than ``none`` is answered by exactly one result message under
 its call id: the tool's result, a ``Tool error`` when the tool raised, or a ``Tool error``
 notice when the action tripped a limit and was not run.
+
+With ``shortlist=K`` each round offers the tools ``offer`` chooses as the round begins, recorded
+in the transcript (:class:`CommitOffer`) before its first request, so a resumed round offers
+what the run offered.
 """
 
 from __future__ import annotations
@@ -39,9 +43,10 @@ from .._names import NONE_TOOL
 from .._parse_calls import parse_routes
 from .._route_schema import route_schema, route_tool_names
 from .._routed_backend import can_route, routed_backend, routing_cap
+from .._shortlist import shortlist
 from .answer import answer_conversation, answer_request
 from .calls import commit, one_call, several_calls
-from .effects import Effect, Emit
+from .effects import CommitOffer, Effect, Emit
 from .events import (
     ActionChosen,
     AnswerDelta,
@@ -53,13 +58,14 @@ from .events import (
 )
 from .feedback import repair_message, truncated_problem
 from .instructions import checked_instructions, instructed
+from .offer import checked_shortlist, offered_tools
 from .options import LoopOptions, checked_names, limits_of
 from .replay import resume_point
 from .result import Action, RoundUsage, RunResult
 from .retries import RetryPolicy, complete
 from .run_limits import check_count
 from .state import RunState
-from .transcript import TranscriptWriter, drop_torn_line
+from .transcript import OFFERS_VERSION, TRANSCRIPT_VERSION, TranscriptWriter, drop_torn_line
 
 __all__ = ["StepMachine", "Steps", "checked_messages"]
 
@@ -110,6 +116,7 @@ class StepMachine(abc.ABC):
         route_schema([], thought=thought, max_calls=max_calls)
         self.thought = thought
         self.max_calls = max_calls
+        self.shortlist, self.ranker = checked_shortlist(options.get("shortlist"), options.get("ranker"))
         self.on_event = options.get("on_event")
         transcript = options.get("transcript")
         self.transcript = None if transcript is None else os.fspath(transcript)
@@ -135,25 +142,33 @@ class StepMachine(abc.ABC):
         return self.retry.retries
 
     def _fresh(self, conversation: list[Message]) -> Steps:
-        # The instructions are rendered once, from the run-start catalogue, and committed with
-        # the caller's messages: every round and every resume sends these bytes.
+        # The instructions are rendered once, from the run-start catalogue (with shortlist=, round
+        # 1's offer), and committed with the caller's messages: every round and every resume
+        # sends these bytes.
+        catalogue = self.provider.tools_for_llm()
+        offered = catalogue
+        if self.shortlist is not None:
+            offered = shortlist(catalogue, conversation, self.shortlist, ranker=self.ranker)
         conversation = instructed(
-            conversation,
-            self.instructions,
-            self.provider.tools_for_llm(),
-            thought=self.thought,
-            max_calls=self.max_calls,
+            conversation, self.instructions, offered, thought=self.thought, max_calls=self.max_calls
         )
-        state = RunState(messages=[], conversation=len(conversation))
+        state = RunState(messages=[], conversation=len(conversation), round_start=len(conversation))
         # One commit, under the header: a transcript holding only part of the caller's
         # messages could not be resumed.
         yield from commit(state, *conversation)
+        if self.shortlist is not None:
+            state.offered, state.catalogue, state.records_offers = offered, len(catalogue), True
+            yield CommitOffer(tuple(route_tool_names(offered)), len(catalogue))
         yield from self._steps(state, None)
 
     def _writer(self) -> Callable[[], TranscriptWriter] | None:
         """What opens (and locks) a fresh run's transcript, when it starts; ``None`` without one."""
         path = self.transcript
-        return None if path is None else functools.partial(TranscriptWriter, path)
+        if path is None:
+            return None
+        # A run with shortlist= records its offers, which only version 4 holds.
+        version = TRANSCRIPT_VERSION if self.shortlist is None else OFFERS_VERSION
+        return functools.partial(TranscriptWriter, path, version=version)
 
     def _resume_start(self) -> tuple[Callable[[], Steps], TranscriptWriter]:
         """Lock the transcript, read it (a damaged one is refused here), and what resumes it.
@@ -172,6 +187,7 @@ class StepMachine(abc.ABC):
             writer.close()
             raise
         writer.version = read.version  # a resumed file goes on in its own format
+        state.records_offers = self.shortlist is not None and read.version >= OFFERS_VERSION
 
         def steps() -> Steps:
             # The torn end goes before anything is appended, or the next line would join it.
@@ -189,11 +205,13 @@ class StepMachine(abc.ABC):
 
     def _steps(self, state: RunState, pending: str | None) -> Steps:
         while not state.done:
-            tools = [] if state.limited else self.provider.tools_for_llm()
+            tools, catalogue = yield from offered_tools(
+                state, self.provider, self.shortlist, self.ranker, self.transcript
+            )
             names = route_tool_names(tools)
             cap = routing_cap(self.backend, self.cap)
             if pending is None:
-                yield Emit(RoundStarted(round=state.round, choices=(*names, NONE_TOOL)))
+                yield Emit(RoundStarted(round=state.round, choices=(*names, NONE_TOOL), catalogue=catalogue))
                 schema = route_schema(tools, thought=self.thought, max_calls=self.max_calls)
                 request = routed_backend(self.backend, schema, cap)
                 # A streamed decision is handed out as it comes, and parsed only once whole.
@@ -286,7 +304,7 @@ class StepMachine(abc.ABC):
             yield from one_call(state, actions[0], self.limits)
         else:
             yield from several_calls(state, actions, self.limits)
-        state.next_round()
+        state.next_round(len(state.messages))
 
 
 def _decision_delta(round: int, text: str) -> DecisionDelta:

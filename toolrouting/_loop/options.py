@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable
 from typing import TypedDict
 
+from .._shortlist import Ranker
 from .events import Event
 from .instructions import Instructions
 from .run_limits import RunLimits
@@ -42,6 +43,12 @@ class LoopOptions(TypedDict, total=False):
     max_calls: int
     """The most tool calls one routed decision may make, run in order and each answered by its
     own result message (``1``: one action a round; docs/loop.md, "Several calls a decision")."""
+    shortlist: int | None
+    """Offer each round only the K tools ranked best for the conversation so far, and the tools
+    the run has called, when the catalogue holds more than K (``None``: every tool; docs/loop.md,
+    "The shortlist")."""
+    ranker: Ranker | None
+    """What ranks the tools for ``shortlist=`` (``None``: :func:`bm25_scores`, BM25 on SQLite FTS5)."""
     thought: int | None
     """A reasoning slot of at most this many characters before ``tool`` (``None``: none)."""
     stream_answer: bool

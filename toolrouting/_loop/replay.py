@@ -32,6 +32,7 @@ def resume_point(
     read = read_transcript(path)
     state, pending = replayed(read, limits, path, thought=thought, max_calls=max_calls)
     state.torn_line = read.torn_line
+    state.recorded = {offer.at: offer for offer in read.offers}
     return read, state, pending
 
 
@@ -73,7 +74,7 @@ def _replayed_from(
     messages: tuple[Message, ...], start: int, limits: RunLimits, thought: int | None, max_calls: int
 ) -> tuple[RunState, str | None] | None:
     """The run, when the loop's own messages begin at ``start``; ``None`` when they cannot."""
-    state = RunState(messages=list(messages), conversation=start)
+    state = RunState(messages=list(messages), conversation=start, round_start=start)
     index = start
     while index < len(messages):
         reply = messages[index]
@@ -107,8 +108,8 @@ def _replayed_from(
                 else:
                     state.runs[call_key(action)] = runs + 1
                     state.replayed_calls.append((action.tool, action.arguments or {}, output))
-            state.next_round()
             index += 1 + len(found)
+            state.next_round(index)
         elif is_repair_message(content):
             state.repairs += 1
             index += 2

@@ -14,7 +14,17 @@ from typing import Any, Unpack
 
 from .._backends import Backend, Completion, Message
 from .._provider import ToolProvider
-from .effects import CallTools, Commit, Emit, Request, ToolRaised, Wait, backend_failure, unfinished_stream
+from .effects import (
+    CallTools,
+    Commit,
+    CommitOffer,
+    Emit,
+    Request,
+    ToolRaised,
+    Wait,
+    backend_failure,
+    unfinished_stream,
+)
 from .events import Event, RunFinished
 from .machine import StepMachine, Steps, checked_messages
 from .options import LoopOptions
@@ -127,6 +137,9 @@ class RoutingLoop(StepMachine):
                 elif isinstance(effect, Commit):
                     if writer is not None:
                         writer.append(*effect.messages)
+                elif isinstance(effect, CommitOffer):
+                    if writer is not None:
+                        writer.offer(effect.offered, effect.catalogue)
                 elif isinstance(effect, Request):
                     try:
                         if effect.piece is not None:

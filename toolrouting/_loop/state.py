@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import Any
 
 from .._backends import Message, Usage
 from .._provider import RecordedCall
 from .result import Action, LimitName
 from .run_limits import RunLimits
+from .transcript import RecordedOffer
 
 __all__ = ["RunState", "call_key", "tripped_limit"]
 
@@ -38,6 +40,17 @@ class RunState:
     torn_line: str | None = None
     replayed_calls: list[RecordedCall] = dataclasses.field(default_factory=list)
     """On resume: the calls the transcript shows were run, with what they answered."""
+    round_start: int = 0
+    """How many messages were committed when this round began (a shortlist's offer is recorded there)."""
+    offered: list[dict[str, Any]] | None = None
+    """With ``shortlist=``: this round's offered tools, chosen at its start and kept through its
+    repairs; ``None`` until then."""
+    catalogue: int = 0
+    """With ``shortlist=``: how many tools the catalogue held when this round's offer was made."""
+    recorded: dict[int, RecordedOffer] = dataclasses.field(default_factory=dict)
+    """On resume: the offers the transcript records, by the message count their round began at."""
+    records_offers: bool = False
+    """Whether each round's offer goes into the transcript (a version 4 one, with ``shortlist=``)."""
 
     def add_usage(self, usage: Usage) -> None:
         requests, prompt, completion = self.usage.get(self.round, (0, 0, 0))
@@ -52,9 +65,12 @@ class RunState:
         self.calls += 1
         return self.calls
 
-    def next_round(self) -> None:
+    def next_round(self, start: int) -> None:
+        """Go on to the next round, which begins after the first ``start`` messages."""
         self.round += 1
         self.repairs = 0
+        self.round_start = start
+        self.offered = None
 
 
 def call_key(action: Action) -> str:

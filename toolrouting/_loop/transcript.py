@@ -8,6 +8,9 @@ line, ``{"role":...,"content":...,"commit":K}``, so a commit cut at a line bound
 as cut, and dropped like a torn line: a kill at any byte leaves whole commits and a tail that
 resume cuts off. Version 2 files (no commit counts) and version 1 files (no header, where the
 caller's messages end is inferred) are still read, and resumed in their own format.
+A run with ``shortlist=`` writes version 4: version 3 with one more kind of line, each round's
+offer, ``{"offered":["name",...],"catalogue":N}``, a commit of its own on disk before the
+round's first request, so a resume sends the tools the run offered whatever a ranker says now.
 
 One process writes a transcript at a time: a writer holds an exclusive ``flock`` on the file
 for the whole run or resume, and a second writer is refused at once, naming the holder.
@@ -27,15 +30,19 @@ from .._backends import ROLES, Message
 from .._errors import TranscriptError
 from .._json import is_count
 from .._limits import MAX_REPLY_QUOTE
+from .._names import NONE_TOOL, tool_name_problem
 
 __all__ = [
+    "OFFERS_VERSION",
     "TRANSCRIPT_VERSION",
+    "RecordedOffer",
     "TranscriptRead",
     "TranscriptWriter",
     "drop_torn_line",
     "encode_commit",
     "encode_header",
     "encode_message",
+    "encode_offer",
     "read_transcript",
 ]
 
@@ -43,10 +50,14 @@ __all__ = [
 #: the file with a header line, 1 had none.
 TRANSCRIPT_VERSION = 3
 
-#: The header versions read: 2 (commits not counted) and 3.
-_HEADED = (2, 3)
+#: The format of a run with ``shortlist=``: version 3, and a line recording each round's offer.
+OFFERS_VERSION = 4
+
+#: The header versions read: 2 (commits not counted), 3, and 4 (offers recorded).
+_HEADED = (2, 3, 4)
 
 _HEADER_KEYS = ("transcript", "version", "caller_messages")
+_OFFER_KEYS = ["offered", "catalogue"]
 
 _LOCKS = "/proc/locks"
 
@@ -80,6 +91,13 @@ def encode_commit(messages: Sequence[Message], version: int = TRANSCRIPT_VERSION
         encode_message(message, len(messages) if counted and index == 0 else None)
         for index, message in enumerate(messages)
     )
+
+
+def encode_offer(offered: Sequence[str], catalogue: int) -> bytes:
+    """The line recording a round's offer: the tool names it offered (``none`` aside), in the
+    order offered, and how many tools the catalogue held."""
+    record = {"offered": list(offered), "catalogue": catalogue}
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
 class TranscriptWriter:
@@ -122,16 +140,26 @@ class TranscriptWriter:
         lands on. A failure is a :class:`TranscriptError`.
         """
         header = b"" if self._headed else encode_header(len(messages), self.version)
-        data = header + encode_commit(messages, self.version)
+        self._write(header + encode_commit(messages, self.version), "a message")
+        self._headed = True
+
+    def offer(self, offered: Sequence[str], catalogue: int) -> None:
+        """Commit the line recording a round's offer (:func:`encode_offer`), in one write and one
+        fsync, after the commits before it; only a transcript of version 4 holds one."""
+        if self.version < OFFERS_VERSION or not self._headed:
+            raise TranscriptError(self.path, 0, f"a version {self.version} transcript records no offers")
+        self._write(encode_offer(offered, catalogue), "an offer")
+
+    def _write(self, data: bytes, what: str) -> None:
+        """Write ``data`` whole and fsync it; a failure is a :class:`TranscriptError` naming ``what``."""
         try:
             while data:
                 data = data[self._file.write(data) or 0 :]
             os.fsync(self._file.fileno())
         except OSError as error:
             raise TranscriptError(
-                self.path, 0, f"a message could not be committed ({error.strerror or error})"
+                self.path, 0, f"{what} could not be committed ({error.strerror or error})"
             ) from error
-        self._headed = True
 
     def drop_after(self, committed_bytes: int) -> None:
         """Cut the file to its first ``committed_bytes`` bytes (what a kill left uncommitted goes)."""
@@ -175,6 +203,20 @@ def _holder(descriptor: int) -> str:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class RecordedOffer:
+    """A round's offer as a version 4 transcript records it (a run with ``shortlist=``)."""
+
+    at: int
+    """How many messages were committed before it: the round it opens begins there."""
+    offered: tuple[str, ...]
+    """The tools offered, ``none`` aside, in the order the instructions and the route listed them."""
+    catalogue: int
+    """How many tools the provider's catalogue held that round."""
+    line: int
+    """The line of the file it is on (1-based), for an error that names it."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class TranscriptRead:
     """What a transcript file holds: its committed ``messages`` and the byte length they take."""
 
@@ -185,9 +227,12 @@ class TranscriptRead:
     """The start (at most 64 characters) of what follows the last whole commit (a torn last line,
     or a commit cut short at a line boundary), ``None`` when the file ends cleanly."""
     version: int = TRANSCRIPT_VERSION
-    """The format read: 3 or 2 with a header line, 1 without (an older transcript, or an empty file)."""
+    """The format read: 4 (offers recorded), 3 or 2 with a header line, 1 without (an older
+    transcript, or an empty file)."""
     caller_messages: int | None = None
     """How many of ``messages`` the header says are the caller's; ``None`` in a version 1 file."""
+    offers: tuple[RecordedOffer, ...] = ()
+    """Each round's offer, in a version 4 file (a run with ``shortlist=``); none in an older one."""
 
 
 def read_transcript(path: str | os.PathLike[str]) -> TranscriptRead:
@@ -206,7 +251,15 @@ def read_transcript(path: str | os.PathLike[str]) -> TranscriptRead:
     offset = 0 if header is None else len(lines[0]) + 1
     committed, kept, owed, opened = offset, 0, 0, 0
     messages: list[Message] = []
+    offers: list[RecordedOffer] = []
     for number, line in enumerate(lines[first - 1 :], first):
+        if version >= OFFERS_VERSION and line.startswith(b'{"offered":'):
+            if owed:
+                raise TranscriptError(name, number, f"records an offer inside the commit of line {opened}")
+            offers.append(_decode_offer(name, number, line, len(messages)))
+            offset += len(line) + 1
+            committed = offset  # a commit of its own, never inside another (refused above)
+            continue
         message, count = _decode_line(name, number, line, counted=version >= 3)
         if count is not None and owed:
             raise TranscriptError(name, number, f"begins a commit inside the commit of line {opened}")
@@ -224,6 +277,7 @@ def read_transcript(path: str | os.PathLike[str]) -> TranscriptRead:
         torn_line=torn.decode("utf-8", "replace")[:MAX_REPLY_QUOTE] if torn else None,
         version=version,
         caller_messages=None if header is None else header[1],
+        offers=tuple(offers),
     )
 
 
@@ -236,7 +290,7 @@ def _decode_header(path: str, line: bytes) -> tuple[int, int] | None:
     if not isinstance(record, dict) or record.get("transcript") != "toolrouting":
         return None
     version = record.get("version")
-    if is_count(version, TRANSCRIPT_VERSION + 1):
+    if is_count(version, OFFERS_VERSION + 1):
         raise TranscriptError(
             path,
             1,
@@ -275,6 +329,28 @@ def _decode_line(path: str, number: int, line: bytes, *, counted: bool) -> tuple
     ):
         raise TranscriptError(path, number, 'is not a message {"role": ..., "content": "..."}')
     return Message(role=record["role"], content=record["content"]), record.get("commit")
+
+
+def _decode_offer(path: str, number: int, line: bytes, at: int) -> RecordedOffer:
+    """A line recording a round's offer, read back: distinct tool names and the catalogue's size."""
+    try:
+        record: Any = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise TranscriptError(path, number, f"is not a JSON line ({error})") from error
+    offered = record.get("offered") if isinstance(record, dict) else None
+    if (
+        not isinstance(record, dict)
+        or list(record) != _OFFER_KEYS
+        or not isinstance(offered, list)
+        or not all(isinstance(tool, str) and tool_name_problem(tool) is None for tool in offered)
+        or NONE_TOOL in offered
+        or len(set(offered)) != len(offered)
+        or not is_count(record["catalogue"], len(offered))
+    ):
+        raise TranscriptError(
+            path, number, 'is not an offer {"offered": ["tool", ...], "catalogue": N} of distinct tools'
+        )
+    return RecordedOffer(at=at, offered=tuple(offered), catalogue=record["catalogue"], line=number)
 
 
 def drop_torn_line(writer: TranscriptWriter, read: TranscriptRead) -> None:

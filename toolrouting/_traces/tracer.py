@@ -51,6 +51,8 @@ class _Open:
     owned: bool
     """Whether the tracer started the run's span from an event, and so ends it at ``RunFinished``."""
     request_started: int | None = None
+    shortlist: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """The routed request's shortlist attributes (offered names, catalogue size), with ``shortlist=``."""
     retries: list[RetryScheduled] = dataclasses.field(default_factory=list)
     reply: ReplyReceived | None = None
     tool_started: int | None = None
@@ -118,6 +120,7 @@ class RunTracer:
             )
         elif isinstance(event, RoundStarted):
             state.request_started, state.retries, state.reply = time.time_ns(), [], None
+            state.shortlist = _shortlist_attributes(event)
         elif isinstance(event, RetryScheduled):
             state.retries.append(event)
         elif isinstance(event, ReplyReceived):
@@ -156,11 +159,11 @@ class RunTracer:
         """End the routed request in flight: with the decision the reply became, or the error it met."""
         if state.request_started is None:
             return  # a reply committed before a resume is judged again without a request
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = dict(state.shortlist)
         if isinstance(decision, ActionChosen):
-            extra = {"toolrouting.round": decision.round, "toolrouting.action": decision.tool}
+            extra.update({"toolrouting.round": decision.round, "toolrouting.action": decision.tool})
         elif isinstance(decision, RepairRequested):
-            extra = {"toolrouting.round": decision.round, "toolrouting.repair": decision.problem}
+            extra.update({"toolrouting.round": decision.round, "toolrouting.repair": decision.problem})
         span = self._request_span(state, state.reply, state.request_started, extra)
         for retry in state.retries:
             span.add_event(
@@ -219,6 +222,17 @@ class RunTracer:
         if state.owned:
             state.run.end()
             self._open = None
+
+
+def _shortlist_attributes(event: RoundStarted) -> dict[str, Any]:
+    """What a routed request's span says of its shortlist: the tools offered (``none`` aside) and
+    how many the catalogue held; nothing without ``shortlist=``."""
+    if event.catalogue is None:
+        return {}
+    return {
+        "toolrouting.shortlist.offered": [name for name in event.choices if name != "none"],
+        "toolrouting.shortlist.catalogue": event.catalogue,
+    }
 
 
 def _reply_attributes(reply: ReplyReceived) -> dict[str, Any]:
