@@ -51,7 +51,8 @@ def add_run(subparsers: Subparsers) -> None:
         "run",
         help="answer a question with a routing run over the demo notes, MCP servers or Python tools",
         description="Run a retrieval phase on QUESTION: each round the model chooses one action "
-        "(a tool, or none) under a grammar, the tool runs, and its result goes back, until the model "
+        "(a tool, or none; with --max-calls K, up to K tool calls) under a grammar, each tool runs, and "
+        "its result goes back, until the model "
         "answers none. Progress goes to stderr as it happens; the outcome goes to stdout. With no "
         "options it uses the embedded default model (SmolLM2-135M-Instruct) and the demo notes "
         "(memory_read, by title); --mcp, --mcp-config and --tools offer real tools instead.",
