@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import httpx2
+import jsonschema
 import openai
 from pydantic import BaseModel, Field
 
@@ -32,7 +33,10 @@ __all__ = [
     "langchain_structured",
     "langgraph_run",
     "pydantic_ai_run",
+    "typed_or_cut",
 ]
+
+T = TypeVar("T")
 
 #: Seconds a request may take: the embedded model's answers on two shared cores take a few.
 TIMEOUT = 120.0
@@ -88,6 +92,54 @@ class Wire:
             return False
         choices = reply.get("choices") or [{}]
         return bool(choices[0].get("finish_reason") == "length" or reply.get("status") == "incomplete")
+
+    def checked_answers(self) -> int:
+        """Check every whole answer asked under a format: valid under the schema a request sent,
+        or an object for ``json_object``. Returns how many there were."""
+        checked = 0
+        for sent, reply in self.exchanges:
+            form = sent.get("response_format") or (sent.get("text") or {}).get("format")
+            text = _answer_text(reply)
+            if not isinstance(form, dict) or text is None or form.get("type") == "text":
+                continue
+            value = json.loads(text)
+            if form["type"] == "json_object":
+                assert isinstance(value, dict), text
+            else:
+                jsonschema.validate(value, (form.get("json_schema") or form)["schema"])
+            checked += 1
+        return checked
+
+
+def _answer_text(reply: Any) -> str | None:
+    """A reply's answer when it is one and whole, ``None`` for a call, a cut answer or an error."""
+    if not isinstance(reply, dict):
+        return None
+    if "choices" in reply:
+        [choice] = reply["choices"]
+        return choice["message"]["content"] if choice["finish_reason"] == "stop" else None
+    if reply.get("status") != "completed":
+        return None
+    texts = [
+        part["text"]
+        for item in reply.get("output", [])
+        if item.get("type") == "message"
+        for part in item["content"]
+        if part.get("type") == "output_text"
+    ]
+    return "".join(texts) if texts else None
+
+
+def typed_or_cut(wire: Wire, run: Callable[[], T]) -> T | None:
+    """What ``run`` returns, or ``None`` where it failed on an answer its cap cut, the one other
+    outcome the server leaves a framework (whatever the framework raises for it); any other
+    failure is raised."""
+    try:
+        return run()
+    except Exception:
+        if wire.cut():
+            return None
+        raise
 
 
 def langchain_structured(
