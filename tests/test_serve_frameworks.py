@@ -24,6 +24,7 @@ from support.frameworks import (
     Wire,
     agents_run,
     instructor_note,
+    langchain_agent_run,
     langchain_structured,
     langgraph_run,
     pydantic_ai_run,
@@ -141,6 +142,32 @@ def test_langgraph_routes_the_loop_and_asks_the_structured_response_under_the_sc
     # went, then the answer under the schema.
     assert asked_schema(backend)[1:] == ("Note", True)
     assert structured.messages[-1] == {"role": "assistant", "content": "It keeps the door shut."}
+
+
+def test_langchains_create_agent_makes_the_model_call_its_output_tool(
+    backend: AsyncScriptedBackend, url: str
+) -> None:
+    # For a model name it does not know, create_agent gives the output a tool of its own and
+    # demands a call every turn: each decision is without none, the last the output tool's.
+    backend.enqueue(SEARCH, '{"tool":"Note","arguments":' + ANSWER + "}")
+    wire = Wire()
+    state = langchain_agent_run(url, wire, [search], "auto")
+    assert state["structured_response"] == NOTE
+    assert searches == ["latch"]
+    assert [sent["tool_choice"] for sent in wire.sent] == ["required", "required"]
+    assert all(offered(r.settings.json_schema) == {"search", "Note"} for r in backend.requests)
+
+
+def test_langchains_create_agent_provider_strategy_is_the_answer_after_none_under_the_schema(
+    backend: AsyncScriptedBackend, url: str
+) -> None:
+    backend.enqueue(SEARCH, NONE, ANSWER)
+    wire = Wire()
+    state = langchain_agent_run(url, wire, [search], "provider")
+    assert state["structured_response"] == NOTE
+    assert searches == ["latch"]
+    form = wire.sent[-1]["response_format"]["json_schema"]
+    assert asked_schema(backend) == (form["schema"], "Note", bool(form.get("strict")))
 
 
 @pytest.mark.parametrize("api", ["chat", "responses"])

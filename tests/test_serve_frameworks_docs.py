@@ -23,6 +23,7 @@ from toolrouting._serve import serve_app
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "serve.md"
 HEADING = "## Agent frameworks"
 ANSWER = '{"title":"A latch","stars":4}'
+CALL = '{"tool":"search","arguments":{"query":"latch"}}'
 
 #: What the scripted backend answers each subsection's requests with, in order, and how many
 #: typed values its snippet builds.
@@ -31,6 +32,10 @@ SCRIPTS: dict[str, tuple[list[str], int]] = {
     "LangGraph": (
         ['{"tool":"search","arguments":{"query":"latch"}}', '{"tool":"none"}', "It holds.", ANSWER],
         1,
+    ),
+    "LangChain's create_agent": (
+        [CALL, '{"tool":"Note","arguments":' + ANSWER + "}", CALL, '{"tool":"none"}', ANSWER],
+        2,
     ),
     "OpenAI Agents SDK": ([ANSWER, ANSWER], 2),
     "pydantic-ai": ([ANSWER], 1),

@@ -23,6 +23,7 @@ from support.frameworks import (
     Wire,
     agents_run,
     instructor_note,
+    langchain_agent_run,
     langchain_structured,
     langgraph_run,
     pydantic_ai_run,
@@ -81,6 +82,17 @@ def test_langgraphs_response_format(embedded: str) -> None:
     state = typed_or_cut(wire, lambda: langgraph_run(embedded, wire, [search], ["required", "none"]))
     assert len(searches) == 1  # the forced call, its arguments valid under the tool's schema
     assert wire.checked_answers() == 1  # the structured response's answer
+    if state is not None:
+        assert isinstance(state["structured_response"], Note)
+
+
+@pytest.mark.parametrize("strategy", ["auto", "provider"])
+def test_langchains_create_agent(embedded: str, strategy: Any) -> None:
+    # Without tools of its own: the output tool is the one call the model must make (auto), or
+    # the answer is asked under the schema (provider).
+    wire = Wire()
+    state = typed_or_cut(wire, lambda: langchain_agent_run(embedded, wire, [], strategy))
+    assert wire.checked_answers() == (1 if strategy == "provider" and state is not None else 0)
     if state is not None:
         assert isinstance(state["structured_response"], Note)
 

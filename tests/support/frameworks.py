@@ -30,6 +30,7 @@ __all__ = [
     "Wire",
     "agents_run",
     "instructor_note",
+    "langchain_agent_run",
     "langchain_structured",
     "langgraph_run",
     "pydantic_ai_run",
@@ -191,6 +192,26 @@ def langgraph_run(
             # LangGraph 1 moved the prebuilt agent to langchain.agents; it is what is tested here.
             warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
             agent = create_react_agent(per_step if choices else model, tools, response_format=Note)
+        state: dict[str, Any] = agent.invoke({"messages": [{"role": "user", "content": ASK}]})
+        return state
+
+
+def langchain_agent_run(
+    url: str, wire: Wire, tools: Sequence[Callable[..., Any]], strategy: Literal["auto", "provider"]
+) -> dict[str, Any]:
+    """LangChain 1's ``create_agent(model, tools, response_format=...)`` run on :data:`ASK`: its
+    final state. ``auto`` is ``Note`` itself, which for a model name LangChain does not know
+    is ``ToolStrategy`` (a tool the model must call); ``provider`` is ``ProviderStrategy(Note)``."""
+    from langchain.agents import create_agent
+    from langchain.agents.structured_output import ProviderStrategy
+    from langchain_openai import ChatOpenAI
+
+    with wire.client() as http:
+        model = ChatOpenAI(
+            base_url=url, api_key="unused", model="local", max_retries=0, timeout=TIMEOUT, http_client=http
+        )
+        typed: Any = Note if strategy == "auto" else ProviderStrategy(Note)
+        agent = create_agent(model, list(tools), response_format=typed)
         state: dict[str, Any] = agent.invoke({"messages": [{"role": "user", "content": ASK}]})
         return state
 
