@@ -231,13 +231,25 @@ def test_instructors_json_schema_mode_is_the_answer_under_the_schema(
     backend: AsyncScriptedBackend, url: str
 ) -> None:
     # instructor is not in the dev extra: every release pins jiter below the version the openai
-    # SDK the other clients need requires (see pyproject.toml), so it runs where it is installed.
+    # SDK the other clients need requires (see docs/serve.md), so it runs where it is installed.
     pytest.importorskip("instructor")
     backend.enqueue(ANSWER)
     note = instructor_note(url, Wire())
     assert isinstance(note, Note)
     assert note.model_dump() == NOTE.model_dump()
     assert asked_schema(backend) == (Note.model_json_schema(), "Note", False)
+
+
+def test_instructors_tools_mode_is_a_forced_call_of_the_models_tool(
+    backend: AsyncScriptedBackend, url: str
+) -> None:
+    pytest.importorskip("instructor")
+    backend.enqueue('{"tool":"Note","arguments":' + ANSWER + "}")
+    wire = Wire()
+    note = instructor_note(url, wire, "TOOLS")
+    assert note.model_dump() == NOTE.model_dump()
+    assert wire.sent[-1]["tool_choice"] == {"type": "function", "function": {"name": "Note"}}
+    assert offered(backend.requests[-1].settings.json_schema) == {"Note"}
 
 
 class Rated(BaseModel):

@@ -136,10 +136,11 @@ def test_pydantic_ais_prompted_output_is_held_to_an_object(embedded: str) -> Non
         assert isinstance(result.output, Note)
 
 
-def test_instructors_json_schema_mode(embedded: str) -> None:
+@pytest.mark.parametrize("mode", ["JSON_SCHEMA", "TOOLS"])
+def test_instructors_json_schema_and_tools_modes(embedded: str, mode: Any) -> None:
     pytest.importorskip("instructor")
     wire = Wire()
-    note = typed_or_cut(wire, lambda: instructor_note(embedded, wire))
-    assert wire.checked_answers() == (0 if note is None else 1)
+    note = typed_or_cut(wire, lambda: instructor_note(embedded, wire, mode))
+    assert wire.checked_answers() == (1 if mode == "JSON_SCHEMA" and note is not None else 0)
     if note is not None:
         assert isinstance(note, Note)

@@ -280,15 +280,16 @@ async def pydantic_ai_run(
         return await agent.run(ASK)
 
 
-def instructor_note(url: str, wire: Wire) -> Note:
-    """instructor's ``from_openai(client, mode=Mode.JSON_SCHEMA)`` asked for a :class:`Note`."""
+def instructor_note(url: str, wire: Wire, mode: Literal["JSON_SCHEMA", "TOOLS"] = "JSON_SCHEMA") -> Note:
+    """instructor's ``from_openai(client, mode=Mode.JSON_SCHEMA)`` (or ``Mode.TOOLS``, its default:
+    a forced call) asked for a :class:`Note`."""
     import instructor
 
     with (
         wire.client() as http,
         openai.OpenAI(base_url=url, api_key="unused", max_retries=0, http_client=http) as sdk,
     ):
-        client = instructor.from_openai(sdk, mode=instructor.Mode.JSON_SCHEMA)
+        client = instructor.from_openai(sdk, mode=instructor.Mode[mode])
         note: Note = client.chat.completions.create(
             model="local",
             response_model=Note,
