@@ -206,14 +206,16 @@ def test_pydantic_ais_native_output_is_the_answer_after_none_under_the_schema(
 def test_pydantic_ais_prompted_output_is_any_object_with_the_schema_in_the_prompt(
     backend: AsyncScriptedBackend, url: str
 ) -> None:
-    backend.enqueue(ANSWER)
-    result = anyio.run(pydantic_ai_run, url, Wire(), "prompted")
+    backend.enqueue(SEARCH, NONE, ANSWER)
+    result = anyio.run(pydantic_ai_run, url, Wire(), "prompted", [search])
     assert result.output == NOTE
     # The schema reaches the model as words only: what serve can hold the answer to is an object.
     assert asked_schema(backend) == ({"type": "object"}, "json_object", False)
-    system = backend.requests[-1].messages[0]
+    # The answer after none keeps the client's system prompt, and with it the schema's words.
+    system, *_, asked = backend.requests[-1].messages
     assert system["role"] == "system"
     assert '"title"' in system["content"]
+    assert asked["content"].startswith("What was found:")
 
 
 def test_pydantic_ais_tool_output_is_a_forced_call_of_its_final_result_tool(
