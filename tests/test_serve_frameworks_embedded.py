@@ -121,7 +121,7 @@ def test_pydantic_ais_native_and_tool_output(embedded: str, output: Any) -> None
     result = typed_or_cut(wire, lambda: anyio.run(pydantic_ai_run, embedded, wire, output))
     wire.checked_answers()
     if result is not None:
-        assert isinstance(result.output, Note)
+        assert isinstance(result, Note)
 
 
 def test_pydantic_ais_prompted_output_is_held_to_an_object(embedded: str) -> None:
@@ -136,7 +136,7 @@ def test_pydantic_ais_prompted_output_is_held_to_an_object(embedded: str) -> Non
         result = None
     assert wire.checked_answers() >= 1 or wire.cut()
     if result is not None:
-        assert isinstance(result.output, Note)
+        assert isinstance(result, Note)
 
 
 @pytest.mark.parametrize("mode", ["JSON_SCHEMA", "TOOLS"])

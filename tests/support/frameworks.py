@@ -19,8 +19,7 @@ import openai
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
-    from agents import RunResult
-    from pydantic_ai.agent import AgentRunResult
+    from agents import RunResult, RunResultStreaming
 
 __all__ = [
     "ASK",
@@ -62,7 +61,10 @@ class Wire:
 
     def _record(self, response: httpx2.Response) -> None:
         sent = json.loads(response.request.content or b"null")
-        self.exchanges.append((sent, response.json() if response.content else None))
+        kind = response.headers.get("content-type", "")
+        self.exchanges.append(
+            (sent, response.json() if kind.startswith("application/json") else response.text)
+        )
 
     def client(self) -> httpx2.Client:
         def record(response: httpx2.Response) -> None:
@@ -222,9 +224,12 @@ async def agents_run(
     api: Literal["chat", "responses"],
     tools: Sequence[Any] = (),
     tool_choice: str | None = None,
-) -> RunResult:
-    """The OpenAI Agents SDK's ``Agent(output_type=Note)`` run by ``Runner.run`` on :data:`ASK`,
-    through ``OpenAIChatCompletionsModel`` or ``OpenAIResponsesModel``."""
+    *,
+    stream: bool = False,
+) -> RunResult | RunResultStreaming:
+    """The OpenAI Agents SDK's ``Agent(output_type=Note)`` run by ``Runner.run`` on :data:`ASK`
+    (``Runner.run_streamed`` with ``stream``, its events read to the end), through
+    ``OpenAIChatCompletionsModel`` or ``OpenAIResponsesModel``."""
     from agents import (
         Agent,
         ModelSettings,
@@ -248,7 +253,12 @@ async def agents_run(
             output_type=Note,
             tools=list(tools),
         )
-        return await Runner.run(agent, ASK, max_turns=4)
+        if not stream:
+            return await Runner.run(agent, ASK, max_turns=4)
+        streamed = Runner.run_streamed(agent, ASK, max_turns=4)
+        async for _ in streamed.stream_events():
+            pass
+        return streamed
 
 
 async def pydantic_ai_run(
@@ -256,10 +266,13 @@ async def pydantic_ai_run(
     wire: Wire,
     output: Literal["native", "prompted", "tool"],
     tools: Sequence[Callable[..., Any]] = (),
-) -> AgentRunResult[Note]:
+    *,
+    stream: bool = False,
+) -> Note:
     """pydantic-ai's ``Agent(output_type=NativeOutput(Note))`` (``PromptedOutput``, or ``Note``
     itself: its default, a tool the model is made to call) over ``OpenAIChatModel`` with an
-    ``OpenAIProvider`` on the server, run on :data:`ASK`."""
+    ``OpenAIProvider`` on the server, run on :data:`ASK` (by ``run_stream`` with ``stream``): its
+    output."""
     from pydantic_ai import Agent, NativeOutput, PromptedOutput
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
@@ -277,7 +290,12 @@ async def pydantic_ai_run(
             model_settings=ModelSettings(max_tokens=128),
             retries=1,
         )
-        return await agent.run(ASK)
+        if not stream:
+            note: Note = (await agent.run(ASK)).output
+            return note
+        async with agent.run_stream(ASK) as run:
+            streamed: Note = await run.get_output()
+            return streamed
 
 
 def instructor_note(url: str, wire: Wire, mode: Literal["JSON_SCHEMA", "TOOLS"] = "JSON_SCHEMA") -> Note:
