@@ -1,0 +1,98 @@
+"""The snippets of docs/serve.md's "Agent frameworks" run against serve over the scripted backend.
+
+The section's first snippet (the model and ``BASE_URL``) runs first, then ``BASE_URL`` is set to
+the test server's address and a subsection's snippets run as written. Each ends with ``note``,
+the framework's typed value, which must be the one the scripted backend answered: so a
+snippet that names a class, a setting or an argument the framework no longer takes fails here.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.serve import served
+
+from toolrouting import AsyncScriptedBackend
+from toolrouting._serve import serve_app
+
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "serve.md"
+HEADING = "## Agent frameworks"
+ANSWER = '{"title":"A latch","stars":4}'
+CALL = '{"tool":"search","arguments":{"query":"latch"}}'
+
+#: What the scripted backend answers each subsection's requests with, in order, and how many
+#: typed values its snippet builds.
+SCRIPTS: dict[str, tuple[list[str], int]] = {
+    "LangChain": ([ANSWER, '{"tool":"Note","arguments":' + ANSWER + "}"], 2),
+    "LangGraph": (
+        ['{"tool":"search","arguments":{"query":"latch"}}', '{"tool":"none"}', "It holds.", ANSWER],
+        1,
+    ),
+    "LangChain's create_agent": (
+        [CALL, '{"tool":"Note","arguments":' + ANSWER + "}", CALL, '{"tool":"none"}', ANSWER],
+        2,
+    ),
+    "OpenAI Agents SDK": ([ANSWER, ANSWER], 2),
+    "pydantic-ai": ([ANSWER], 1),
+    "instructor": ([ANSWER], 1),
+}
+#: The subsections whose framework is not in the dev extra (docs/serve.md says why).
+OPTIONAL = {"instructor": "instructor"}
+
+
+def snippets() -> tuple[str, dict[str, str]]:
+    """The section's first Python snippets, and each subsection's, by its title."""
+    text = PAGE.read_text(encoding="utf-8")
+    start = text.index(f"\n{HEADING}\n")
+    end = text.index("\n## ", start + 1)
+    first, *rest = re.split(r"^### (.+)$", text[start:end], flags=re.MULTILINE)
+
+    def code(chunk: str) -> str:
+        return "\n".join(re.findall(r"^```python\n(.*?)^```$", chunk, flags=re.MULTILINE | re.DOTALL))
+
+    return code(first), {title: code(chunk) for title, chunk in zip(rest[::2], rest[1::2], strict=True)}
+
+
+PREAMBLE, SNIPPETS = snippets()
+
+
+@pytest.fixture(scope="module")
+def scripted() -> Iterator[tuple[AsyncScriptedBackend, str]]:
+    backend = AsyncScriptedBackend()
+    with served(serve_app(backend, model="scripted")) as url:
+        yield backend, url
+
+
+def test_every_subsection_has_a_snippet_and_a_script() -> None:
+    assert "BASE_URL" in PREAMBLE
+    assert "class Note" in PREAMBLE
+    assert set(SNIPPETS) == set(SCRIPTS)
+    assert all(SNIPPETS.values())
+
+
+@pytest.mark.parametrize("title", SCRIPTS)
+def test_the_snippet_runs_through_serve(scripted: tuple[AsyncScriptedBackend, str], title: str) -> None:
+    if title in OPTIONAL:
+        pytest.importorskip(OPTIONAL[title])
+    backend, url = scripted
+    backend.requests.clear()
+    replies, values = SCRIPTS[title]
+    backend.enqueue(*replies)
+    namespace: dict[str, Any] = {"__name__": f"docs_serve_{title}"}
+    exec(compile(PREAMBLE, f"{PAGE.name}: {HEADING}", "exec"), namespace)
+    namespace["BASE_URL"] = url
+    with warnings.catch_warnings():
+        # LangGraph 1 warns that its prebuilt agent moved; the page says so.
+        warnings.filterwarnings("ignore", message="create_react_agent has been moved")
+        exec(compile(SNIPPETS[title], f"{PAGE.name}: {title}", "exec"), namespace)
+    note_type = namespace["Note"]
+    built = [value for value in namespace.values() if isinstance(value, note_type)]
+    assert namespace["note"] in built
+    assert all(value.model_dump() == note_type.model_validate_json(ANSWER).model_dump() for value in built)
+    assert len(built) == values
+    assert backend.pending == 0
