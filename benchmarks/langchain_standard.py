@@ -37,6 +37,8 @@ GROUPS = ("structured output", "JSON mode", "tool calling", "others")
 _TOOL_TESTS = frozenset(
     {"test_agent_loop", "test_bind_runnables_as_tools", "test_structured_few_shot_examples"}
 )
+#: The standard tests of an image or a PDF in a tool's result: media, counted with the others.
+_MEDIA = ("_image_tool_message", "_pdf_tool_message")
 #: Characters of a failure's first line that are printed.
 _SHOWN = 110
 
@@ -58,7 +60,7 @@ class Outcome:
             return "structured output"
         if base == "test_json_mode":
             return "JSON mode"
-        if "tool" in base or base in _TOOL_TESTS:
+        if ("tool" in base and not base.endswith(_MEDIA)) or base in _TOOL_TESTS:
             return "tool calling"
         return "others"
 
