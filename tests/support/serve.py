@@ -100,9 +100,10 @@ def served_to_sdk(model: str, **options: Any) -> Iterator[tuple[AsyncScriptedBac
 
 
 @contextlib.contextmanager
-def served_embedded(**options: Any) -> Iterator[str]:
-    """The embedded default model served on loopback under the model tests' seed, temperature and
-    threads (``options`` go to ``serve_app``); yields the base URL clients take (``.../v1``)."""
+def served_embedded(*, path: Path | None = None, **options: Any) -> Iterator[str]:
+    """The embedded default model (or the GGUF at ``path``) served on loopback under the model
+    tests' seed, temperature and threads (``options`` go to ``serve_app``); yields the base URL
+    clients take (``.../v1``)."""
     import anyio
 
     from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
@@ -111,7 +112,7 @@ def served_embedded(**options: Any) -> Iterator[str]:
 
     settings = Settings(temperature=TEST_TEMPERATURE, seed=TEST_SEED, max_tokens=256)
     backend = AsyncEmbeddedLlama(
-        EmbeddedLlama(default_model_path(), settings=settings, n_threads=TEST_THREADS)
+        EmbeddedLlama(path or default_model_path(), settings=settings, n_threads=TEST_THREADS)
     )
     try:
         with served(serve_app(backend, **options)) as url:
