@@ -91,6 +91,8 @@ MAX_CALLS = [1]
 #: What ``--variant`` changes of the prompt and the route at ``--max-calls`` above 1.
 VARIANTS = ("loop", "no-sentence", "one-call-route", "sentence-last", "short", "short-last", "array-first")
 VARIANT = ["loop"]
+#: How the sentence ``max_calls`` above 1 adds to the reply format begins.
+SEVERAL_OPENING = "When the user asks for several things"
 #: The ``short`` variants' sentence, for the reply format's longer one.
 SHORT_SENTENCE = (
     'Several calls at once: a JSON array of 2 to {max_calls} of them, [{{"tool": ...}}, {{"tool": ...}}].'
@@ -140,13 +142,15 @@ def several_prompt(tools: list[dict[str, Any]], style: str) -> str:
     variant = VARIANT[0]
     if MAX_CALLS[0] == 1 or variant in ("loop", "one-call-route", "array-first"):
         return several
-    one = catalogue_prompt(tools, style=style)  # type: ignore[arg-type]
     if variant == "no-sentence":
-        return one
-    # The one line the reply format of several calls adds.
-    (sentence,) = [line for line in several.splitlines() if line not in one.splitlines()]
+        return catalogue_prompt(tools, style=style)  # type: ignore[arg-type]
+    # The one line the reply format of several calls adds (the listing is as long as at K).
+    lines = several.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.startswith(SEVERAL_OPENING)]
+    sentence = lines.pop(at)
     wording = SHORT_SENTENCE.format(max_calls=MAX_CALLS[0]) if variant.startswith("short") else sentence
-    return f"{one}\n{wording}" if variant.endswith("-last") else several.replace(sentence, wording)
+    lines.insert(len(lines) if variant.endswith("-last") else at, wording)
+    return "\n".join(lines)
 
 
 def several_route(tools: list[dict[str, Any]], thought: int | None) -> dict[str, Any]:
