@@ -69,6 +69,7 @@ from corpus import (
 )
 
 from toolrouting import (
+    DEFAULT_PROMPT_CHARS,
     EmbeddedLlama,
     Message,
     Settings,
@@ -93,6 +94,8 @@ VARIANTS = ("loop", "no-sentence", "one-call-route", "sentence-last", "short", "
 VARIANT = ["loop"]
 #: How the sentence ``max_calls`` above 1 adds to the reply format begins.
 SEVERAL_OPENING = "When the user asks for several things"
+#: How the reply format's first sentence begins, which the added sentence follows.
+REPLY_OPENING = "Reply with one JSON object"
 #: The ``short`` variants' sentence, for the reply format's longer one.
 SHORT_SENTENCE = (
     'Several calls at once: a JSON array of 2 to {max_calls} of them, [{{"tool": ...}}, {{"tool": ...}}].'
@@ -144,12 +147,14 @@ def several_prompt(tools: list[dict[str, Any]], style: str) -> str:
         return several
     if variant == "no-sentence":
         return catalogue_prompt(tools, style=style)  # type: ignore[arg-type]
-    # The one line the reply format of several calls adds (the listing is as long as at K).
     lines = several.splitlines()
-    (at,) = [i for i, line in enumerate(lines) if line.startswith(SEVERAL_OPENING)]
-    sentence = lines.pop(at)
+    (sentence,) = [line for line in lines if line.startswith(SEVERAL_OPENING)]
     wording = SHORT_SENTENCE.format(max_calls=MAX_CALLS[0]) if variant.startswith("short") else sentence
-    lines.insert(len(lines) if variant.endswith("-last") else at, wording)
+    # The one-call text fitted to the room the line leaves, as catalogue_prompt fits its own.
+    room = DEFAULT_PROMPT_CHARS - len(wording) - 1
+    lines = catalogue_prompt(tools, style=style, max_chars=room).splitlines()  # type: ignore[arg-type]
+    (reply,) = [i for i, line in enumerate(lines) if line.startswith(REPLY_OPENING)]
+    lines.insert(len(lines) if variant.endswith("-last") else reply + 1, wording)
     return "\n".join(lines)
 
 
