@@ -4,6 +4,7 @@ Run: .venv/bin/python benchmarks/decisions.py  [--limit N] [--styles bare,names,
                                               [--model PATH.gguf] [--seed 0] [--threads N] [--thought 80]
                                               [--decoding forced|grammar] [--grammar ours|server]
                                               [--unbounded] [--spaced] [--max-calls K]
+                                              [--variant loop|no-sentence|one-call-route|...]
 
 Each case in benchmarks/cases/*.jsonl is a catalogue, a conversation and the expected first
 action (one of a list of tool names, or ``none``), with optional argument checks (the
@@ -35,6 +36,13 @@ table: all calls right (the calls expected, one for one in any order, arguments 
 checks), the number of calls made against the number needed (over- and under-calling), tokens
 and seconds per decision. A single-call case answered with several calls counts as not right
 (and is counted, over-called). ``--max-calls 1`` gives the same tables at one call a decision.
+
+``--variant`` changes what ``--max-calls K`` (above 1) adds to a catalogue prompt and a route,
+to measure each part of it: ``loop`` is what the loop sends (the default); ``no-sentence`` the
+prompt of one call over the route of K; ``one-call-route`` the prompt of K over the route of
+one call; ``sentence-last`` the added sentence after the example, last; ``short`` a shorter
+sentence in its place, and ``short-last`` that one last; ``array-first`` the route's array
+alternative first, before the tools.
 """
 
 from __future__ import annotations
@@ -61,6 +69,7 @@ from corpus import (
 )
 
 from toolrouting import (
+    DEFAULT_PROMPT_CHARS,
     EmbeddedLlama,
     Message,
     Settings,
@@ -80,6 +89,17 @@ THOUGHT_SLOT = [80]
 N_CTX = 8192
 #: The calls one decision may make (``--max-calls``).
 MAX_CALLS = [1]
+#: What ``--variant`` changes of the prompt and the route at ``--max-calls`` above 1.
+VARIANTS = ("loop", "no-sentence", "one-call-route", "sentence-last", "short", "short-last", "array-first")
+VARIANT = ["loop"]
+#: How the sentence ``max_calls`` above 1 adds to the reply format begins.
+SEVERAL_OPENING = "When the user asks for several things"
+#: How the reply format's first sentence begins, which the added sentence follows.
+REPLY_OPENING = "Reply with one JSON object"
+#: The ``short`` variants' sentence, for the reply format's longer one.
+SHORT_SENTENCE = (
+    'Several calls at once: a JSON array of 2 to {max_calls} of them, [{{"tool": ...}}, {{"tool": ...}}].'
+)
 
 
 @dataclass
@@ -116,7 +136,36 @@ def system_text(config: str, tools: list[dict[str, Any]], messages: list[Message
     if config == "names":
         names = ", ".join(route_tool_names(tools)) or "(none)"
         return f'Choose the next action: one JSON object, a tool call or {{"tool": "none"}}.\nTools: {names}'
-    return catalogue_prompt(tools, style=config, max_calls=MAX_CALLS[0])  # type: ignore[arg-type]
+    return several_prompt(tools, config)
+
+
+def several_prompt(tools: list[dict[str, Any]], style: str) -> str:
+    """The catalogue prompt of ``--max-calls``, as ``--variant`` writes it."""
+    several = catalogue_prompt(tools, style=style, max_calls=MAX_CALLS[0])  # type: ignore[arg-type]
+    variant = VARIANT[0]
+    if MAX_CALLS[0] == 1 or variant in ("loop", "one-call-route", "array-first"):
+        return several
+    if variant == "no-sentence":
+        return catalogue_prompt(tools, style=style)  # type: ignore[arg-type]
+    lines = several.splitlines()
+    (sentence,) = [line for line in lines if line.startswith(SEVERAL_OPENING)]
+    wording = SHORT_SENTENCE.format(max_calls=MAX_CALLS[0]) if variant.startswith("short") else sentence
+    # The one-call text fitted to the room the line leaves, as catalogue_prompt fits its own.
+    room = DEFAULT_PROMPT_CHARS - len(wording) - 1
+    lines = catalogue_prompt(tools, style=style, max_chars=room).splitlines()  # type: ignore[arg-type]
+    (reply,) = [i for i, line in enumerate(lines) if line.startswith(REPLY_OPENING)]
+    lines.insert(len(lines) if variant.endswith("-last") else reply + 1, wording)
+    return "\n".join(lines)
+
+
+def several_route(tools: list[dict[str, Any]], thought: int | None) -> dict[str, Any]:
+    """The route of ``--max-calls``, as ``--variant`` writes it."""
+    if VARIANT[0] == "one-call-route":
+        return route_schema(tools, thought=thought)
+    schema = route_schema(tools, thought=thought, max_calls=MAX_CALLS[0])
+    if VARIANT[0] == "array-first" and MAX_CALLS[0] > 1 and "type" not in schema:
+        schema["anyOf"].insert(0, schema["anyOf"].pop())  # the array, last, first
+    return schema
 
 
 def decide(
@@ -124,7 +173,7 @@ def decide(
 ) -> tuple[Any, Any, float]:
     """One decision under ``config``: the completion, what parse_routes made of it, the seconds."""
     thought = THOUGHT_SLOT[0] if config == "thought" else None
-    schema = route_schema(tools, thought=thought, max_calls=MAX_CALLS[0])
+    schema = several_route(tools, thought)
     routed = routed_backend(backend, schema, ROUTING_CAP)
     system = system_text(config, tools, conversation)
     messages: list[Message] = [{"role": "system", "content": system}] if system else []
@@ -282,9 +331,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--max-calls", type=int, help="calls a decision may make; also asks the cases that need several"
     )
+    parser.add_argument(
+        "--variant", choices=VARIANTS, default="loop", help="what --max-calls adds to the prompt and route"
+    )
     args = parser.parse_args(argv)
     THOUGHT_SLOT[0] = args.thought
     MAX_CALLS[0] = args.max_calls or 1
+    VARIANT[0] = args.variant
     configs = [name.strip() for name in args.styles.split(",") if name.strip()]
     unknown = [name for name in configs if name not in CONFIGS]
     if unknown:
@@ -314,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"({len(cases) - expected_none} expect a tool, {expected_none} expect none), "
         f"greedy, seed {args.seed}, {'forced tokens' if args.decoding == 'forced' else 'grammar sampler'}, "
         f"grammar {args.grammar}{'' if args.unbounded else ', bounded'}{', spaced' if args.spaced else ''}, "
-        f"routing cap {ROUTING_CAP}, max_calls {MAX_CALLS[0]}, {os.cpu_count()} cores, "
+        f"routing cap {ROUTING_CAP}, max_calls {MAX_CALLS[0]}, variant {VARIANT[0]}, {os.cpu_count()} cores, "
         f"{platform.python_version()}, {time.perf_counter() - started:.0f} s in all\n"
     )
     print(table(tallies))

@@ -1,0 +1,216 @@
+"""Structured output's last step: the answer asked after ``none`` (two requests) against the
+answer held by the ``none`` alternative (one request).
+
+Run: OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/structured_answer.py [--model PATH.gguf ...]
+                                                       [--threads 2]
+
+Each case of benchmarks/cases/structured/ is a question no tool is needed for, over the small
+notes catalogue, with a JSON schema its answer is to follow. Two ways:
+
+- ``two requests``: what ``toolrouting serve`` does with ``tools`` and ``response_format``,
+  through its own app in-process (Starlette's TestClient): the decision routed, and after
+  ``none`` the answer asked under the schema (the loop's answer request, decoded under it);
+- ``one request``: the same decision's messages (the catalogue's instructions and the
+  question) under the route whose ``none`` alternative also holds the answer,
+  ``{"tool": "none", "answer": {...}}``: ``route_schema(tools)`` with the schema as the
+  alternative's required ``answer``, asked once with a cap of the routing cap and the
+  server's answer tokens together (512 + 1,024).
+
+Both share the decision up to ``none``: the same prompt, the same choice among the tools. For
+each way: the replies that answered (``none``, not a tool call), valid under the schema
+(``jsonschema``; by the grammar they must be), cut at the cap, with the case's words (every
+word of the case in the answer's compact JSON, lowercased; a case with no words is not
+counted), and the prompt and completion tokens (as reported: every request's whole prompt)
+and the seconds summed. Each way asks every case in turn, after an untimed first case, so
+consecutive decisions share the instructions as a server's prefix cache would have them.
+Greedy (temperature 0, seed 0), forced tokens, our bounded grammar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from corpus import CASES, load_catalogue
+
+from toolrouting import (
+    DEFAULT_ROUTING_CAP,
+    AsyncEmbeddedLlama,
+    EmbeddedLlama,
+    Message,
+    Settings,
+    catalogue_prompt,
+    default_model_path,
+    route_schema,
+    routed_backend,
+)
+from toolrouting._loop import instructed  # what serve's decision sends, not a copy
+from toolrouting._serve import SERVE_ANSWER_TOKENS, serve_app
+
+N_CTX = 4096
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question no tool is needed for, its catalogue, the schema of its answer, and the words
+    a right answer holds."""
+
+    id: str
+    catalogue: str
+    messages: list[Message]
+    schema: dict[str, Any]
+    words: list[str]
+
+
+def load_questions() -> list[Question]:
+    path = CASES / "structured" / "answers.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [
+        Question(raw["id"], raw["catalogue"], raw["messages"], raw["schema"], raw["words"])
+        for raw in map(json.loads, filter(str.strip, lines))
+    ]
+
+
+@dataclass
+class Answered:
+    """One question asked one way: the answer (``None`` after a tool call), the cut, tokens, seconds."""
+
+    answer: Any
+    truncated: bool
+    prompt: int
+    completion: int
+    seconds: float
+
+
+def answer_route(tools: list[dict[str, Any]], schema: dict[str, Any]) -> dict[str, Any]:
+    """The route whose ``none`` alternative holds the answer under ``schema``."""
+    route = route_schema(tools)
+    (none,) = [alt for alt in route["anyOf"] if alt["properties"]["tool"].get("const") == "none"]
+    none["properties"]["answer"] = copy.deepcopy(schema)
+    none["required"].append("answer")
+    return route
+
+
+def one_request(backend: EmbeddedLlama, question: Question) -> Answered:
+    tools = load_catalogue(question.catalogue)
+    routed = routed_backend(
+        backend, answer_route(tools, question.schema), DEFAULT_ROUTING_CAP + SERVE_ANSWER_TOKENS
+    )
+    messages = instructed(question.messages, catalogue_prompt(tools), tools)
+    started = time.perf_counter()
+    completion = routed.complete(messages)
+    seconds = time.perf_counter() - started
+    reply = json.loads(completion.text) if not completion.truncated else {}
+    usage = completion.usage
+    answer = reply.get("answer") if reply.get("tool") == "none" else None
+    return Answered(answer, completion.truncated, usage.prompt_tokens, usage.completion_tokens, seconds)
+
+
+def two_requests(client: Any) -> Callable[[Question], Answered]:
+    """Ask ``toolrouting serve``'s app through ``client``: one chat completion, as a client would."""
+
+    def ask(question: Question) -> Answered:
+        body = {
+            "model": "toolrouting",
+            "messages": question.messages,
+            "tools": load_catalogue(question.catalogue),
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": question.schema, "strict": True},
+            },
+            "temperature": 0,
+            "seed": 0,
+        }
+        started = time.perf_counter()
+        response = client.post("/v1/chat/completions", json=body)
+        seconds = time.perf_counter() - started
+        response.raise_for_status()
+        reply = response.json()
+        choice, usage = reply["choices"][0], reply["usage"]
+        content = choice["message"]["content"]
+        truncated = choice["finish_reason"] == "length"
+        answer = json.loads(content) if content is not None and not truncated else None
+        return Answered(answer, truncated, usage["prompt_tokens"], usage["completion_tokens"], seconds)
+
+    return ask
+
+
+def row(name: str, way: str, questions: Sequence[Question], asked: Sequence[Answered]) -> str:
+    import jsonschema
+
+    answered = [(q, a) for q, a in zip(questions, asked, strict=True) if a.answer is not None]
+    valid = sum(jsonschema.Draft202012Validator(q.schema).is_valid(a.answer) for q, a in answered)
+    worded = [(q, a) for q, a in answered if q.words]
+    text = {q.id: json.dumps(a.answer, separators=(",", ":")).lower() for q, a in answered}
+    right = sum(all(word in text[q.id] for word in q.words) for q, _ in worded)
+    with_words = sum(bool(q.words) for q in questions)
+    cells = [
+        name,
+        way,
+        f"{len(answered)}/{len(asked)}",
+        f"{valid}/{len(answered)}",
+        str(sum(a.truncated for a in asked)),
+        f"{right}/{with_words}",
+        str(sum(a.prompt for a in asked)),
+        str(sum(a.completion for a in asked)),
+        str(sum(a.prompt + a.completion for a in asked)),
+        f"{sum(a.seconds for a in asked):.1f}",
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def measure(model: Path, threads: int | None) -> list[str]:
+    """Both ways on one model: a row each."""
+    from starlette.testclient import TestClient
+
+    questions = load_questions()
+    settings = Settings(temperature=0.0, seed=0)
+    backend = EmbeddedLlama(model, n_ctx=N_CTX, n_threads=threads, settings=settings, seed=0)
+    name = backend.model_path.name
+    rows = []
+    try:
+        with TestClient(serve_app(AsyncEmbeddedLlama(backend))) as client:
+            ways: list[tuple[str, Callable[[Question], Answered]]] = [
+                ("two requests (serve)", two_requests(client)),
+                ("one request", lambda question: one_request(backend, question)),
+            ]
+            for way, ask in ways:
+                ask(questions[0])  # untimed: the model's first request, the first grammars
+                asked = []
+                for question in questions:
+                    asked.append(ask(question))
+                    print(f"{name} {way} {question.id}: {asked[-1].answer}", file=sys.stderr, flush=True)
+                rows.append(row(name, way, questions, asked))
+    finally:
+        backend.close()
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--model", type=Path, action="append", help="a GGUF file; give several to compare")
+    parser.add_argument("--threads", type=int)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    head = [
+        "model", "way", "answered (`none`)", "valid under the schema", "cap hits", "with the words",
+        "prompt tokens", "completion tokens", "tokens in all", "seconds",
+    ]  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (len(head) - 2)]
+    for model in args.model or [default_model_path()]:
+        lines += measure(model, args.threads)
+    print(f"{len(load_questions())} questions, greedy, seed 0, forced tokens, bounded, "
+          f"{time.perf_counter() - started:.0f} s in all\n")  # fmt: skip
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
