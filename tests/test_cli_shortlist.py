@@ -5,6 +5,7 @@ The scripted backends are fakes in place of the models, to drive the plumbing re
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -36,10 +37,13 @@ TOOLS = textwrap.dedent('''
 
 @pytest.fixture
 def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    (tmp_path / "my_tools.py").write_text(TOOLS, encoding="utf-8")
+    # A module name of its own, and dropped from sys.modules after: another test file imports a
+    # my_tools.py of other tools, and an import cached by one test would be the next one's.
+    (tmp_path / "shortlisted_tools.py").write_text(TOOLS, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
-    return "my_tools:TOOLS"
+    monkeypatch.delitem(sys.modules, "shortlisted_tools", raising=False)
+    return "shortlisted_tools:TOOLS"
 
 
 def _model(request: ScriptedRequest) -> str:

@@ -105,6 +105,7 @@ def test_python_tools_and_results_cut_to_size(
     )
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "my_tools", raising=False)  # this file's, not a cached one
     scripted.enqueue('{"tool": "read_log", "arguments": {"lines": 3}}', NONE)
     transcript = tmp_path / "run.jsonl"
     assert (
