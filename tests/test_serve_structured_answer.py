@@ -195,3 +195,24 @@ def test_a_grammar_refused_in_the_answer_is_named_under_response_format(
         "response_format.json_schema.schema.$defs.Item.minimum",
         "tools",  # a tool's part of the route is the tools'
     ]
+
+
+def test_an_answers_definition_named_as_a_tools_is_a_400_naming_the_tools(
+    sdk: tuple[AsyncScriptedBackend, openai.OpenAI],
+) -> None:
+    backend, client = sdk
+    parameters = {
+        "type": "object",
+        "properties": {"p": {"$ref": "#/$defs/b"}},
+        "$defs": {"b": {"type": "string"}},
+    }
+    tools = [{"type": "function", "function": {"name": "none.a", "parameters": parameters}}]
+    schema = {
+        "type": "object",
+        "properties": {"q": {"$ref": "#/$defs/a.b"}},
+        "$defs": {"a.b": {"type": "string"}},
+    }
+    with pytest.raises(openai.BadRequestError) as raised:
+        ask(client, stream=False, response_format=json_schema(schema, True), tools=tools)
+    assert raised.value.body["param"] == "tools"  # type: ignore[index]
+    assert backend.requests == []

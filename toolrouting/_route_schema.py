@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._catalogue import checked_catalogue
+from ._errors import CatalogueError
 from ._json import pointer_token
 from ._limits import LLAMA_CPP_MAX_OPTIONAL_REPEATS
 from ._names import NONE_TOOL
@@ -113,9 +114,7 @@ def _answer(schema: Mapping[str, Any], at: str, definitions: dict[str, Any]) -> 
     answer = _hoisted(copy.deepcopy(dict(schema)), NONE_TOOL, at, hoisted)
     clash = sorted(hoisted.keys() & definitions.keys())
     if clash:  # only a tool named "none.X" can write such a name
-        raise ValueError(
-            f"the answer's definition {clash[0]!r} has the name of a tool's in the route's $defs"
-        )
+        raise CatalogueError(None, f"a tool's definition and the answer's are both {clash[0]!r} in the $defs")
     definitions.update(hoisted)
     return answer
 
