@@ -24,6 +24,10 @@ counted), and the prompt and completion tokens (as reported: every request's who
 and the seconds summed. Each way asks every case in turn, after an untimed first case, so
 consecutive decisions share the instructions as a server's prefix cache would have them.
 Greedy (temperature 0, seed 0), forced tokens, our bounded grammar.
+
+Serve answers the one-request way itself (``route_schema(tools, answer_schema=S)``,
+docs/serve.md): the ``two requests (serve)`` way is two requests only at a commit before serve
+did so, such as c24fe5e, where docs/benchmarks.md's figures were taken.
 """
 
 from __future__ import annotations

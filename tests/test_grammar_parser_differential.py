@@ -15,10 +15,13 @@ The longer campaign with figures: ``python fuzz/grammar_campaign.py`` (docs/reli
 
 from __future__ import annotations
 
+import json
 import pickle
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
+from pydantic import BaseModel, Field
 from support.differential import Figures, GrammarCheck, corpus, forward, hostile_outcome, reverse
 from support.hostile_catalogues import HOSTILE, tool
 from support.model import TEST_THREADS
@@ -81,6 +84,62 @@ def test_the_corpus_covers_every_family_and_every_source() -> None:
     families = {family for family, _ in HOSTILE.values()}
     routed = {HOSTILE[name.split("/", 1)[1]][0] for name in CORPUS if name.startswith("hostile/")}
     assert families - routed <= {"wrong types", "shared sub-dicts"}
+
+
+class _Item(BaseModel):
+    name: str = Field(max_length=20)
+    count: int
+
+
+class _Order(BaseModel):
+    main: _Item
+    more: list[_Item] = Field(max_length=2)
+
+
+#: Answers the route's none may hold: bounded fields, any object (json_object), and a pydantic
+#: model whose $defs join the route's beside the tools' own.
+ANSWERS: dict[str, dict[str, Any]] = {
+    "note": {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "maxLength": 30},
+            "mood": {"enum": ["good", "bad"]},
+            "tags": {"type": "array", "items": {"type": "boolean"}, "maxItems": 3},
+        },
+        "required": ["title", "mood"],
+        "additionalProperties": False,
+    },
+    "object": {"type": "object"},
+    "pydantic": _Order.model_json_schema(),
+}
+
+
+@pytest.mark.parametrize("answer", ANSWERS)
+@pytest.mark.parametrize("name", ["benchmarks/serve-notes", "tests/shop_refs", "mcp/mcp-server-time"])
+def test_every_reply_with_an_answer_the_grammar_allows_is_accepted_and_valid(
+    name: str, answer: str, check: GrammarCheck
+) -> None:
+    # route_schema(tools, answer_schema=S): none holds a required answer, read back as written.
+    figures = Figures()
+    schema = ANSWERS[answer]
+    drawn = forward(CORPUS[name], name, figures, replies=REPLIES, seed=47, check=check, answer_schema=schema)
+    assert (figures.not_derived, figures.refused, figures.too_long) == ([], [], [])
+    names = [tool["function"]["name"] for tool in CORPUS[name]]
+    answered = [route for route in (parse_route(text, names, answer=True) for text in drawn) if route.answer]
+    assert answered  # the none alternative was drawn
+    for route in answered:
+        assert route.text is not None
+        assert route.answer is not None
+        assert route.answer in route.text
+        assert Draft202012Validator(schema).is_valid(json.loads(route.answer)), route.answer
+
+
+def test_a_none_with_an_answer_is_refused_where_the_route_holds_none() -> None:
+    assert parse_route('{"tool":"none","answer":{}}', ["t"]).error == (
+        'the "none" action carries other keys: "answer"'
+    )
+    assert parse_route('{"tool":"none"}', ["t"], answer=True).error == 'the "none" action has no "answer"'
+    assert parse_route('{"answer": [1, "}"] ,"tool":"none"}', ["t"], answer=True).answer == '[1, "}"]'
 
 
 # --- the free-keys class: a repeated key where keys are free -----------------------------------

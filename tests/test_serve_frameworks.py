@@ -39,6 +39,8 @@ NOTE = Note(title="A latch", stars=4)
 ANSWER = NOTE.model_dump_json()
 SEARCH = '{"tool":"search","arguments":{"query":"latch"}}'
 NONE = '{"tool":"none"}'
+#: The none of a route that holds the answer: with tools and a response_format, one request.
+ANSWERED = '{"tool":"none","answer":' + ANSWER + "}"
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +92,15 @@ def asked_schema(backend: AsyncScriptedBackend) -> tuple[Any, str | None, bool]:
     """The last request's schema, its name and strictness."""
     settings = backend.requests[-1].settings
     return settings.json_schema, settings.json_schema_name, settings.json_schema_strict
+
+
+def held_schema(backend: AsyncScriptedBackend) -> Any:
+    """The schema the last request's route holds the answer under: its none's ``answer``."""
+    route = backend.requests[-1].settings.json_schema
+    assert route is not None
+    assert backend.requests[-1].settings.json_schema_name == "tool_route"
+    (none,) = [alt for alt in route["anyOf"] if alt["properties"]["tool"].get("const") == "none"]
+    return none["properties"]["answer"]
 
 
 def test_langchain_json_schema_is_the_answer_under_the_models_schema(
@@ -171,26 +182,26 @@ def test_langchains_create_agent_makes_the_model_call_its_output_tool(
     assert all(offered(r.settings.json_schema) == {"search", "Note"} for r in backend.requests)
 
 
-def test_langchains_create_agent_provider_strategy_is_the_answer_after_none_under_the_schema(
+def test_langchains_create_agent_provider_strategy_is_the_answer_in_none_under_the_schema(
     backend: AsyncScriptedBackend, url: str
 ) -> None:
-    backend.enqueue(SEARCH, NONE, ANSWER)
+    backend.enqueue(SEARCH, ANSWERED)
     wire = Wire()
     state = langchain_agent_run(url, wire, [search], "provider")
     assert state["structured_response"] == NOTE
     assert searches == ["latch"]
     form = wire.sent[-1]["response_format"]["json_schema"]
-    assert asked_schema(backend) == (form["schema"], "Note", bool(form.get("strict")))
+    assert held_schema(backend) == form["schema"]
 
 
 @pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("api", ["chat", "responses"])
-def test_the_agents_sdks_output_type_is_the_answer_after_none_under_the_schema(
+def test_the_agents_sdks_output_type_is_the_answer_in_none_under_the_schema(
     backend: AsyncScriptedBackend, url: str, api: Any, stream: bool
 ) -> None:
     from agents import function_tool
 
-    backend.enqueue(SEARCH, NONE, ANSWER)
+    backend.enqueue(SEARCH, ANSWERED)
     wire = Wire()
     result = anyio.run(functools.partial(agents_run, url, wire, api, [function_tool(search)], stream=stream))
     assert bool(wire.sent[-1].get("stream")) is stream
@@ -199,17 +210,16 @@ def test_the_agents_sdks_output_type_is_the_answer_after_none_under_the_schema(
     sent = wire.sent[-1]
     form = sent["response_format"]["json_schema"] if api == "chat" else sent["text"]["format"]
     assert (form["name"], form["strict"]) == ("final_output", True)
-    _, again, answer = backend.requests
+    _, again = backend.requests  # the second decision is the answer too
     assert offered(again.settings.json_schema) == {"search", "none"}
-    assert asked_schema(backend) == (form["schema"], "final_output", True)
-    assert answer.messages[-1]["content"].startswith("What was found:")
+    assert held_schema(backend) == form["schema"]
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_pydantic_ais_native_output_is_the_answer_after_none_under_the_schema(
+def test_pydantic_ais_native_output_is_the_answer_in_none_under_the_schema(
     backend: AsyncScriptedBackend, url: str, stream: bool
 ) -> None:
-    backend.enqueue(SEARCH, NONE, ANSWER)
+    backend.enqueue(SEARCH, ANSWERED)
     wire = Wire()
     note = anyio.run(functools.partial(pydantic_ai_run, url, wire, "native", [search], stream=stream))
     assert note == NOTE
@@ -217,22 +227,21 @@ def test_pydantic_ais_native_output_is_the_answer_after_none_under_the_schema(
     assert searches == ["latch"]
     form = wire.sent[-1]["response_format"]
     assert form["type"] == "json_schema"
-    assert asked_schema(backend) == (form["json_schema"]["schema"], "Note", True)
+    assert held_schema(backend) == form["json_schema"]["schema"]
 
 
 def test_pydantic_ais_prompted_output_is_any_object_with_the_schema_in_the_prompt(
     backend: AsyncScriptedBackend, url: str
 ) -> None:
-    backend.enqueue(SEARCH, NONE, ANSWER)
+    backend.enqueue(SEARCH, ANSWERED)
     result = anyio.run(pydantic_ai_run, url, Wire(), "prompted", [search])
     assert result == NOTE
     # The schema reaches the model as words only: what serve can hold the answer to is an object.
-    assert asked_schema(backend) == ({"type": "object"}, "json_object", False)
-    # The answer after none keeps the client's system prompt, and with it the schema's words.
-    system, *_, asked = backend.requests[-1].messages
+    assert held_schema(backend) == {"type": "object"}
+    # The decision that answers keeps the client's system prompt, and with it the schema's words.
+    system, *_ = backend.requests[-1].messages
     assert system["role"] == "system"
     assert '"title"' in system["content"]
-    assert asked["content"].startswith("What was found:")
 
 
 def test_pydantic_ais_tool_output_is_a_forced_call_of_its_final_result_tool(

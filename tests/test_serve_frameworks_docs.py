@@ -34,7 +34,7 @@ SCRIPTS: dict[str, tuple[list[str], int]] = {
         1,
     ),
     "LangChain's create_agent": (
-        [CALL, '{"tool":"Note","arguments":' + ANSWER + "}", CALL, '{"tool":"none"}', ANSWER],
+        [CALL, '{"tool":"Note","arguments":' + ANSWER + "}", CALL, '{"tool":"none","answer":' + ANSWER + "}"],
         2,
     ),
     "OpenAI Agents SDK": ([ANSWER, ANSWER], 2),

@@ -23,7 +23,7 @@ from test_serve_app import backend, client  # noqa: F401 - a scripted backend, s
 from test_serve_clients import scripted  # noqa: F401 - the scripted backend on loopback
 from test_serve_structured import NOTE, UNGUARANTEED, Note, embedded  # noqa: F401 - the model on loopback
 
-from toolrouting import AsyncOpenAICompatible, AsyncScriptedBackend
+from toolrouting import AsyncOpenAICompatible, AsyncScriptedBackend, Completion, Usage
 from toolrouting._serve import serve_app
 
 QUESTION = "Describe the storage-room latch in one line."
@@ -86,14 +86,25 @@ def test_json_object_asks_for_any_object_and_text_for_none(
     assert [r.settings.json_schema for r in backend.requests] == [{"type": "object"}, None]
 
 
-def test_with_tools_the_answer_after_none_is_under_the_schema(
+def test_with_tools_the_routes_none_holds_the_answer_under_the_schema(
     client: TestClient, backend: AsyncScriptedBackend
 ) -> None:
-    backend.enqueue('{"tool":"none"}', '{"title":"A latch","stars":4}')
+    backend.enqueue('{"tool":"none","answer":{"title":"A latch","stars":4}}')
     answered(client, json_schema(NOTE), NOTE, tools=[SEARCH])
-    decision, answer = backend.requests
+    [decision] = backend.requests  # one request decides and answers
     assert decision.settings.json_schema_name == "tool_route"
-    assert answer.settings.json_schema == NOTE
+    assert decision.settings.json_schema is not None
+    assert decision.settings.json_schema["anyOf"][-1]["properties"]["answer"] == NOTE
+
+
+def test_with_tools_an_answer_the_cap_cut_is_incomplete(
+    client: TestClient, backend: AsyncScriptedBackend
+) -> None:
+    cut = '{"tool":"none","answer":{"title":"A very long'
+    backend.enqueue(Completion(text=cut, finish_reason="length", usage=Usage(), truncated=True))
+    body = create(client, json_schema(NOTE), tools=[SEARCH], max_output_tokens=2).json()
+    assert (body["status"], body["incomplete_details"]) == ("incomplete", {"reason": "max_output_tokens"})
+    assert backend.requests[0].settings.max_tokens == 512 + 2  # the routing cap and the answer's
 
 
 def test_an_answer_the_cap_cut_is_incomplete(client: TestClient, backend: AsyncScriptedBackend) -> None:

@@ -25,7 +25,8 @@ class Route:
     """The parser's verdict on one reply: what :func:`parse_route` made of it, accepted or refused.
 
     Accepted (``ok``): ``tool``, the trimmed ``text`` and, for a tool other than
-    ``none``, its ``arguments``; ``thought`` when the route has a reasoning slot. Refused:
+    ``none``, its ``arguments``; ``thought`` when the route has a reasoning slot; for ``none``
+    under a route whose ``none`` holds the answer, the ``answer``'s JSON text as written. Refused:
     ``error`` alone. Its shape is the specification's parse-route result (:meth:`as_dict`).
     A routing loop records an accepted route as its round's ``Action`` (``Action.from_route``).
     """
@@ -36,6 +37,7 @@ class Route:
     text: str | None = None
     error: str | None = None
     thought: str | None = None
+    answer: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The specification's hash shape: the keys that have a value, no ``None``s."""
@@ -115,6 +117,7 @@ def _finite_float(literal: str) -> float:
     return number
 
 
+_SCANNER = json.JSONDecoder()
 _DECODER = json.JSONDecoder(
     object_pairs_hook=_unique_object, parse_constant=_refuse_constant, parse_float=_finite_float
 )
@@ -124,7 +127,9 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _JSON_WHITESPACE = " \t\n\r"
 
 
-def parse_route(text: str, names: Collection[str], *, thought: int | None = None) -> Route:
+def parse_route(
+    text: str, names: Collection[str], *, thought: int | None = None, answer: bool = False
+) -> Route:
     """Check a reply against the offered tool ``names``; never raises.
 
     The whole trimmed reply must be one JSON object (RFC 7493 I-JSON: no lone surrogates,
@@ -133,7 +138,10 @@ def parse_route(text: str, names: Collection[str], *, thought: int | None = None
     Inside the arguments a repeated key keeps its last value, as JSON.parse does: where a
     schema leaves keys free, no grammar can forbid a repeat (docs/grammar.md). With ``thought`` (the
     route schema's reasoning slot, ``route_schema(tools, thought=N)``), a ``"thought"``
-    string of at most that many characters is required beside them. Nothing is repaired.
+    string of at most that many characters is required beside them. With ``answer`` (the
+    route whose ``none`` holds the answer, ``route_schema(tools, answer_schema=S)``), ``none``
+    requires an ``"answer"`` beside it, any JSON value (the grammar holds it to ``S``), given
+    back as its text in the reply (``Route.answer``). Nothing is repaired.
     """
     try:
         if not isinstance(text, str):
@@ -168,7 +176,7 @@ def parse_route(text: str, names: Collection[str], *, thought: int | None = None
             problem = _lone_surrogate(value)
             if problem is not None:
                 return _refused(problem)
-        return _check_action(value, trimmed, names, thought)
+        return _check_action(value, trimmed, names, thought, answer)
     except RecursionError:
         return _refused("the reply nests too deeply to decode")
     except Exception as error:  # the promise is "never raises": a bug becomes a refusal
@@ -190,7 +198,9 @@ _new = object.__new__
 _set = object.__setattr__
 
 
-def _accepted(tool: str, arguments: dict[str, Any] | None, text: str, thought: str | None) -> Route:
+def _accepted(
+    tool: str, arguments: dict[str, Any] | None, text: str, thought: str | None, answer: str | None = None
+) -> Route:
     # The hot path: filling the slots directly is twice as fast as the dataclass __init__.
     route: Route = _new(Route)
     _set(route, "ok", True)
@@ -199,6 +209,7 @@ def _accepted(tool: str, arguments: dict[str, Any] | None, text: str, thought: s
     _set(route, "text", text)
     _set(route, "error", None)
     _set(route, "thought", thought)
+    _set(route, "answer", answer)
     return route
 
 
@@ -220,7 +231,9 @@ def _lone_surrogate(value: Any) -> str | None:
     return None
 
 
-def _check_action(value: dict[str, Any], trimmed: str, names: Collection[str], thought: int | None) -> Route:
+def _check_action(
+    value: dict[str, Any], trimmed: str, names: Collection[str], thought: int | None, answer: bool
+) -> Route:
     reasoning = None
     if thought is not None:
         if "thought" not in value:
@@ -237,9 +250,12 @@ def _check_action(value: dict[str, Any], trimmed: str, names: Collection[str], t
     if not isinstance(tool, str) or not tool:
         return _refused('the "tool" value is not a non-empty string')
     if tool == NONE_TOOL:
-        if len(value) != 1:
-            return _refused(f'the "none" action carries other keys: {_keys(value, {"tool"})}')
-        return _accepted(NONE_TOOL, None, trimmed, reasoning)
+        if answer and "answer" not in value:
+            return _refused('the "none" action has no "answer"')
+        if len(value) != 1 + answer:
+            allowed = {"tool", "answer"} if answer else {"tool"}
+            return _refused(f'the "none" action carries other keys: {_keys(value, allowed)}')
+        return _accepted(NONE_TOOL, None, trimmed, reasoning, _answer_text(trimmed) if answer else None)
     if tool not in names:
         return _refused(f"the tool {quote_reply(tool)} is not one of the offered tools")
     if len(value) != 2 or "arguments" not in value:
@@ -253,6 +269,24 @@ def _check_action(value: dict[str, Any], trimmed: str, names: Collection[str], t
     if not isinstance(arguments, dict):
         return _refused(f'the "arguments" of {quote_reply(tool)} are not a JSON object')
     return _accepted(tool, arguments, trimmed, reasoning)
+
+
+def _answer_text(trimmed: str) -> str:
+    """The text of the top-level ``"answer"`` value of an object already decoded and checked."""
+    at = _skip(trimmed, 1)
+    while True:
+        key, at = _SCANNER.raw_decode(trimmed, at)
+        at = _skip(trimmed, _skip(trimmed, at) + 1)  # past the colon
+        end: int = _SCANNER.raw_decode(trimmed, at)[1]
+        if key == "answer":
+            return trimmed[at:end]
+        at = _skip(trimmed, _skip(trimmed, end) + 1)  # past the comma
+
+
+def _skip(text: str, at: int) -> int:
+    while at < len(text) and text[at] in _JSON_WHITESPACE:
+        at += 1
+    return at
 
 
 def _keys(value: dict[str, Any], allowed: set[str]) -> str:

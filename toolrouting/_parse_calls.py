@@ -43,7 +43,12 @@ class Routes:
 
 
 def parse_routes(
-    text: str, names: Collection[str], *, max_calls: int = 1, thought: int | None = None
+    text: str,
+    names: Collection[str],
+    *,
+    max_calls: int = 1,
+    thought: int | None = None,
+    answer: bool = False,
 ) -> Routes:
     """Check a reply of up to ``max_calls`` calls against the offered tool ``names``; never raises.
 
@@ -57,6 +62,7 @@ def parse_routes(
     run twice; the loop's repeat limit counts them. An error about one call names it (``call 2``)
     and the character of the reply where it starts. Only a ``max_calls`` that is not a
     positive integer raises (``TypeError``, ``ValueError``): that is the caller's, not the reply's.
+    ``answer`` is parse_route's: a ``none`` that holds the answer (``Route.answer``).
     """
     if isinstance(max_calls, bool) or not isinstance(max_calls, int):
         raise TypeError(f"max_calls= is a number of calls, not {type(max_calls).__name__}")
@@ -65,7 +71,7 @@ def parse_routes(
     try:
         trimmed = text.strip(_WHITESPACE) if isinstance(text, str) and len(text) <= MAX_REPLY_CHARS else ""
         if max_calls == 1 or not trimmed.startswith("["):
-            return _one(parse_route(text, names, thought=thought), max_calls)
+            return _one(parse_route(text, names, thought=thought, answer=answer), max_calls)
         return _array(trimmed, names, max_calls, thought)
     except Exception as error:  # never raises, as parse_route: a bug becomes a refusal
         return _refused(f"the reply could not be checked ({type(error).__name__})")

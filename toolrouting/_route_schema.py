@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._catalogue import checked_catalogue
+from ._errors import CatalogueError
 from ._json import pointer_token
 from ._limits import LLAMA_CPP_MAX_OPTIONAL_REPEATS
 from ._names import NONE_TOOL
@@ -16,6 +17,7 @@ from ._names import NONE_TOOL
 __all__ = [
     "action_head",
     "action_text",
+    "answer_head",
     "route_choices",
     "route_schema",
     "route_separators",
@@ -38,6 +40,7 @@ def route_schema(
     thought: int | None = None,
     handoff: bool = True,
     max_calls: int = 1,
+    answer_schema: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One JSON schema whose alternatives are the catalogue's tools, in order, then ``none``.
 
@@ -50,7 +53,10 @@ def route_schema(
     ``none`` out, for a caller that demands a tool call (an empty catalogue is then refused).
     ``max_calls=K`` (above 1) lets one reply make up to ``K`` calls: one action is written as
     it is at 1, several as an array of 2 to ``K`` tool actions, never ``none`` among them
-    (docs/grammar.md). Raises :class:`CatalogueError` on a bad entry.
+    (docs/grammar.md). ``answer_schema=S`` has ``none`` hold the answer too, a required
+    ``"answer"`` under ``S`` after ``tool`` (``{"tool":"none","answer":...}``: one request both
+    decides and answers); ``S``'s ``$defs`` move to the route's as ``none.NAME``, a name no
+    tool's can take. Raises :class:`CatalogueError` on a bad entry.
     """
     calls = _max_calls(max_calls)
     slot = _thought_slot(thought)
@@ -72,6 +78,10 @@ def route_schema(
         if slot:
             none["properties"] = {**slot, **none["properties"]}
             none["required"] = [*slot, *none["required"]]
+        if answer_schema is not None:
+            at = f"/anyOf/{len(alternatives)}/properties/answer"
+            none["properties"]["answer"] = _answer(answer_schema, at, definitions)
+            none["required"].append("answer")
         alternatives.append(none)
     elif not alternatives:
         raise ValueError("a route without the none alternative needs at least one tool")
@@ -94,6 +104,19 @@ def _calls(tools: list[dict[str, Any]], calls: int) -> dict[str, Any] | None:
     if calls == 1 or not tools:
         return None
     return {"type": "array", "items": {"anyOf": copy.deepcopy(tools)}, "minItems": 2, "maxItems": calls}
+
+
+def _answer(schema: Mapping[str, Any], at: str, definitions: dict[str, Any]) -> Any:
+    """The answer's schema, copied, its ``$defs`` hoisted as a tool's are, under ``none``'s name."""
+    if not isinstance(schema, Mapping):
+        raise TypeError(f"answer_schema= is a JSON schema, a mapping, not {type(schema).__name__}")
+    hoisted: dict[str, Any] = {}
+    answer = _hoisted(copy.deepcopy(dict(schema)), NONE_TOOL, at, hoisted)
+    clash = sorted(hoisted.keys() & definitions.keys())
+    if clash:  # only a tool named "none.X" can write such a name
+        raise CatalogueError(None, f"a tool's definition and the answer's are both {clash[0]!r} in the $defs")
+    definitions.update(hoisted)
+    return answer
 
 
 def _max_calls(max_calls: int) -> int:
@@ -138,6 +161,13 @@ def action_head(tool: str, *, spaced: bool) -> str:
     route schema's order, ``tool`` first (``{"tool":NAME,"arguments":``)."""
     comma, colon = route_separators(spaced)
     return f'{{"tool"{colon}{json.dumps(tool, ensure_ascii=False)}{comma}"arguments"{colon}'
+
+
+def answer_head(*, spaced: bool) -> str:
+    """A ``none`` that holds the answer, up to the answer, as the route grammar writes it
+    (``{"tool":"none","answer":``; ``route_schema(tools, answer_schema=S)``)."""
+    comma, colon = route_separators(spaced)
+    return f'{{"tool"{colon}{json.dumps(NONE_TOOL)}{comma}"answer"{colon}'
 
 
 def action_text(tool: str, arguments: str, *, spaced: bool) -> str:

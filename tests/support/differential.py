@@ -153,14 +153,16 @@ def forward(
     confirm_every: int = 1,
     budget: int = 4_000,
     max_calls: int = 1,
+    answer_schema: dict[str, Any] | None = None,
 ) -> list[str]:
     """Draw ``replies`` texts from each mode's grammar and hand each to parse_route; the texts drawn.
 
     With ``max_calls`` above 1 the grammar is the route of up to that many calls, every other
     round of :data:`STYLES` is drawn from its array of calls alone, and parse_routes reads them.
+    With ``answer_schema`` the route's ``none`` holds the answer, and parse_route reads it so.
     """
     figures.catalogues += 1
-    schema = route_schema(tools, max_calls=max_calls)
+    schema = route_schema(tools, max_calls=max_calls, answer_schema=answer_schema)
     names = _names(tools)
     drawn: list[str] = []
     for mode, options in MODES.items():
@@ -182,7 +184,9 @@ def forward(
                 if not check.accepts(gbnf, text):
                     figures.not_derived.append((f"{label} {mode}", text))
             route = (
-                parse_route(text, names) if max_calls == 1 else parse_routes(text, names, max_calls=max_calls)
+                parse_route(text, names, answer=answer_schema is not None)
+                if max_calls == 1
+                else parse_routes(text, names, max_calls=max_calls)
             )
             if not route.ok:
                 figures.refused.append((f"{label} {mode}", str(route.error), text))

@@ -8,6 +8,10 @@ The client drives its own loop, so the server never runs a tool and never asks t
 that is not a valid action (cut at the routing cap, or from a server that ignores the route)
 is the backend's failure, answered 502 with what was wrong. A ``response_format``'s schema is
 checked against the backend's grammar compiler before the first request (``output_format``).
+Beside a decision that offers ``none``, the schema is the route's ``none``'s answer (``plan``):
+that ``none`` is the reply's content, and no second request is made; cut at the cap (the
+routing cap and the answer's tokens together) once the answer has begun, the reply is what
+the answer had so far, finished by ``length``.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from .._names import NONE_TOOL
 from .._parse import quote_reply
 from .._parse_calls import parse_routes
 from .._result_messages import routed_call_id
-from .._route_schema import route_schema
+from .._route_schema import answer_head, route_schema
 from .._routed_backend import routed_backend
 from .._settings import Settings
 from .calls import CallStream, several_pieces
@@ -32,7 +36,7 @@ from .conversation import Conversation, arguments_text, conversation_of
 from .limits import SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
 from .output_format import checked_format, refused_schema
 from .plan import Decision, Offer, answer_messages, answer_settings, decision_of, decision_settings, offer_of
-from .replies import Piece, Reply
+from .replies import FinishReason, Piece, Reply
 from .request import ChatRequest, ToolCall
 
 __all__ = ["ServedChat"]
@@ -68,7 +72,15 @@ class ServedChat:
         used = Usage()
         if planned is not None:
             decision, decider = planned
-            completion = await decider.complete(list(decision.messages))
+            try:
+                completion = await decider.complete(list(decision.messages))
+            except GrammarError as error:
+                raise self._refused_route(request, decision, error) from None
+            held = self._held_answer(decision, completion)
+            if held is not None:
+                content, truncated = held
+                finish: FinishReason = "length" if truncated else "stop"
+                return Reply(content=content, call=None, finish_reason=finish, usage=completion.usage)
             calls = self._accepted(decision, completion, conversation)
             if calls:
                 return Reply(
@@ -104,14 +116,24 @@ class ServedChat:
             # (which the stream never takes for an object) goes out call by call once whole.
             stream = CallStream(decision.names, call_id, spaced=self.spaced)
             completion = None
-            async for item in _pieces(decider, list(decision.messages)):
-                if isinstance(item, TextDelta):
-                    for piece in stream.feed(item.text):
-                        yield piece
-                else:
-                    completion = item
+            try:
+                async for item in _pieces(decider, list(decision.messages)):
+                    if isinstance(item, TextDelta):
+                        for piece in stream.feed(item.text):
+                            yield piece
+                    else:
+                        completion = item
+            except GrammarError as error:
+                raise self._refused_route(request, decision, error) from None
             if completion is None:  # pragma: no cover - a streaming backend always ends with one
                 raise BackendResponseError("the backend's stream ended without its completion")
+            held = self._held_answer(decision, completion)
+            if held is not None:
+                content, truncated = held
+                yield Piece(text=content, first=True)
+                yield Piece(finish_reason="length" if truncated else "stop")
+                yield Piece(usage=completion.usage)
+                return
             calls = self._accepted(decision, completion, conversation)
             if calls:
                 for piece in stream.finish(calls[0]) if len(calls) == 1 else several_pieces(calls):
@@ -163,6 +185,8 @@ class ServedChat:
                 return None
             # The route's settings with this request's sampling: a cheap copy, the schema shared.
             routed = decision_settings(self._routes(decision.key).settings, request)
+            if decision.answers:  # the route and the answer in one reply: both caps
+                routed = routed.clone(max_tokens=self.cap + (request.max_tokens or self.answer_tokens))
             return decision, self.backend.clone(settings=routed)
         except RecursionError:
             # A catalogue the checks accept can still nest past what copying its route allows.
@@ -191,6 +215,35 @@ class ServedChat:
             return error
         return refused_schema(request.response_format, error)
 
+    def _refused_route(self, request: ChatRequest, decision: Decision, error: GrammarError) -> Exception:
+        """A grammar refused on a route whose ``none`` holds the answer is the answer's schema's
+        when it refused a part of that schema: named under ``response_format``, as after ``none``."""
+        output = request.response_format
+        if not decision.answers or output is None:
+            return error
+        inside = f"/anyOf/{len(decision.names)}/properties/answer"  # none follows the tools
+        if error.pointer == inside or error.pointer.startswith(inside + "/"):
+            pointer = error.pointer[len(inside) :]
+        elif error.pointer.startswith("/$defs/none."):
+            pointer = "/$defs/" + error.pointer[len("/$defs/none.") :]
+        else:
+            return error
+        reason = error.reason.replace(error.pointer, pointer or "/", 1)
+        return refused_schema(output, GrammarError(reason, pointer))
+
+    def _held_answer(self, decision: Decision, completion: Completion) -> tuple[str, bool] | None:
+        """The answer a route's ``none`` holds and whether the cap cut it, ``None`` when the
+        reply is not such a ``none`` (``_accepted`` then reads it)."""
+        if not decision.answers:
+            return None
+        routes = parse_routes(completion.text, decision.names, max_calls=decision.max_calls, answer=True)
+        if routes.ok and routes.calls[0].answer is not None:
+            return routes.calls[0].answer, completion.truncated
+        head = answer_head(spaced=self.spaced)
+        if completion.truncated and completion.text.startswith(head):
+            return completion.text[len(head) :], True  # what the answer had so far
+        return None
+
     def _answerer(self, request: ChatRequest) -> AsyncBackend:
         settings = answer_settings(self.backend.settings, request, self.answer_tokens)
         return self.backend.clone(settings=settings)
@@ -199,7 +252,9 @@ class ServedChat:
         self, decision: Decision, completion: Completion, conversation: Conversation
     ) -> tuple[ToolCall, ...]:
         """The calls a decision makes, none for ``none``; a reply that is no valid action is refused."""
-        routes = parse_routes(completion.text, decision.names, max_calls=decision.max_calls)
+        routes = parse_routes(
+            completion.text, decision.names, max_calls=decision.max_calls, answer=decision.answers
+        )
         route = routes.calls[0] if routes.ok else None
         if completion.truncated:
             problem = f"it was cut off at the routing cap of {self.cap} tokens"

@@ -59,7 +59,8 @@ def error_reply(error: BaseException, secrets: Sequence[str] = ()) -> ErrorReply
             status=error.status, body=error_body(message, kind, error.param, error.code), headers=headers
         )
     if isinstance(error, CatalogueError):
-        body = error_body(message, "invalid_request_error", f"tools[{error.index}]", "invalid_tools")
+        at = "tools" if error.index is None else f"tools[{error.index}]"  # None: the catalogue as a whole
+        body = error_body(message, "invalid_request_error", at, "invalid_tools")
         return ErrorReply(status=400, body=body, headers=headers)
     if isinstance(error, BackendError):
         headers = _retry_headers(error)

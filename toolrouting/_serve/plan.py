@@ -19,6 +19,11 @@ the conversation's earlier turns (questions and answers in words, the newest tha
 loop's answer request, the question and this turn's results in one user message. Without
 tools, the request is a plain chat and its messages go to the backend as they are. Either way a
 ``response_format``'s schema is the answer's: the answer is decoded under it.
+
+A decision that offers ``none`` beside a ``response_format`` asks no answer after it: its
+route's ``none`` holds the answer under the schema (``{"tool":"none","answer":...}``,
+``route_schema(..., answer_schema=S)``), so one request decides and answers (docs/serve.md).
+The instructions are the same as without the schema; the offer's key holds it.
 """
 
 from __future__ import annotations
@@ -59,6 +64,8 @@ class Offer:
     schema: dict[str, Any]
     names: tuple[str, ...]
     handoff: bool
+    answers: bool = False
+    """Whether ``none`` holds the answer under the request's ``response_format``."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -76,6 +83,8 @@ class Decision:
     max_calls: int = 1
     """The most calls the decision may make: the server's ``max_calls``, or 1 when the request
     sets ``parallel_tool_calls`` false."""
+    answers: bool = False
+    """Whether the route's ``none`` holds the answer (``tool_choice`` auto and a ``response_format``)."""
 
 
 def decision_of(
@@ -102,8 +111,11 @@ def decision_of(
     asked: list[Any] = [request.tools, choice.mode, choice.names]
     if shortlist is not None and len(request.tools) > shortlist:
         asked = [offered_tools(request, conversation, shortlist), choice.mode, None]
-    if max_calls > 1:  # one call's key stays the key it always was
+    answer = request.response_format if choice.mode == "auto" else None
+    if max_calls > 1 or answer is not None:  # one call's key stays the key it always was
         asked += [max_calls, calls]
+    if answer is not None:
+        asked.append(answer.schema)
     key = json.dumps(asked, separators=(",", ":"))
     offer = (offers or offer_of)(key)
     if not ends_with_user(conversation.messages):
@@ -118,6 +130,7 @@ def decision_of(
         handoff=offer.handoff,
         key=key,
         max_calls=calls,
+        answers=offer.answers,
     )
 
 
@@ -136,14 +149,16 @@ def offered_tools(request: ChatRequest, conversation: Conversation, k: int) -> l
 def offer_of(key: str) -> Offer:
     """The rendered catalogue and the route of a decision's key (a catalogue and a choice)."""
     tools, mode, chosen, *several = json.loads(key)
-    told, calls = several or (1, 1)
+    told, calls, *answer = several or (1, 1)
+    answer_schema = answer[0] if answer else None
     names = route_tool_names(tools)  # the whole catalogue checked, so an error names its index
     offered = [tool for tool, name in zip(tools, names, strict=True) if chosen is None or name in chosen]
     return Offer(
         instructions=catalogue_prompt(tools, max_calls=told),
-        schema=route_schema(offered, handoff=mode == "auto", max_calls=calls),
+        schema=route_schema(offered, handoff=mode == "auto", max_calls=calls, answer_schema=answer_schema),
         names=tuple(route_tool_names(offered)),
         handoff=mode == "auto",
+        answers=answer_schema is not None,
     )
 
 
