@@ -7,14 +7,17 @@ Run: OMP_WAIT_POLICY=passive .venv/bin/python benchmarks/structured_answer.py [-
 Each case of benchmarks/cases/structured/ is a question no tool is needed for, over the small
 notes catalogue, with a JSON schema its answer is to follow. Two ways:
 
-- ``two requests``: what ``toolrouting serve`` does with ``tools`` and ``response_format``,
-  through its own app in-process (Starlette's TestClient): the decision routed, and after
-  ``none`` the answer asked under the schema (the loop's answer request, decoded under it);
+- ``two requests``: the decision routed under ``route_schema(tools)`` (the routing cap), and
+  after ``none`` the answer asked under the schema with the loop's answer request
+  (``answer_conversation``, the server's answer tokens): what ``toolrouting serve`` did with
+  ``tools`` and ``response_format`` before it answered in one request;
 - ``one request``: the same decision's messages (the catalogue's instructions and the
   question) under the route whose ``none`` alternative also holds the answer,
-  ``{"tool": "none", "answer": {...}}``: ``route_schema(tools)`` with the schema as the
-  alternative's required ``answer``, asked once with a cap of the routing cap and the
-  server's answer tokens together (512 + 1,024).
+  ``{"tool": "none", "answer": {...}}``: ``route_schema(tools, answer_schema=schema)``, asked
+  once with a cap of the routing cap and the server's answer tokens together (512 + 1,024);
+- ``serve``: ``toolrouting serve``'s own app in-process (Starlette's TestClient), one chat
+  completion with ``tools`` and ``response_format`` as a client sends it: the one-request way,
+  as the server does it.
 
 Both share the decision up to ``none``: the same prompt, the same choice among the tools. For
 each way: the replies that answered (``none``, not a tool call), valid under the schema
@@ -25,15 +28,13 @@ and the seconds summed. Each way asks every case in turn, after an untimed first
 consecutive decisions share the instructions as a server's prefix cache would have them.
 Greedy (temperature 0, seed 0), forced tokens, our bounded grammar.
 
-Serve answers the one-request way itself (``route_schema(tools, answer_schema=S)``,
-docs/serve.md): the ``two requests (serve)`` way is two requests only at a commit before serve
-did so, such as c24fe5e, where docs/benchmarks.md's figures were taken.
+docs/benchmarks.md's first figures were taken at c24fe5e, where the two requests were serve's
+own (``git show c24fe5e:benchmarks/structured_answer.py``).
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import sys
 import time
@@ -55,7 +56,7 @@ from toolrouting import (
     route_schema,
     routed_backend,
 )
-from toolrouting._loop import instructed  # what serve's decision sends, not a copy
+from toolrouting._loop import answer_conversation, instructed  # what the loop and serve send, not copies
 from toolrouting._serve import SERVE_ANSWER_TOKENS, serve_app
 
 N_CTX = 4096
@@ -93,20 +94,11 @@ class Answered:
     seconds: float
 
 
-def answer_route(tools: list[dict[str, Any]], schema: dict[str, Any]) -> dict[str, Any]:
-    """The route whose ``none`` alternative holds the answer under ``schema``."""
-    route = route_schema(tools)
-    (none,) = [alt for alt in route["anyOf"] if alt["properties"]["tool"].get("const") == "none"]
-    none["properties"]["answer"] = copy.deepcopy(schema)
-    none["required"].append("answer")
-    return route
-
-
 def one_request(backend: EmbeddedLlama, question: Question) -> Answered:
+    """The decision under the route whose ``none`` alternative holds the answer: one request."""
     tools = load_catalogue(question.catalogue)
-    routed = routed_backend(
-        backend, answer_route(tools, question.schema), DEFAULT_ROUTING_CAP + SERVE_ANSWER_TOKENS
-    )
+    route = route_schema(tools, answer_schema=question.schema)
+    routed = routed_backend(backend, route, DEFAULT_ROUTING_CAP + SERVE_ANSWER_TOKENS)
     messages = instructed(question.messages, catalogue_prompt(tools), tools)
     started = time.perf_counter()
     completion = routed.complete(messages)
@@ -117,7 +109,26 @@ def one_request(backend: EmbeddedLlama, question: Question) -> Answered:
     return Answered(answer, completion.truncated, usage.prompt_tokens, usage.completion_tokens, seconds)
 
 
-def two_requests(client: Any) -> Callable[[Question], Answered]:
+def two_requests(backend: EmbeddedLlama, question: Question) -> Answered:
+    """The decision routed, and after ``none`` the answer asked under the schema: two requests."""
+    tools = load_catalogue(question.catalogue)
+    messages = instructed(question.messages, catalogue_prompt(tools), tools)
+    started = time.perf_counter()
+    decision = routed_backend(backend, route_schema(tools), DEFAULT_ROUTING_CAP).complete(messages)
+    prompt, completion_tokens = decision.usage.prompt_tokens, decision.usage.completion_tokens
+    truncated, answer = decision.truncated, None
+    if not truncated and json.loads(decision.text).get("tool") == "none":
+        asked = answer_conversation(question.messages, len(question.messages))
+        answered = routed_backend(backend, question.schema, SERVE_ANSWER_TOKENS).complete(asked)
+        prompt += answered.usage.prompt_tokens
+        completion_tokens += answered.usage.completion_tokens
+        truncated = answered.truncated
+        answer = None if truncated else json.loads(answered.text)
+    seconds = time.perf_counter() - started
+    return Answered(answer, truncated, prompt, completion_tokens, seconds)
+
+
+def through_serve(client: Any) -> Callable[[Question], Answered]:
     """Ask ``toolrouting serve``'s app through ``client``: one chat completion, as a client would."""
 
     def ask(question: Question) -> Answered:
@@ -182,8 +193,9 @@ def measure(model: Path, threads: int | None) -> list[str]:
     try:
         with TestClient(serve_app(AsyncEmbeddedLlama(backend))) as client:
             ways: list[tuple[str, Callable[[Question], Answered]]] = [
-                ("two requests (serve)", two_requests(client)),
+                ("two requests", lambda question: two_requests(backend, question)),
                 ("one request", lambda question: one_request(backend, question)),
+                ("serve (one request)", through_serve(client)),
             ]
             for way, ask in ways:
                 ask(questions[0])  # untimed: the model's first request, the first grammars
