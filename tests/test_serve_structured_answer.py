@@ -108,10 +108,13 @@ def test_a_reply_cut_before_its_answer_began_is_the_backends_failure(
     backend, client = sdk
     backend.enqueue(Completion(text='{"tool":"no', finish_reason="length", usage=Usage(), truncated=True))
     backend.enqueue('{"tool":"none"}')  # a none without the answer the route demands
+    problems = []
     for _ in range(2):
         with pytest.raises(openai.APIStatusError) as raised:
             ask(client, stream=False)
         assert raised.value.status_code == 502
+        problems.append(raised.value.message)
+    assert "cut off at the cap of the route and its answer (512 tokens and the answer's)" in problems[0]
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -257,7 +257,11 @@ class ServedChat:
         )
         route = routes.calls[0] if routes.ok else None
         if completion.truncated:
-            problem = f"it was cut off at the routing cap of {self.cap} tokens"
+            problem = (
+                f"it was cut off at the cap of the route and its answer ({self.cap} tokens and the answer's)"
+                if decision.answers
+                else f"it was cut off at the routing cap of {self.cap} tokens"
+            )
         elif route is None:
             problem = str(routes.error)
         elif route.tool == NONE_TOOL and not decision.handoff:
