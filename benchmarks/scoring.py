@@ -239,6 +239,7 @@ _PANEL_WIDTH = 330
 _PANEL_HEIGHT = 200
 _PANEL_LEFT = 60
 _PANEL_GAP = 40
+_ROW_GAP = 70
 
 
 def _nice_top(value: float) -> float:
@@ -254,14 +255,17 @@ def line_chart(
     x_title: str,
     x_labels: Sequence[str],
     panels: Sequence[tuple[str, Sequence[tuple[str, Sequence[float | None]]]]],
+    columns: int = 2,
 ) -> str:
-    """SVG of ``panels`` side by side (a title each, and series: a name, one value per x label,
-    ``None`` where not measured), each a line of points over the same categorical x axis from 0,
-    the points labelled with their values (the first two series' above them, the others' below),
-    one legend; byte-stable for the same input."""
-    width = _PANEL_LEFT + len(panels) * (_PANEL_WIDTH + _PANEL_GAP)
-    top = _TOP + 20
-    height = top + _PANEL_HEIGHT + 48
+    """SVG of ``panels``, ``columns`` a row (a title each, and series: a name, one value per x
+    label, ``None`` where not measured), each a line of points over the same categorical x axis,
+    its y axis from 0, a line through each run of measured values, the points labelled with their
+    values (the first two series' above them, the others' below), one legend; byte-stable for the
+    same input."""
+    across = max(1, min(columns, len(panels)))
+    rows = -(-len(panels) // across)
+    width = _PANEL_LEFT + across * (_PANEL_WIDTH + _PANEL_GAP)
+    height = _TOP + rows * (_PANEL_HEIGHT + _ROW_GAP)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
@@ -276,7 +280,8 @@ def line_chart(
         x += 22 + 7 * len(name)
     step = _PANEL_WIDTH / max(len(x_labels), 1)
     for number, (panel_title, series) in enumerate(panels):
-        left = _PANEL_LEFT + number * (_PANEL_WIDTH + _PANEL_GAP)
+        left = _PANEL_LEFT + number % across * (_PANEL_WIDTH + _PANEL_GAP)
+        top = _TOP + 20 + number // across * (_PANEL_HEIGHT + _ROW_GAP)
         peak = _nice_top(max((v for _, values in series for v in values if v is not None), default=1.0))
         middle = left + _PANEL_WIDTH / 2
         out.append(f'<text x="{middle:.1f}" y="{top - 10}" text-anchor="middle">{escape(panel_title)}</text>')
@@ -301,13 +306,16 @@ def line_chart(
         )
         for index, (_, values) in enumerate(series):
             colour = COLOURS[index % len(COLOURS)]
-            points = [
-                (left + step * (i + 0.5), top + _PANEL_HEIGHT * (1 - v / peak), v)
+            at = [
+                (left + step * (i + 0.5), None if v is None else top + _PANEL_HEIGHT * (1 - v / peak), v)
                 for i, v in enumerate(values)
-                if v is not None
             ]
-            path = " ".join(f"{px:.1f},{py:.1f}" for px, py, _ in points)
-            out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
+            points = [(px, py, v) for px, py, v in at if py is not None and v is not None]
+            # A line through each run of measured values: broken where one is not measured.
+            runs = " ".join(f"{px:.1f},{py:.1f}" if py is not None else "|" for px, py, _ in at).split("|")
+            for run in (run.strip() for run in runs):
+                if " " in run:
+                    out.append(f'<polyline points="{run}" fill="none" stroke="{colour}" stroke-width="2"/>')
             for px, py, value in points:
                 out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{colour}"/>')
                 shown = f"{value:,.0f}" if abs(value) >= 10 else f"{value:.1f}"

@@ -34,6 +34,7 @@ import json
 import math
 import os
 import platform
+import re
 import statistics
 import sys
 import time
@@ -246,24 +247,28 @@ def none_table(result: Mapping[str, Any]) -> str:
     return "\n".join(rows)
 
 
-def chart(result: Mapping[str, Any]) -> str:
-    """A decision's prompt tokens and seconds (medians) against the catalogue's size, per way."""
-    found = groups(result)
-    sizes = [0, *result["sizes"]]
-    labels = [f"{result['tools'][str(size)]:.0f}" + (" (own)" if size == 0 else "") for size in sizes]
-    own = summary(found[(0, "own")])
+def chart(results: Sequence[Mapping[str, Any]]) -> str:
+    """Each result's prompt tokens and seconds per decision (medians) against the catalogue's
+    size, a row a result, a line a way, over the sizes of the first."""
+    sizes = [0, *results[0]["sizes"]]
+    labels = ["0 (own)", *(str(size) for size in sizes[1:])]
     panels = []
-    for key, name in (("median_prompt_tokens", "prompt tokens"), ("median_seconds", "seconds")):
-        series = []
-        for way in result["ways"]:
-            shown = "full catalogue" if way == "full" else f"shortlist, {way}"
-            values = [own[key] if way == "full" else None]
-            values += [summary(found[(size, way)])[key] for size in result["sizes"]]
-            series.append((shown, values))
-        panels.append((f"{name} per decision, median", series))
-    model = result["model"].split("-")[0].removesuffix(".gguf")
-    title = f"{model}: a decision's cost against the catalogue's size ({len(found[(0, 'own')])} cases)"
-    return line_chart(title, "tools in the catalogue, mean", labels, panels)
+    for result in results:
+        found = groups(result)
+        model = re.sub(r"-?[0-9a-f]{64}|\.gguf$|-[Ii]nstruct.*$", "", result["model"])
+        for key, name in (("median_prompt_tokens", "prompt tokens"), ("median_seconds", "seconds")):
+            series = []
+            for way in results[0]["ways"]:
+                shown = "full catalogue" if way == "full" else f"shortlist, {way}"
+                values = [summary(found[(0, "own")])[key] if way == "full" else None]
+                values += [
+                    summary(found[(size, way)])[key] if (size, way) in found else None for size in sizes[1:]
+                ]
+                series.append((shown, values))
+            cases = len(found[(0, "own")])
+            panels.append((f"{model} ({cases} cases): {name}", series))
+    title = "A decision's cost against the catalogue's size, medians: the full catalogue and the shortlist"
+    return line_chart(title, "distractors beside the case's own tools", labels, panels)
 
 
 def _numbers(text: str) -> list[int]:
@@ -280,20 +285,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int)
     parser.add_argument("--out", type=Path, default=Path("shortlist_decisions.json"))
     parser.add_argument("--chart", type=Path, help="write the cost chart (SVG) here")
-    parser.add_argument("--from-json", type=Path, help="render the tables and chart of a saved result")
+    parser.add_argument(
+        "--from-json", type=Path, nargs="+", help="render the tables of saved results, and one chart of them"
+    )
     args = parser.parse_args(argv)
     if args.from_json:
-        result = json.loads(args.from_json.read_text(encoding="utf-8"))
+        results = [json.loads(path.read_text(encoding="utf-8")) for path in args.from_json]
     else:
-        result = measure(args, args.out)
+        results = [measure(args, args.out)]
     if args.chart:
-        args.chart.write_text(chart(result), encoding="utf-8")
-    print(
-        f"{result['model']}, {len(complete(result)) // (1 + len(result['sizes']) * len(result['ways']))} "
-        f"of {result['cases']} cases, greedy, seed {result['seed']}, {result['threads']} threads, "
-        f"routing cap {result['cap']}, {result['machine']}, {result.get('seconds', '?')} s in all\n"
-    )
-    print(outcomes_table(result), ratios_table(result), none_table(result), sep="\n\n")
+        args.chart.write_text(chart(results), encoding="utf-8")
+    for result in results:
+        per_case = 1 + len(result["sizes"]) * len(result["ways"])
+        print(
+            f"{result['model']}, {len(complete(result)) // per_case} of {result['cases']} cases, greedy, "
+            f"seed {result['seed']}, {result['threads']} threads, routing cap {result['cap']}, "
+            f"{result['machine']}, {result.get('seconds', '?')} s in all\n"
+        )
+        print(outcomes_table(result), ratios_table(result), none_table(result), sep="\n\n", end="\n\n")
     return 0
 
 
