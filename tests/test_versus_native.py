@@ -144,7 +144,7 @@ def test_the_chart_is_svg_with_a_bar_for_each_measured_value() -> None:
 
 
 def test_the_line_chart_draws_a_point_for_each_measured_value_on_a_scale_from_zero() -> None:
-    panels = [
+    panels: list[tuple[str, list[tuple[str, list[float | None]]]]] = [
         ("tokens <median>", [("full", [500.0, 1800.0, 900.0]), ("K=8", [None, 700.0, 650.0])]),
         ("seconds", [("full", [2.0, 8.0, 4.0]), ("K=8", [None, 3.0, 3.0])]),
     ]
