@@ -3,7 +3,7 @@
 - a decision as a ``Reply``; a chat completion's tool call read as one (``native_reply``);
 - a case's record (``score``), a way's figures over its records (``summary``), and the records
   of a stopped run joined with the rest of it (``merged``; versus_native.py's ``--from-json``);
-- a grouped bar chart as SVG (``bar_chart``).
+- a grouped bar chart as SVG (``bar_chart``), and lines of several panels (``line_chart``).
 
 A module of benchmarks/ a test may import (tests/test_architecture.py), for
 tests/test_versus_native.py checks the scoring and the chart: importing it loads no model and
@@ -13,6 +13,7 @@ imports nothing of tests/, and jsonschema is imported only when a case is scored
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import sys
 from collections.abc import Sequence
@@ -228,5 +229,100 @@ def bar_chart(
                 f'<rect x="{LABEL_WIDTH}" y="{y}" width="{length:.1f}" height="{_BAR}" fill="{colour}"/>'
             )
             out.append(f'<text x="{LABEL_WIDTH + length + 4:.1f}" y="{y + _BAR - 3}">{value:.0f}%</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+# --- a line chart of several panels ---
+
+_PANEL_WIDTH = 330
+_PANEL_HEIGHT = 200
+_PANEL_LEFT = 60
+_PANEL_GAP = 40
+_ROW_GAP = 70
+
+
+def _nice_top(value: float) -> float:
+    """The smallest of 1, 2 or 5 times a power of ten at or above ``value``."""
+    if value <= 0:
+        return 1.0
+    power = 10.0 ** math.floor(math.log10(value))
+    return next(step * power for step in (1, 2, 5, 10) if step * power >= value)
+
+
+def line_chart(
+    title: str,
+    x_title: str,
+    x_labels: Sequence[str],
+    panels: Sequence[tuple[str, Sequence[tuple[str, Sequence[float | None]]]]],
+    columns: int = 2,
+) -> str:
+    """SVG of ``panels``, ``columns`` a row (a title each, and series: a name, one value per x
+    label, ``None`` where not measured), each a line of points over the same categorical x axis,
+    its y axis from 0, a line through each run of measured values, the points labelled with their
+    values (the first two series' above them, the others' below), one legend; byte-stable for the
+    same input."""
+    across = max(1, min(columns, len(panels)))
+    rows = -(-len(panels) // across)
+    width = _PANEL_LEFT + across * (_PANEL_WIDTH + _PANEL_GAP)
+    height = _TOP + rows * (_PANEL_HEIGHT + _ROW_GAP)
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+        f'<text x="8" y="18" font-size="14" font-weight="bold">{escape(title)}</text>',
+    ]
+    x = 8
+    for index, (name, _) in enumerate(panels[0][1] if panels else []):
+        colour = COLOURS[index % len(COLOURS)]
+        out.append(f'<rect x="{x}" y="30" width="10" height="10" fill="{colour}"/>')
+        out.append(f'<text x="{x + 14}" y="39">{escape(name)}</text>')
+        x += 22 + 7 * len(name)
+    step = _PANEL_WIDTH / max(len(x_labels), 1)
+    for number, (panel_title, series) in enumerate(panels):
+        left = _PANEL_LEFT + number % across * (_PANEL_WIDTH + _PANEL_GAP)
+        top = _TOP + 20 + number // across * (_PANEL_HEIGHT + _ROW_GAP)
+        peak = _nice_top(max((v for _, values in series for v in values if v is not None), default=1.0))
+        middle = left + _PANEL_WIDTH / 2
+        out.append(f'<text x="{middle:.1f}" y="{top - 10}" text-anchor="middle">{escape(panel_title)}</text>')
+        for tick in (0.0, 0.5, 1.0):
+            y = top + _PANEL_HEIGHT * (1 - tick)
+            out.append(
+                f'<line x1="{left}" y1="{y:.1f}" x2="{left + _PANEL_WIDTH}" y2="{y:.1f}" stroke="#dddddd"/>'
+            )
+            out.append(
+                f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end" '
+                f'fill="#666666">{peak * tick:g}</text>'
+            )
+        for index, label in enumerate(x_labels):
+            lx = left + step * (index + 0.5)
+            out.append(
+                f'<text x="{lx:.1f}" y="{top + _PANEL_HEIGHT + 16}" text-anchor="middle" '
+                f'fill="#666666">{escape(label)}</text>'
+            )
+        out.append(
+            f'<text x="{middle:.1f}" y="{top + _PANEL_HEIGHT + 34}" text-anchor="middle" '
+            f'fill="#666666" font-size="10">{escape(x_title)}</text>'
+        )
+        for index, (_, values) in enumerate(series):
+            colour = COLOURS[index % len(COLOURS)]
+            at = [
+                (left + step * (i + 0.5), None if v is None else top + _PANEL_HEIGHT * (1 - v / peak), v)
+                for i, v in enumerate(values)
+            ]
+            points = [(px, py, v) for px, py, v in at if py is not None and v is not None]
+            # A line through each run of measured values: broken where one is not measured.
+            runs = " ".join(f"{px:.1f},{py:.1f}" if py is not None else "|" for px, py, _ in at).split("|")
+            for run in (run.strip() for run in runs):
+                if " " in run:
+                    out.append(f'<polyline points="{run}" fill="none" stroke="{colour}" stroke-width="2"/>')
+            for px, py, value in points:
+                out.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{colour}"/>')
+                shown = f"{value:,.0f}" if abs(value) >= 10 else f"{value:.1f}"
+                ly = py - 6 if index < 2 else py + 14  # the third and later series labelled below
+                out.append(
+                    f'<text x="{px:.1f}" y="{ly:.1f}" text-anchor="middle" font-size="10" '
+                    f'fill="{colour}">{shown}</text>'
+                )
     out.append("</svg>")
     return "\n".join(out) + "\n"

@@ -3,7 +3,8 @@
 Run: .venv/bin/python benchmarks/shortlist.py  [--sizes 20,50,100,300] [--ks 4,8,16] [--seed 0]
                                               [--distractors FILE] [--limit N]
 
-Each decision case (benchmarks/cases/*.jsonl) keeps its own tools and gets N distractors, drawn
+Each decision case (benchmarks/cases/*.jsonl) keeps its own tools and gets N distractors
+(distractors.py, the draw shortlist_decisions.py asks the model over), drawn
 with a seed of its own from every other scenario's catalogue and the real MCP catalogues in
 tests/catalogues/mcp: each distinct declaration once, none named like one of the case's own
 tools. A distractor keeps its name unless two in the pool share it; then it is namespaced by its
@@ -28,77 +29,22 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import random
 import statistics
 import sys
 import time
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-from corpus import Case, load_cases, load_catalogue
+from corpus import Case, load_cases
+from distractors import Tool, hidden_catalogues, pool
 from servers import Tokenizer
 
 from toolrouting import catalogue_prompt, default_model_path
 from toolrouting._shortlist import bm25_scores, shortlist, shortlist_query
 
-ROOT = Path(__file__).resolve().parent.parent
-MCP_CORPUS = sorted((ROOT / "tests" / "catalogues" / "mcp").glob("*.json"))
 #: The full catalogue's instructions without the default budget: what the tools would cost
 #: were the rendering never shortened to fit.
 UNBUDGETED = 10_000_000
-
-Tool = dict[str, Any]
-
-
-def _stem(path: str | Path) -> str:
-    return Path(path).stem
-
-
-def pool(cases: Sequence[Case]) -> list[tuple[str, Tool]]:
-    """Every distinct declaration of every case catalogue and MCP catalogue, with its source."""
-    sources = sorted({case.catalogue for case in cases}) + [str(p.relative_to(ROOT)) for p in MCP_CORPUS]
-    seen: set[str] = set()
-    found = []
-    for source in sources:
-        for tool in load_catalogue(source):
-            text = json.dumps(tool, sort_keys=True)
-            if text not in seen:
-                seen.add(text)
-                found.append((source, tool))
-    return found
-
-
-def distractors(case: Case, everything: Sequence[tuple[str, Tool]], count: int, seed: int) -> list[Tool]:
-    """``count`` distractors for ``case``, in draw order: the first N of them are size N's."""
-    own = {tool["function"]["name"] for tool in load_catalogue(case.catalogue)}
-    mine = [(source, tool) for source, tool in everything if source != case.catalogue]
-    mine = [(source, tool) for source, tool in mine if tool["function"]["name"] not in own]
-    names = Counter(tool["function"]["name"] for _, tool in mine)
-    rng = random.Random(f"{seed}:{case.id}")
-    drawn: list[Tool] = []
-    instance = 1
-    while len(drawn) < count:
-        order = list(mine)
-        rng.shuffle(order)
-        for source, tool in order[: count - len(drawn)]:
-            name = tool["function"]["name"]
-            prefix = _stem(source) + ("" if instance == 1 else f"-{instance}")
-            if names[name] > 1 or instance > 1:
-                name = f"{prefix}__{name}"
-            drawn.append({**tool, "function": {**tool["function"], "name": name}})
-        instance += 1
-    return drawn
-
-
-def hidden(case: Case, drawn: Sequence[Tool], seed: int) -> list[Tool]:
-    """The case's own tools at seeded places among ``drawn``."""
-    tools = list(drawn)
-    rng = random.Random(f"{seed}:{case.id}:{len(drawn)}")
-    for tool in load_catalogue(case.catalogue):
-        tools.insert(rng.randrange(len(tools) + 1), tool)
-    return tools
 
 
 def kept(tools: Sequence[Tool], query: str, k: int, ranker: Callable[..., Sequence[float]]) -> set[str]:
@@ -213,16 +159,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes, ks = _numbers(args.sizes), _numbers(args.ks)
     cases = load_cases()[: args.limit]
     everything = pool(load_cases())
-    draws = {case.id: distractors(case, everything, max(sizes), args.seed) for case in cases}
+    draws, catalogues = hidden_catalogues(cases, everything, sizes, args.seed)
     if args.distractors:
         names = {
             case_id: [t["function"]["name"] for t in drawn[: max(sizes)]] for case_id, drawn in draws.items()
         }
         args.distractors.write_text(json.dumps(names, indent=1) + "\n", encoding="utf-8")
-    catalogues = {
-        size: {case.id: hidden(case, draws[case.id][:size], args.seed) for case in cases}
-        for size in [0, *sizes]
-    }
     expected_none = sum(case.expect == ["none"] for case in cases)
     print(
         f"{len(cases)} cases ({len(cases) - expected_none} expect a tool, {expected_none} expect none), "

@@ -143,6 +143,25 @@ def test_the_chart_is_svg_with_a_bar_for_each_measured_value() -> None:
     )
 
 
+def test_the_line_chart_draws_a_point_for_each_measured_value_on_a_scale_from_zero() -> None:
+    panels: list[tuple[str, list[tuple[str, list[float | None]]]]] = [
+        ("tokens <median>", [("full", [500.0, 1800.0, 900.0]), ("K=8", [None, 700.0, 650.0])]),
+        ("seconds", [("full", [2.0, 8.0, 4.0]), ("K=8", [None, 3.0, 3.0])]),
+    ]
+    svg = scoring.line_chart("cost & size", "tools", ["7", "27", "107"], panels)
+    root = ElementTree.fromstring(svg)
+    assert root.tag == f"{SVG}svg"
+    assert len(list(root.iter(f"{SVG}polyline"))) == 4
+    points = [(float(c.get("cx", "")), float(c.get("cy", ""))) for c in root.iter(f"{SVG}circle")]
+    assert len(points) == 10  # a point a measured value, none for None
+    texts = [t.text for t in root.iter(f"{SVG}text")]
+    assert {"cost & size", "tokens <median>", "1,800", "2.0", "2000", "10"} <= set(texts)
+    # The tokens on a scale to 2,000 over the panel's 200 pixels: 500 and 1,800 stand 130 apart.
+    heights = [y for _, y in points[:5]]
+    assert max(heights) - min(heights) == pytest.approx(200 * (1800 - 500) / 2000, abs=0.2)
+    assert svg == scoring.line_chart("cost & size", "tools", ["7", "27", "107"], panels)
+
+
 @pytest.mark.model
 def test_the_benchmark_runs_every_in_process_way_on_a_real_model(tmp_path: Path) -> None:
     """The whole run on the default model, in-process both ways: a result, a table and a chart,
