@@ -180,6 +180,24 @@ _GROUP_GAP = 14
 _TOP = 58
 
 
+def _chart_head(width: int, height: int, title: str, names: Sequence[str]) -> list[str]:
+    """An SVG chart's opening: its frame, white ground and title, then a legend of ``names``,
+    a colour each (``COLOURS`` in turn); both charts begin so."""
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+        f'<text x="8" y="18" font-size="14" font-weight="bold">{escape(title)}</text>',
+    ]
+    x = 8
+    for index, name in enumerate(names):
+        colour = COLOURS[index % len(COLOURS)]
+        out.append(f'<rect x="{x}" y="30" width="10" height="10" fill="{colour}"/>')
+        out.append(f'<text x="{x + 14}" y="39">{escape(name)}</text>')
+        x += 22 + 7 * len(name)
+    return out
+
+
 def bar_chart(
     title: str, groups: Sequence[tuple[str, str]], series: Sequence[tuple[str, Sequence[float | None]]]
 ) -> str:
@@ -189,18 +207,7 @@ def bar_chart(
     per_group = len(series) * (_BAR + _GAP) + _GROUP_GAP
     height = _TOP + len(groups) * per_group + 16
     width = LABEL_WIDTH + PLOT_WIDTH + 70
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
-        f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
-        f'<text x="8" y="18" font-size="14" font-weight="bold">{escape(title)}</text>',
-    ]
-    x = 8
-    for index, (name, _) in enumerate(series):
-        colour = COLOURS[index % len(COLOURS)]
-        out.append(f'<rect x="{x}" y="30" width="10" height="10" fill="{colour}"/>')
-        out.append(f'<text x="{x + 14}" y="39">{escape(name)}</text>')
-        x += 22 + 7 * len(name)
+    out = _chart_head(width, height, title, [name for name, _ in series])
     for tick in (0, 50, 100):
         tx = LABEL_WIDTH + PLOT_WIDTH * tick / 100
         out.append(f'<line x1="{tx:.1f}" y1="{_TOP - 6}" x2="{tx:.1f}" y2="{height - 12}" stroke="#dddddd"/>')
@@ -266,18 +273,7 @@ def line_chart(
     rows = -(-len(panels) // across)
     width = _PANEL_LEFT + across * (_PANEL_WIDTH + _PANEL_GAP)
     height = _TOP + rows * (_PANEL_HEIGHT + _ROW_GAP)
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
-        f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
-        f'<text x="8" y="18" font-size="14" font-weight="bold">{escape(title)}</text>',
-    ]
-    x = 8
-    for index, (name, _) in enumerate(panels[0][1] if panels else []):
-        colour = COLOURS[index % len(COLOURS)]
-        out.append(f'<rect x="{x}" y="30" width="10" height="10" fill="{colour}"/>')
-        out.append(f'<text x="{x + 14}" y="39">{escape(name)}</text>')
-        x += 22 + 7 * len(name)
+    out = _chart_head(width, height, title, [name for name, _ in (panels[0][1] if panels else [])])
     step = _PANEL_WIDTH / max(len(x_labels), 1)
     for number, (panel_title, series) in enumerate(panels):
         left = _PANEL_LEFT + number % across * (_PANEL_WIDTH + _PANEL_GAP)
