@@ -30,7 +30,7 @@ from support.frameworks import (
     langgraph_run,
     pydantic_ai_run,
 )
-from support.serve import served
+from support.serve import drained, served
 
 from toolrouting import AsyncOpenAICompatible, AsyncScriptedBackend
 from toolrouting._serve import serve_app
@@ -52,10 +52,8 @@ def scripted() -> Iterator[tuple[AsyncScriptedBackend, str]]:
 
 @pytest.fixture
 def backend(scripted: tuple[AsyncScriptedBackend, str]) -> Iterator[AsyncScriptedBackend]:
-    backend = scripted[0]
-    backend.requests.clear()
-    yield backend
-    assert backend.pending == 0, "a scripted reply was left unasked"
+    with drained(scripted[0]) as backend:
+        yield backend
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from typing import Any
 import anthropic
 import openai
 import pytest
-from support.serve import TOOLS, served
+from support.serve import TOOLS, drained, served
 
 from toolrouting import AsyncScriptedBackend, Message, RoutingLoop, ScriptedBackend, ToolOutput
 from toolrouting._serve import serve_app
@@ -58,10 +58,8 @@ def scripted() -> Iterator[tuple[AsyncScriptedBackend, str]]:
 
 @pytest.fixture
 def backend(scripted: tuple[AsyncScriptedBackend, str]) -> Iterator[AsyncScriptedBackend]:
-    backend = scripted[0]
-    backend.requests.clear()
-    yield backend
-    assert backend.pending == 0, "a scripted reply was left unasked"
+    with drained(scripted[0]) as backend:
+        yield backend
 
 
 @pytest.fixture

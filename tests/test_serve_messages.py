@@ -21,7 +21,7 @@ from anthropic.types.shared import ErrorResponse
 from openai.types.chat import ChatCompletionMessageParam
 from pydantic import TypeAdapter
 from starlette.testclient import TestClient
-from support.serve import TOOLS, served
+from support.serve import TOOLS, drained, served
 
 from toolrouting import AsyncScriptedBackend, ScriptedRequest
 from toolrouting._errors import BackendError
@@ -53,10 +53,8 @@ def scripted() -> Iterator[tuple[AsyncScriptedBackend, str]]:
 
 @pytest.fixture
 def backend(scripted: tuple[AsyncScriptedBackend, str]) -> Iterator[AsyncScriptedBackend]:
-    backend = scripted[0]
-    backend.requests.clear()
-    yield backend
-    assert backend.pending == 0
+    with drained(scripted[0]) as backend:
+        yield backend
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ import openai
 import pytest
 from openai.types.responses import ResponseFunctionToolCall
 from openai.types.responses.response_input_param import FunctionCallOutput
-from support.serve import TOOLS
+from support.serve import TOOLS, drained
 from test_serve_clients import embedded, scripted  # noqa: F401 - the scripted backend and the model, on loopback
 
 from toolrouting import AsyncScriptedBackend
@@ -35,10 +35,8 @@ ACTION = '{"tool":"search","arguments":{"query":"latch"}}'
 
 @pytest.fixture
 def backend(scripted: tuple[AsyncScriptedBackend, str]) -> Iterator[AsyncScriptedBackend]:
-    backend = scripted[0]
-    backend.requests.clear()
-    yield backend
-    assert backend.pending == 0, "a scripted reply was left unasked"
+    with drained(scripted[0]) as backend:
+        yield backend
 
 
 def answered(call: ResponseFunctionToolCall, output: str) -> FunctionCallOutput:

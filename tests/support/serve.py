@@ -27,6 +27,7 @@ __all__ = [
     "READ",
     "SEARCH",
     "TOOLS",
+    "drained",
     "served",
     "served_embedded",
     "served_to_sdk",
@@ -119,3 +120,12 @@ def served_embedded(*, path: Path | None = None, **options: Any) -> Iterator[str
             yield url
     finally:
         anyio.run(backend.aclose)
+
+
+@contextlib.contextmanager
+def drained(backend: AsyncScriptedBackend) -> Iterator[AsyncScriptedBackend]:
+    """A module's scripted backend for one test: its requests cleared before, and every reply the
+    test gave it asked by the end."""
+    backend.requests.clear()
+    yield backend
+    assert backend.pending == 0, "a scripted reply was left unasked"
