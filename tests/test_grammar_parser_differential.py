@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from pydantic import BaseModel, Field
 from support.differential import Figures, GrammarCheck, corpus, forward, hostile_outcome, reverse
 from support.hostile_catalogues import HOSTILE, tool
 from support.model import TEST_THREADS
+from support.pydantic_models import Order
 
 from toolrouting import (
     CatalogueError,
@@ -86,16 +86,6 @@ def test_the_corpus_covers_every_family_and_every_source() -> None:
     assert families - routed <= {"wrong types", "shared sub-dicts"}
 
 
-class _Item(BaseModel):
-    name: str = Field(max_length=20)
-    count: int
-
-
-class _Order(BaseModel):
-    main: _Item
-    more: list[_Item] = Field(max_length=2)
-
-
 #: Answers the route's none may hold: bounded fields, any object (json_object), and a pydantic
 #: model whose $defs join the route's beside the tools' own.
 ANSWERS: dict[str, dict[str, Any]] = {
@@ -110,7 +100,7 @@ ANSWERS: dict[str, dict[str, Any]] = {
         "additionalProperties": False,
     },
     "object": {"type": "object"},
-    "pydantic": _Order.model_json_schema(),
+    "pydantic": Order.model_json_schema(),
 }
 
 

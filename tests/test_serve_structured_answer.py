@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 import openai
 import pytest
-from pydantic import BaseModel, Field
+from support.pydantic_models import Order
 from support.serve import TOOLS, served_to_sdk
 from test_serve_structured import NOTE, QUESTION, json_schema
 
@@ -149,16 +149,6 @@ def test_required_and_none_choices_are_unchanged(sdk: tuple[AsyncScriptedBackend
     content, finish, _ = ask(client, stream=False, tool_choice="none")
     assert (json.loads(content or ""), finish) == ({"title": "A", "stars": 1}, "stop")
     assert backend.requests[1].settings.json_schema == NOTE  # the answer alone, as ever
-
-
-class Item(BaseModel):
-    name: str = Field(max_length=20)
-    count: int
-
-
-class Order(BaseModel):
-    main: Item
-    more: list[Item] = Field(max_length=2)
 
 
 def test_a_schema_with_defs_joins_the_routes_beside_the_tools(
