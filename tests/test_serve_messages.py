@@ -317,7 +317,7 @@ IMAGE = {"type": "image", "source": {"type": "url", "url": "https://example.com/
         ),
         (
             {"tools": [{"type": "web_search_20250305", "name": "web_search"}]},
-            "tools[0].type: the server tool 'web_search_20250305'",
+            "tools[0].type: a tool of type 'web_search_20250305'",
         ),
         ({"mcp_servers": [{"type": "url", "url": "https://x", "name": "x"}]}, "mcp_servers: "),
         (

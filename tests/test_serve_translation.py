@@ -417,6 +417,6 @@ def test_parallel_tool_calls_is_a_bool() -> None:
     assert read_chat_request(body(parallel_tool_calls=False)).parallel_tool_calls is False
     error = refused(body(parallel_tool_calls="no"))
     assert (str(error), error.param) == (
-        "parallel_tool_calls: parallel_tool_calls is a bool, not a string",
+        "parallel_tool_calls: parallel_tool_calls is a boolean, not a string",
         "parallel_tool_calls",
     )

@@ -20,11 +20,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._errors import ChatRequestError
-from .._json import is_count, json_type
+from .._json import is_count
 from .._names import tool_name_problem
 from .choice import ToolChoice
 from .conversation import written_arguments
-from .fields import number_field, shown_value
+from .fields import json_kind, number_field, shown_value
 from .request import ChatRequest, InMessage, ToolCall
 
 __all__ = ["read_messages_request"]
@@ -40,24 +40,24 @@ def read_messages_request(body: object, *, spaced: bool, counting: bool = False)
     backend's layout of arguments. ``counting`` reads a ``count_tokens`` body, which has no
     ``max_tokens``."""
     if not isinstance(body, Mapping):
-        raise ChatRequestError(f"the body is a JSON object, not {_kind(body)}")
+        raise ChatRequestError(f"the body is a JSON object, not {json_kind(body)}")
     model = body.get("model")
     if model is not None and not isinstance(model, str):
-        raise ChatRequestError(f"a model name is a string, not {_kind(model)}", "model")
+        raise ChatRequestError(f"a model name is a string, not {json_kind(model)}", "model")
     _refuse_unserved(body)
     max_tokens = body.get("max_tokens")
     if max_tokens is None and not counting:
         raise ChatRequestError("max_tokens is required", "max_tokens")
     if max_tokens is not None and not is_count(max_tokens, 1):
         raise ChatRequestError(
-            f"max_tokens is a positive integer, not {shown_value(max_tokens)}", "max_tokens"
+            f"a token cap is a positive integer, not {shown_value(max_tokens)}", "max_tokens"
         )
     metadata = body.get("metadata")
     if metadata is not None and not isinstance(metadata, Mapping):
-        raise ChatRequestError(f"metadata is an object, not {_kind(metadata)}", "metadata")
+        raise ChatRequestError(f"metadata is an object, not {json_kind(metadata)}", "metadata")
     stream = body.get("stream")
     if stream is not None and not isinstance(stream, bool):
-        raise ChatRequestError(f"stream is a boolean, not {_kind(stream)}", "stream")
+        raise ChatRequestError(f"stream is a boolean, not {json_kind(stream)}", "stream")
     top_k = body.get("top_k")
     if top_k is not None and not is_count(top_k, 0):
         raise ChatRequestError(f"top_k is a non-negative integer, not {shown_value(top_k)}", "top_k")
@@ -90,11 +90,13 @@ def _refuse_unserved(body: Mapping[str, Any]) -> None:
             "thinking",
             code="unsupported_parameter",
         )
-    for field in ("mcp_servers", "container", "output_format"):
+    for field, why in (
+        ("mcp_servers", "the server connects to no MCP server"),
+        ("container", "the server runs no container"),
+        ("output_format", "the server constrains the tool decision itself"),
+    ):
         if body.get(field) is not None:
-            raise ChatRequestError(
-                f"{field} is not served by this server", field, code="unsupported_parameter"
-            )
+            raise ChatRequestError(f"{field} is not served: {why}", field, code="unsupported_parameter")
     output = body.get("output_config")
     if isinstance(output, Mapping) and output.get("format") is not None:
         raise ChatRequestError(
@@ -122,7 +124,7 @@ def _system(value: object) -> tuple[InMessage, ...]:
 def _texts(value: object, at: str) -> str:
     """Text blocks' text, joined; any other block is refused by its place."""
     if not isinstance(value, list):
-        raise ChatRequestError(f"{at} is a string or a list of text blocks, not {_kind(value)}", at)
+        raise ChatRequestError(f"{at} is a string or a list of text blocks, not {json_kind(value)}", at)
     return _BLOCKS_JOINED.join(_text_block(block, f"{at}[{index}]") for index, block in enumerate(value))
 
 
@@ -137,7 +139,7 @@ def _text(block: Mapping[str, Any], where: str) -> str:
     text = block.get("text")
     if not isinstance(text, str):
         raise ChatRequestError(
-            f"a text block carries its text as a string, not {_kind(text)}", f"{where}.text"
+            f"a text block carries its text as a string, not {json_kind(text)}", f"{where}.text"
         )
     return text
 
@@ -154,7 +156,9 @@ def _block_refused(kind: object, where: str, served: str) -> ChatRequestError:
 
 def _messages(value: object, spaced: bool) -> list[InMessage]:
     if not isinstance(value, list) or not value:
-        raise ChatRequestError(f"messages is a non-empty list of messages, not {_kind(value)}", "messages")
+        raise ChatRequestError(
+            f"messages is a non-empty list of messages, not {json_kind(value)}", "messages"
+        )
     read: list[InMessage] = []
     # Each tool_use's id, and whether a tool_result answered it: refused here, by Anthropic's
     # paths, before the core pairs them by the messages it is given.
@@ -162,7 +166,7 @@ def _messages(value: object, spaced: bool) -> list[InMessage]:
     for index, item in enumerate(value):
         at = f"messages[{index}]"
         if not isinstance(item, Mapping):
-            raise ChatRequestError(f"a message is an object, not {_kind(item)}", at)
+            raise ChatRequestError(f"a message is an object, not {json_kind(item)}", at)
         role = item.get("role")
         content = item.get("content")
         if role not in ("user", "assistant"):
@@ -177,10 +181,12 @@ def _blocks(content: object, at: str) -> list[Mapping[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if not isinstance(content, list) or not content:
-        raise ChatRequestError(f"content is a string or a non-empty list of blocks, not {_kind(content)}", at)
+        raise ChatRequestError(
+            f"content is a string or a non-empty list of blocks, not {json_kind(content)}", at
+        )
     for index, block in enumerate(content):
         if not isinstance(block, Mapping):
-            raise ChatRequestError(f"a content block is an object, not {_kind(block)}", f"{at}[{index}]")
+            raise ChatRequestError(f"a content block is an object, not {json_kind(block)}", f"{at}[{index}]")
     return content
 
 
@@ -227,7 +233,7 @@ def _result(block: Mapping[str, Any], where: str, calls: dict[str, bool]) -> InM
     calls[call_id] = True
     is_error = block.get("is_error")
     if is_error is not None and not isinstance(is_error, bool):
-        raise ChatRequestError(f"is_error is a boolean, not {_kind(is_error)}", f"{where}.is_error")
+        raise ChatRequestError(f"is_error is a boolean, not {json_kind(is_error)}", f"{where}.is_error")
     content = block.get("content")
     text = (
         ""
@@ -249,12 +255,14 @@ def _call(block: Mapping[str, Any], where: str, spaced: bool, calls: dict[str, b
         raise ChatRequestError(f"the tool_use id {json.dumps(call_id)[:80]} is used twice", f"{where}.id")
     calls[call_id] = False
     if not isinstance(name, str):
-        raise ChatRequestError(f"a tool_use's name is a string, not {_kind(name)}", f"{where}.name")
+        raise ChatRequestError(f"a tool_use's name is a string, not {json_kind(name)}", f"{where}.name")
     problem = tool_name_problem(name)
     if problem is not None:
         raise ChatRequestError(problem, f"{where}.name")
     if not isinstance(arguments, Mapping):
-        raise ChatRequestError(f"a tool_use's input is an object, not {_kind(arguments)}", f"{where}.input")
+        raise ChatRequestError(
+            f"a tool_use's input is an object, not {json_kind(arguments)}", f"{where}.input"
+        )
     try:
         text = written_arguments(arguments, spaced=spaced)
     except (ValueError, RecursionError):
@@ -268,22 +276,22 @@ def _tools(value: object) -> tuple[dict[str, Any], ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise ChatRequestError(f"tools is a list of tools, not {_kind(value)}", "tools")
+        raise ChatRequestError(f"tools is a list of tools, not {json_kind(value)}", "tools")
     declared = []
     for index, tool in enumerate(value):
         at = f"tools[{index}]"
         if not isinstance(tool, Mapping):
-            raise ChatRequestError(f"a tool is an object, not {_kind(tool)}", at)
+            raise ChatRequestError(f"a tool is an object, not {json_kind(tool)}", at)
         if tool.get("type") not in (None, "custom"):
             raise ChatRequestError(
-                f"the server tool {shown_value(tool.get('type'))} is not served: only client tools "
+                f"a tool of type {shown_value(tool.get('type'))} is not served: only client tools "
                 "(name, description, input_schema) are",
                 f"{at}.type",
                 code="unsupported_tool",
             )
         if not isinstance(tool.get("input_schema"), Mapping):
             raise ChatRequestError(
-                f"a tool's input_schema is an object, not {_kind(tool.get('input_schema'))}",
+                f"a tool's input_schema is an object, not {json_kind(tool.get('input_schema'))}",
                 f"{at}.input_schema",
             )
         function: dict[str, Any] = {"name": tool.get("name")}
@@ -303,7 +311,7 @@ def _tool_choice(value: object, tools: tuple[dict[str, Any], ...]) -> ToolChoice
     disable = value.get("disable_parallel_tool_use")
     if disable is not None and not isinstance(disable, bool):
         raise ChatRequestError(
-            f"disable_parallel_tool_use is a boolean, not {_kind(disable)}",
+            f"disable_parallel_tool_use is a boolean, not {json_kind(disable)}",
             "tool_choice.disable_parallel_tool_use",
         )
     if kind == "none":
@@ -316,9 +324,7 @@ def _tool_choice(value: object, tools: tuple[dict[str, Any], ...]) -> ToolChoice
         return ToolChoice("required")
     name = value.get("name")
     if not isinstance(name, str):
-        raise ChatRequestError(
-            f"tool_choice {{'type': 'tool'}} names its tool, not {_kind(name)}", "tool_choice.name"
-        )
+        raise ChatRequestError(f"tool_choice is {_CHOICES}", "tool_choice.name")
     if name not in [tool["function"]["name"] for tool in tools]:
         raise ChatRequestError(
             f"tool_choice names {shown_value(name)}, which tools does not declare",
@@ -326,6 +332,3 @@ def _tool_choice(value: object, tools: tuple[dict[str, Any], ...]) -> ToolChoice
             code="unknown_tool",
         )
     return ToolChoice("required", (name,))
-
-
-_kind = json_type

@@ -27,7 +27,7 @@ from typing import Any
 from .._backends import AsyncEmbeddedLlama
 from .._errors import ChatRequestError, GrammarError
 from .._preflight import Target, preflight
-from .fields import shown_value
+from .fields import json_kind, shown_value
 
 __all__ = ["OutputFormat", "checked_format", "format_target", "read_response_format", "refused_schema"]
 
@@ -67,7 +67,7 @@ def read_response_format(
     if value is None:
         return None
     if not isinstance(value, Mapping):
-        raise ChatRequestError(f"{at} is an object, not {shown_value(value)}", at)
+        raise ChatRequestError(f"{at} is an object, not {json_kind(value)}", at)
     kind = value.get("type")
     if kind == "text":
         return None
@@ -82,7 +82,7 @@ def read_response_format(
     wrapper, at = (value, at) if flat else (value.get("json_schema"), f"{at}.json_schema")
     if not isinstance(wrapper, Mapping):
         raise ChatRequestError(
-            f'json_schema is an object {{"name", "schema", "strict"}}, not {shown_value(wrapper)}', at
+            f'json_schema is an object {{"name", "schema", "strict"}}, not {json_kind(wrapper)}', at
         )
     name = wrapper.get("name")
     if not isinstance(name, str) or not _NAME.fullmatch(name):
@@ -91,10 +91,10 @@ def read_response_format(
         )
     schema = wrapper.get("schema")
     if not isinstance(schema, Mapping):
-        raise ChatRequestError(f"a schema is a JSON object, not {shown_value(schema)}", f"{at}.schema")
+        raise ChatRequestError(f"a schema is a JSON object, not {json_kind(schema)}", f"{at}.schema")
     strict = wrapper.get("strict")
     if strict is not None and not isinstance(strict, bool):
-        raise ChatRequestError(f"strict is a boolean, not {shown_value(strict)}", f"{at}.strict")
+        raise ChatRequestError(f"strict is a boolean, not {json_kind(strict)}", f"{at}.strict")
     return OutputFormat(schema=dict(schema), name=name, strict=bool(strict), at=f"{at}.schema")
 
 

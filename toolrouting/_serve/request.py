@@ -235,7 +235,7 @@ def _functions(value: object) -> tuple[dict[str, Any], ...]:
 def _optional(body: Mapping[str, Any], name: str, kind: type, prefix: str = "") -> Any:
     value = body.get(name)
     if value is not None and not isinstance(value, kind):
-        raise ChatRequestError(f"{name} is a {kind.__name__}, not {json_kind(value)}", prefix + name)
+        raise ChatRequestError(f"{name} is a boolean, not {json_kind(value)}", prefix + name)
     return value
 
 

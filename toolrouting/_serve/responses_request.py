@@ -149,14 +149,21 @@ def _refuse_unserved(body: Mapping[str, Any]) -> None:
             raise _unsupported("reasoning is not served: the model answers without it", "reasoning.effort")
     top = body.get("top_logprobs")
     if top not in (None, 0):
-        raise _unsupported("logprobs are not served", "top_logprobs")
+        raise _unsupported(
+            "log-probabilities are not served: no backend here reports them; leave top_logprobs out",
+            "top_logprobs",
+        )
     include = body.get("include")
     if include is not None:
         if not isinstance(include, list):
             raise ChatRequestError(f"include is a list, not {json_kind(include)}", "include")
         for index, value in enumerate(include):
             if value == "message.output_text.logprobs":
-                raise _unsupported("logprobs are not served", f"include[{index}]")
+                raise _unsupported(
+                    "log-probabilities are not served: no backend here reports them; leave "
+                    "message.output_text.logprobs out of include",
+                    f"include[{index}]",
+                )
             if not isinstance(value, str) or value not in _HARMLESS_INCLUDES:
                 raise ChatRequestError(
                     f"{shown_value(value)} is not a value include takes", f"include[{index}]"
