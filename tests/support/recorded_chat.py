@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from support.recorder import Case, Step, call, chat, fault
+from support.recorder import SEVERAL, SPACED_CUT, Body, Case, Step, call, chat, fault
 from support.serve import BARE_READ as READ
 from support.serve import BARE_SEARCH as SEARCH
 from toolrouting import (
@@ -33,31 +33,25 @@ SCHEMA = {
     "required": ["answer", "sure"],
 }
 FORMAT = {"type": "json_schema", "json_schema": {"name": "verdict", "schema": SCHEMA, "strict": True}}
+
+
+def said(*calls: tuple[str, str, str], content: str | None = None) -> dict[str, Any]:
+    """An assistant message of tool calls, each its id, its tool and its arguments' text."""
+    tool_calls = [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+        for call_id, name, arguments in calls
+    ]
+    return {"role": "assistant", "content": content, "tool_calls": tool_calls}
+
+
 HISTORY: list[Any] = [
     *ASK,
-    {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": "call_a",
-                "type": "function",
-                "function": {"name": "search", "arguments": '{"query":"latch"}'},
-            }
-        ],
-    },
+    said(("call_a", "search", '{"query":"latch"}')),
     {"role": "tool", "tool_call_id": "call_a", "content": "M1: the latch note"},
 ]
 TWO_CALLS = [
     *ASK,
-    {
-        "role": "assistant",
-        "content": "",
-        "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"query":"a"}'}},
-            {"id": "c2", "type": "function", "function": {"name": "read", "arguments": "{}"}},
-        ],
-    },
+    said(("c1", "search", '{"query":"a"}'), ("c2", "read", "{}"), content=""),
     {"role": "tool", "tool_call_id": "c2", "content": "read it"},
     {"role": "tool", "tool_call_id": "c1", "content": "found it"},
 ]
@@ -69,16 +63,12 @@ LEGACY_HISTORY: list[Any] = [
 ]
 
 
-def ask(**fields: Any) -> dict[str, Any]:
-    return {"model": "m", "messages": ASK, **fields}
-
-
-def streamed(**fields: Any) -> dict[str, Any]:
-    return ask(stream=True, **fields)
+ask = Body(model="m", messages=ASK)
+streamed = ask.streamed
 
 
 def _successes() -> list[Case]:
-    several = "[" + ",".join([call("search", {"query": "a"}), call("read", {})]) + "]"
+    two = ask(messages=TWO_CALLS, tools=TOOLS)
     spaced = call("search", {"query": "the latch on the door"}, spaced=True)
     held = '{"tool":"none","answer":{"answer":"it holds","sure":true}}'
     return [
@@ -122,15 +112,9 @@ def _successes() -> list[Case]:
             ),
             call("read", {}),
         ),
-        chat("history of a call", {"model": "m", "messages": HISTORY, "tools": TOOLS}, NONE, ANSWER),
-        chat("history of two calls", {"model": "m", "messages": TWO_CALLS, "tools": TOOLS}, NONE, ANSWER),
-        chat(
-            "history of two calls, one decision",
-            {"model": "m", "messages": TWO_CALLS, "tools": TOOLS},
-            NONE,
-            ANSWER,
-            app="calls",
-        ),
+        chat("history of a call", ask(messages=HISTORY, tools=TOOLS), NONE, ANSWER),
+        chat("history of two calls", two, NONE, ANSWER),
+        chat("history of two calls, one decision", two, NONE, ANSWER, app="calls"),
         chat("history without tools", {"model": "m", "messages": HISTORY}, ANSWER),
         chat(
             "content parts and roles",
@@ -151,8 +135,8 @@ def _successes() -> list[Case]:
             NONE,
             "Ja ✓",
         ),
-        chat("several calls", ask(tools=TOOLS), several, app="calls"),
-        chat("several calls streamed", streamed(tools=TOOLS), several, app="calls"),
+        chat("several calls", ask(tools=TOOLS), SEVERAL, app="calls"),
+        chat("several calls streamed", streamed(tools=TOOLS), SEVERAL, app="calls"),
         chat("one call of a several-call server", ask(tools=TOOLS), ACTION, app="calls"),
         chat("parallel_tool_calls false", ask(tools=TOOLS, parallel_tool_calls=False), ACTION, app="calls"),
         chat("spaced call", ask(tools=TOOLS), spaced, app="spaced"),
@@ -211,9 +195,6 @@ def _failures() -> list[Case]:
         503, "http://up/v1", "busy", "the backend answered 503 (busy), key upstream-secret", retry_after=3
     )
     cut = Completion(text='{"tool":"search","arguments":{"query":"la', finish_reason="length", truncated=True)
-    spaced_cut = Completion(
-        text='{"tool": "search", "arguments": {"query": "the la', finish_reason="length", truncated=True
-    )
     return [
         chat("upstream 503", ask(tools=TOOLS), upstream),
         chat("upstream 503 streamed", streamed(tools=TOOLS), upstream),
@@ -228,7 +209,7 @@ def _failures() -> list[Case]:
         chat("cut at the route and answer cap", ask(tools=TOOLS, response_format=FORMAT), cut),
         chat("none where a call is required", ask(tools=TOOLS, tool_choice="required"), NONE),
         chat("unknown tool in the reply", ask(tools=TOOLS), call("write", {})),
-        chat("cut after the call's head", streamed(tools=TOOLS), spaced_cut, app="spaced"),
+        chat("cut after the call's head", streamed(tools=TOOLS), SPACED_CUT, app="spaced"),
         chat(
             "grammar refused on the route",
             ask(tools=TOOLS),

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from support.recorder import Case, Step, call, fault, message
+from support.recorder import SEVERAL, Body, Case, Step, call, message, shared_failures, shared_successes
 from support.serve import BARE_READ, BARE_SEARCH
-from toolrouting import BackendHTTPError, BackendTimeout, Completion, Usage
+from toolrouting import BackendHTTPError, Completion, Usage
 
 __all__ = ["CASES"]
 
@@ -38,12 +38,8 @@ HISTORY: list[Any] = [
 ]
 
 
-def ask(**fields: Any) -> dict[str, Any]:
-    return {"model": "claude", "max_tokens": 100, "messages": ASK, **fields}
-
-
-def streamed(**fields: Any) -> dict[str, Any]:
-    return ask(stream=True, **fields)
+ask = Body(model="claude", max_tokens=100, messages=ASK)
+streamed = ask.streamed
 
 
 def count(name: str, body: Any, app: str = "plain") -> Case:
@@ -51,17 +47,8 @@ def count(name: str, body: Any, app: str = "plain") -> Case:
 
 
 def _successes() -> list[Case]:
-    several = "[" + ",".join([call("search", {"query": "a"}), call("read", {})]) + "]"
     return [
-        message("answer", ask(), ANSWER),
-        message("answer streamed", streamed(), ANSWER),
-        message("answer cut", ask(max_tokens=2), ANSWER),
-        message("answer cut streamed", streamed(max_tokens=2), ANSWER),
-        message("tool call", ask(tools=TOOLS), USED),
-        message("tool call streamed", streamed(tools=TOOLS), USED),
-        message("none then answer", ask(tools=TOOLS), NONE, ANSWER),
-        message("none then answer streamed", streamed(tools=TOOLS), NONE, ANSWER),
-        message("none then an empty answer streamed", streamed(tools=TOOLS), NONE, ""),
+        *shared_successes(message, ask, "max_tokens", TOOLS, ANSWER, USED),
         message("any", ask(tools=TOOLS, tool_choice={"type": "any"}), ACTION),
         message(
             "named tool", ask(tools=TOOLS, tool_choice={"type": "tool", "name": "read"}), call("read", {})
@@ -119,8 +106,8 @@ def _successes() -> list[Case]:
             ANSWER,
             headers={"anthropic-version": "2023-06-01", "anthropic-beta": "x"},
         ),
-        message("several calls", ask(tools=TOOLS), several, app="calls"),
-        message("several calls streamed", streamed(tools=TOOLS), several, app="calls"),
+        message("several calls", ask(tools=TOOLS), SEVERAL, app="calls"),
+        message("several calls streamed", streamed(tools=TOOLS), SEVERAL, app="calls"),
         message(
             "one call of a several-call server",
             ask(tools=TOOLS, tool_choice={"type": "auto", "disable_parallel_tool_use": True}),
@@ -288,18 +275,8 @@ def _refusals() -> list[Case]:
 
 def _failures() -> list[Case]:
     upstream = BackendHTTPError(429, "http://up/v1", "slow down", "the backend answered 429", retry_after=1.5)
-    spaced_cut = Completion(
-        text='{"tool": "search", "arguments": {"query": "the la', finish_reason="length", truncated=True
-    )
     return [
-        message("upstream 429", ask(tools=TOOLS), upstream),
-        message("upstream 429 streamed", streamed(tools=TOOLS), upstream),
-        message("upstream timeout", ask(), BackendTimeout("slow")),
-        message("not an action", ask(tools=TOOLS), "Sure."),
-        message("cut after the call's head", streamed(tools=TOOLS), spaced_cut, app="spaced"),
-        message("key missing", ask(), app="keyed"),
-        message("key as x-api-key", ask(), ANSWER, app="keyed", headers={"x-api-key": "sk-recorded-key"}),
-        message("a fault of the server", ask(), fault(IndexError)),
+        *shared_failures(message, ask, TOOLS, ANSWER, upstream, IndexError),
         Case("no such path under messages", [Step("/v1/messages/batches", {})]),
         Case("no such method on messages", [Step("/v1/messages", method="GET")]),
         message("body over the limit", b" " * 4_000_001),

@@ -3,11 +3,19 @@ a stored response read back, deleted and continued."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from support.recorder import LAST_ID, Case, Step, call, fault, response
+from support.recorder import (
+    LAST_ID,
+    SEVERAL,
+    Body,
+    Case,
+    Step,
+    call,
+    response,
+    shared_failures,
+    shared_successes,
+)
 from support.serve import BARE_READ, BARE_SEARCH
-from toolrouting import BackendHTTPError, BackendTimeout, Completion, GrammarError, Usage
+from toolrouting import BackendHTTPError, Completion, GrammarError, Usage
 
 __all__ = ["CASES"]
 
@@ -33,27 +41,15 @@ ITEMS = [
 ]
 
 
-def ask(**fields: Any) -> dict[str, Any]:
-    return {"model": "m", "input": QUESTION, **fields}
-
-
-def streamed(**fields: Any) -> dict[str, Any]:
-    return ask(stream=True, **fields)
+ask = Body(model="m", input=QUESTION)
+streamed = ask.streamed
 
 
 def _successes() -> list[Case]:
-    several = "[" + ",".join([call("search", {"query": "a"}), call("read", {})]) + "]"
+    items = ask(input=ITEMS, tools=TOOLS)
     held = '{"tool":"none","answer":{"answer":"it holds"}}'
     return [
-        response("answer", ask(), ANSWER),
-        response("answer streamed", streamed(), ANSWER),
-        response("answer cut", ask(max_output_tokens=2), ANSWER),
-        response("answer cut streamed", streamed(max_output_tokens=2), ANSWER),
-        response("tool call", ask(tools=TOOLS), USED),
-        response("tool call streamed", streamed(tools=TOOLS), USED),
-        response("none then answer", ask(tools=TOOLS), NONE, ANSWER),
-        response("none then answer streamed", streamed(tools=TOOLS), NONE, ANSWER),
-        response("none then an empty answer streamed", streamed(tools=TOOLS), NONE, ""),
+        *shared_successes(response, ask, "max_output_tokens", TOOLS, ANSWER, USED),
         response(
             "echoed fields",
             ask(
@@ -91,16 +87,10 @@ def _successes() -> list[Case]:
             NONE,
             ANSWER,
         ),
-        response("input items", {"model": "m", "input": ITEMS, "tools": TOOLS}, NONE, ANSWER),
-        response(
-            "input items, one decision",
-            {"model": "m", "input": ITEMS, "tools": TOOLS},
-            NONE,
-            ANSWER,
-            app="calls",
-        ),
-        response("several calls", ask(tools=TOOLS), several, app="calls"),
-        response("several calls streamed", streamed(tools=TOOLS), several, app="calls"),
+        response("input items", items, NONE, ANSWER),
+        response("input items, one decision", items, NONE, ANSWER, app="calls"),
+        response("several calls", ask(tools=TOOLS), SEVERAL, app="calls"),
+        response("several calls streamed", streamed(tools=TOOLS), SEVERAL, app="calls"),
         response(
             "parallel_tool_calls false", ask(tools=TOOLS, parallel_tool_calls=False), ACTION, app="calls"
         ),
@@ -287,19 +277,7 @@ ASK_ITEM = {"role": "user", "content": QUESTION}
 
 def _failures() -> list[Case]:
     upstream = BackendHTTPError(503, "http://up/v1", "busy", "the backend answered 503 (busy)", retry_after=2)
-    spaced_cut = Completion(
-        text='{"tool": "search", "arguments": {"query": "the la', finish_reason="length", truncated=True
-    )
-    return [
-        response("upstream 503", ask(tools=TOOLS), upstream),
-        response("upstream 503 streamed", streamed(tools=TOOLS), upstream),
-        response("upstream timeout", ask(), BackendTimeout("slow")),
-        response("not an action", ask(tools=TOOLS), "Sure."),
-        response("cut after the call's head", streamed(tools=TOOLS), spaced_cut, app="spaced"),
-        response("key missing", ask(), app="keyed"),
-        response("key as x-api-key", ask(), ANSWER, app="keyed", headers={"x-api-key": "sk-recorded-key"}),
-        response("a fault of the server", ask(), fault(KeyError)),
-    ]
+    return shared_failures(response, ask, TOOLS, ANSWER, upstream, KeyError)
 
 
 CASES = [*_successes(), *_refusals(), *_failures()]

@@ -23,10 +23,25 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from toolrouting import AsyncScriptedBackend, Settings
+from toolrouting import AsyncScriptedBackend, BackendHTTPError, BackendTimeout, Completion, Settings
 from toolrouting._serve import serve_app
 
-__all__ = ["LAST_ID", "Case", "Step", "call", "chat", "fault", "message", "record", "response"]
+__all__ = [
+    "LAST_ID",
+    "SEVERAL",
+    "SPACED_CUT",
+    "Body",
+    "Case",
+    "Step",
+    "call",
+    "chat",
+    "fault",
+    "message",
+    "record",
+    "response",
+    "shared_failures",
+    "shared_successes",
+]
 
 #: Where a later request takes the last response's id (``previous_response_id``, a stored
 #: response's path).
@@ -119,6 +134,73 @@ def call(name: str, arguments: Mapping[str, Any], *, spaced: bool = False) -> st
     """An action as the route grammar writes it."""
     separators = (", ", ": ") if spaced else (",", ":")
     return json.dumps({"tool": name, "arguments": arguments}, separators=separators)
+
+
+#: A decision of no call.
+NONE = '{"tool":"none"}'
+#: Two calls in one decision, for a server of several calls a decision.
+SEVERAL = "[" + ",".join([call("search", {"query": "a"}), call("read", {})]) + "]"
+#: A call cut at the cap after its name: spaced, so a stream hands out its head (and some of its
+#: arguments) before the cut is known.
+SPACED_CUT = Completion(
+    text='{"tool": "search", "arguments": {"query": "the la', finish_reason="length", truncated=True
+)
+
+
+class Body:
+    """A front's request body: ``body(**fields)`` the base with the case's fields (which replace
+    the base's), ``body.streamed(**fields)`` the same asking for a stream."""
+
+    def __init__(self, **base: Any) -> None:
+        self.base = base
+
+    def __call__(self, **fields: Any) -> dict[str, Any]:
+        return {**self.base, **fields}
+
+    def streamed(self, **fields: Any) -> dict[str, Any]:
+        return self(stream=True, **fields)
+
+
+def shared_successes(
+    case: Callable[..., Case], ask: Body, cap: str, tools: list[Any], answer: str, used: Completion
+) -> list[Case]:
+    """The answers every front is recorded with, whole and streamed, each made by the front's
+    ``case``: an answer, one cut at the request's ``cap`` field, a call (``used``), and ``none``
+    then an answer, or an empty one."""
+    return [
+        case("answer", ask(), answer),
+        case("answer streamed", ask.streamed(), answer),
+        case("answer cut", ask(**{cap: 2}), answer),
+        case("answer cut streamed", ask.streamed(**{cap: 2}), answer),
+        case("tool call", ask(tools=tools), used),
+        case("tool call streamed", ask.streamed(tools=tools), used),
+        case("none then answer", ask(tools=tools), NONE, answer),
+        case("none then answer streamed", ask.streamed(tools=tools), NONE, answer),
+        case("none then an empty answer streamed", ask.streamed(tools=tools), NONE, ""),
+    ]
+
+
+def shared_failures(
+    case: Callable[..., Case],
+    ask: Body,
+    tools: list[Any],
+    answer: str,
+    upstream: BackendHTTPError,
+    raised: type[Exception],
+) -> list[Case]:
+    """The failures every front is recorded with, each made by the front's ``case``: an upstream
+    error whole and streamed, a timeout, a reply that is no action, a stream cut after a call's
+    head, the key missing and sent, and a fault of the server's own (``raised``)."""
+    return [
+        case(f"upstream {upstream.status}", ask(tools=tools), upstream),
+        case(f"upstream {upstream.status} streamed", ask.streamed(tools=tools), upstream),
+        case("upstream timeout", ask(), BackendTimeout("slow")),
+        case("not an action", ask(tools=tools), "Sure."),
+        case("cut after the call's head", ask.streamed(tools=tools), SPACED_CUT, app="spaced"),
+        case("key missing", ask(), app="keyed"),
+        case("key as x-api-key", ask(), answer, app="keyed", headers={"x-api-key": "sk-recorded-key"}),
+        case("a fault of the server", ask(), fault(raised)),
+    ]
 
 
 def record(case: Case) -> dict[str, Any]:
