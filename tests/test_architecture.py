@@ -122,8 +122,9 @@ def test_no_private_name_crosses_a_module_and_parts_meet_at_their_package() -> N
     assert wrong == []
 
 
-#: The server's one translation core: what a conversation sends, the decision, the reply.
-SERVE_CORE = {"conversation", "plan", "chat", "calls", "replies"}
+#: The server's one translation core: the request and the reply, what a conversation sends, the
+#: decision, the serving of both.
+SERVE_CORE = {"protocol", "conversation", "plan", "serving", "call_pieces"}
 #: What makes a routed decision: a front (a request read, a reply written) imports none of it
 #: but through the serve core, so no API's front routes, renders instructions or retries.
 ROUTING = (

@@ -26,7 +26,7 @@ from support.serve import TOOLS, drained, served
 from toolrouting import AsyncScriptedBackend, ScriptedRequest
 from toolrouting._errors import BackendError
 from toolrouting._serve import serve_app
-from toolrouting._serve.messages_routes import COUNTED_CHARS_PER_TOKEN
+from toolrouting._serve.messages.routes import COUNTED_CHARS_PER_TOKEN
 
 #: The notes catalogue as Anthropic declares tools.
 ANTHROPIC_TOOLS: list[Any] = [

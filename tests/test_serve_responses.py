@@ -20,7 +20,7 @@ from test_serve_app import error_of as openai_error_of
 
 from toolrouting import AsyncScriptedBackend, BackendHTTPError, Completion, Usage
 from toolrouting._serve import SERVE_ANSWER_TOKENS, serve_app
-from toolrouting._serve.responses_store import ResponseStore, StoredResponse
+from toolrouting._serve.responses import ResponseStore, StoredResponse
 
 if TYPE_CHECKING:
     import httpx2  # what starlette's TestClient is built on, and answers with

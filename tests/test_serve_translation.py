@@ -16,11 +16,11 @@ from toolrouting._serve import (
     decode_body,
     read_chat_request,
 )
-from toolrouting._serve.calls import CallStream
-from toolrouting._serve.chat_shapes import delta_body
+from toolrouting._serve.call_pieces import CallStream
+from toolrouting._serve.chat.writer import delta_body
 from toolrouting._serve.limits import SERVE_MAX_BODY_BYTES
 from toolrouting._serve.plan import answer_messages, answer_settings
-from toolrouting._serve.request import ToolCall
+from toolrouting._serve.protocol import ToolCall
 
 
 def search(query: str) -> str:

@@ -1,54 +1,56 @@
-"""``toolrouting serve``: OpenAI's chat completions and Anthropic's Messages API in front of any
-backend, the tool decision routed.
+"""``toolrouting serve``: OpenAI's chat completions and Responses APIs and Anthropic's Messages API
+in front of any backend, the tool decision routed.
 
-The core, in no API's shape: ``conversation`` turns a request's messages into the conversation
-a routing run would send (an assistant's call as its action, a tool message as the result
-message); ``plan`` says which decision and which answer a request asks for; ``chat`` runs them
-on the backend, whole or streamed, with ``calls`` handing out a streamed tool call as it is
-written, as the ``replies`` it gives.
+What every front reads into and writes from is ``protocol``'s: the request (``ServeRequest``),
+the reply whole or in pieces, the writer a front writes them with, the body decoder. The core, in
+no API's shape: ``conversation`` turns a request's messages into the conversation a routing run
+would send (an assistant's call as its action, a tool message as the result message); ``plan``
+says which decision and which answer a request asks for; ``serving`` (``RoutedServing``) runs
+them on the backend, whole or streamed, with ``call_pieces`` handing out a streamed tool call as
+it is written; ``output_format`` reads and checks an answer's schema.
 
-The chat completions front: ``request`` reads a request body into a checked value (``choice``:
-its ``tool_choice``, ``output_format``: its ``response_format``, the schema checked against the
-backend's grammar compiler); ``chat_shapes`` writes OpenAI's shapes, ``errors`` maps the error tree onto
-them; ``routes`` holds the endpoints. The Messages front, Anthropic's API: ``messages_request``
-reads its body into the same ``ChatRequest``, ``messages_shapes`` writes Anthropic's message,
-stream events and errors, ``messages_routes`` holds its endpoints. The Responses front:
-``responses_request`` reads a body into the same ``ChatRequest``; ``responses_shapes`` writes the
-response object and its events, ``responses_store`` keeps recent responses for
-``previous_response_id``; ``responses_routes`` holds its endpoints.
+A front is a subpackage of the same three jobs under the same names: ``reader`` reads a body
+into a ``ServeRequest`` (its conversation in ``turns``), with the field checks every reader
+shares (``fields``), ``writer`` writes the reply in its API's shapes, ``routes`` holds its
+endpoints: ``chat`` for chat completions, ``responses`` for the Responses API (and ``store``,
+its stored responses), ``messages`` for Anthropic's Messages API. ``errors`` maps the error tree
+onto OpenAI's error shape, which the Messages writer rewrites into Anthropic's.
 
-What every front shares on the wire (the queue, the body's limit, the key check, the
-disconnect, the whole reply, the event stream) is ``transport``'s; ``app`` builds the
-Starlette application and its uvicorn configuration, importing both only when called;
+What every front shares on the wire (the queue, the body's limit, the key check, the disconnect,
+the whole reply, the one loop that streams) is ``transport``'s, and what every endpoint reads
+from the app ``state``'s; ``routes`` is the route table and its error handlers; ``app`` builds
+the Starlette application and its uvicorn configuration, importing both only when called;
 ``limits`` names the server's own limits.
 """
 
 from .app import serve_app, server_config
-from .chat import ServedChat
-from .chat_shapes import completion_body
+from .chat import read_chat_request
 from .conversation import Conversation, arguments_text, conversation_of
 from .errors import ErrorReply, error_reply
 from .limits import SERVE_ANSWER_TOKENS
+from .messages import read_messages_request
 from .plan import Decision, decision_of
-from .replies import Piece, Reply
-from .request import ChatRequest, decode_body, read_chat_request
+from .protocol import Piece, Reply, ServeRequest, decode_body
+from .responses import read_responses_request
+from .serving import RoutedServing
 
 __all__ = [
     "SERVE_ANSWER_TOKENS",
-    "ChatRequest",
     "Conversation",
     "Decision",
     "ErrorReply",
     "Piece",
     "Reply",
-    "ServedChat",
+    "RoutedServing",
+    "ServeRequest",
     "arguments_text",
-    "completion_body",
     "conversation_of",
     "decision_of",
     "decode_body",
     "error_reply",
     "read_chat_request",
+    "read_messages_request",
+    "read_responses_request",
     "serve_app",
     "server_config",
 ]

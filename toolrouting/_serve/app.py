@@ -3,7 +3,8 @@ configuration it runs under.
 
 Starlette and uvicorn are the ``serve`` extra's: they are imported when these are called, so
 ``import toolrouting`` needs neither, and a missing one is an ImportError that names the extra.
-The routes are ``routes``'s, what they share on the wire ``transport``'s.
+The route table is ``routes``'s, what the fronts share on the wire ``transport``'s, and what every
+endpoint reads from the app's state ``state``'s.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from .._backends import AsyncBackend, AsyncEmbeddedLlama
 from .._limits import DEFAULT_ROUTING_CAP
-from .chat import ServedChat
 from .limits import SERVE_ANSWER_TOKENS, SERVE_EMBEDDED_QUEUE, SERVE_MAX_BODY_BYTES, SERVE_MAX_IN_FLIGHT
+from .serving import RoutedServing
 
 if TYPE_CHECKING:
     import uvicorn
@@ -37,7 +38,8 @@ def serve_app(
     max_calls: int = 1,
     shortlist: int | None = None,
 ) -> Starlette:
-    """The server over ``backend``, with every front (chat completions, Messages): a Starlette app.
+    """The server over ``backend``, with every front (chat completions, Responses, Messages): a
+    Starlette app.
 
     ``model`` is the name ``/v1/models`` lists; ``require_key`` the key every ``/v1`` request
     must carry, as a bearer token or ``x-api-key`` (none when ``None``); ``secrets`` are never
@@ -57,7 +59,7 @@ def serve_app(
     except ImportError as error:
         raise _without_extra(error) from error
     from .routes import EXCEPTION_HANDLERS, ROUTES
-    from .served import Served
+    from .state import ServerState
     from .transport import Admission
 
     @contextlib.asynccontextmanager
@@ -69,8 +71,8 @@ def serve_app(
                 await backend.aclose()
 
     app = Starlette(lifespan=lifespan, routes=ROUTES, exception_handlers=EXCEPTION_HANDLERS)
-    app.state.served = Served(
-        chat=ServedChat(
+    app.state.server = ServerState(
+        serving=RoutedServing(
             backend, cap=cap, answer_tokens=answer_tokens, max_calls=max_calls, shortlist=shortlist
         ),
         admission=Admission(in_flight or _in_flight(backend)),

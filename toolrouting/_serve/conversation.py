@@ -26,7 +26,7 @@ from .._errors import ChatRequestError
 from .._names import tool_name_problem
 from .._result_messages import routed_call_id, routed_result_text
 from .._route_schema import action_head, action_text, route_separators
-from .request import ChatRequest, InMessage, ToolCall
+from .protocol import InMessage, ServeRequest, ToolCall
 
 __all__ = ["Conversation", "arguments_text", "conversation_of", "ends_with_user", "written_arguments"]
 
@@ -64,7 +64,7 @@ def written_arguments(arguments: Mapping[str, Any], *, spaced: bool) -> str:
     return json.dumps(arguments, ensure_ascii=False, separators=route_separators(spaced))
 
 
-def conversation_of(request: ChatRequest, *, spaced: bool, max_calls: int = 1) -> Conversation:
+def conversation_of(request: ServeRequest, *, spaced: bool, max_calls: int = 1) -> Conversation:
     """The request's messages as a run's conversation; a call or result that cannot be one is refused.
 
     ``max_calls`` is the server's: above 1, several calls of one message are one decision.

@@ -1,4 +1,5 @@
-"""The one table from the error tree to OpenAI's error shape and an HTTP status.
+"""The one table from the error tree to OpenAI's error shape (which the Responses API shares,
+and the Messages front rewrites into Anthropic's) and an HTTP status.
 
 A request the server cannot serve is the client's to fix (4xx, with the field it names); a
 backend that failed is upstream's (502, or 504 when it did not answer in time), with the error
@@ -29,10 +30,9 @@ from .._errors import (
     ToolRoutingError,
 )
 from .._redact import redacted
-from .chat_shapes import error_body
 from .limits import SERVE_UPSTREAM_RETRY_AFTER
 
-__all__ = ["ErrorReply", "error_reply", "http_error_reply"]
+__all__ = ["ErrorReply", "error_body", "error_reply", "http_error_reply"]
 
 #: The code of an HTTP error no route answers, by its status.
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
@@ -45,6 +45,11 @@ class ErrorReply:
     status: int
     body: dict[str, Any]
     headers: dict[str, str]
+
+
+def error_body(message: str, type: str, param: str | None, code: str | None) -> dict[str, Any]:
+    """OpenAI's error object."""
+    return {"error": {"message": message, "type": type, "param": param, "code": code}}
 
 
 def error_reply(error: BaseException, secrets: Sequence[str] = ()) -> ErrorReply:

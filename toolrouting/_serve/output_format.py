@@ -19,17 +19,16 @@ default. A backend whose compiler is unknown (the
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from .._backends import AsyncEmbeddedLlama
 from .._errors import ChatRequestError, GrammarError
 from .._preflight import Target, preflight
-from .fields import json_kind, shown_value
+from .fields import flag, json_kind, shown_value
+from .protocol import OutputFormat
 
-__all__ = ["OutputFormat", "checked_format", "format_target", "read_response_format", "refused_schema"]
+__all__ = ["checked_format", "format_target", "read_response_format", "refused_schema", "schema_path"]
 
 #: OpenAI's rule for ``json_schema.name``, which the ``openai`` dialect sends on.
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -42,17 +41,6 @@ _ANNOTATIONS = ("format",)
 #: The keywords under which a pointer's next token is a property's name, not an index.
 _KEYWORD = re.compile(r"\$?[A-Za-z]+")
 _NAMED = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class OutputFormat:
-    """The schema an answer is decoded under, with the name and strictness the server is sent."""
-
-    schema: dict[str, Any]
-    name: str
-    strict: bool
-    at: str
-    """Where the schema came from, as a parameter path (an error names its keywords under it)."""
 
 
 def read_response_format(
@@ -92,10 +80,8 @@ def read_response_format(
     schema = wrapper.get("schema")
     if not isinstance(schema, Mapping):
         raise ChatRequestError(f"a schema is a JSON object, not {json_kind(schema)}", f"{at}.schema")
-    strict = wrapper.get("strict")
-    if strict is not None and not isinstance(strict, bool):
-        raise ChatRequestError(f"strict is a boolean, not {json_kind(strict)}", f"{at}.strict")
-    return OutputFormat(schema=dict(schema), name=name, strict=bool(strict), at=f"{at}.schema")
+    strict = flag(wrapper, "strict", False, f"{at}.strict")
+    return OutputFormat(schema=dict(schema), name=name, strict=strict, at=f"{at}.schema")
 
 
 def format_target(backend: object) -> Target | None:

@@ -41,7 +41,7 @@ from .._route_schema import route_schema, route_tool_names
 from .._settings import Settings
 from .._shortlist import shortlist as shortlisted
 from .conversation import Conversation, ends_with_user
-from .request import ChatRequest
+from .protocol import ServeRequest
 
 __all__ = [
     "Decision",
@@ -51,7 +51,7 @@ __all__ = [
     "decision_of",
     "decision_settings",
     "offer_of",
-    "offered_tools",
+    "shortlisted_tools",
 ]
 
 
@@ -88,7 +88,7 @@ class Decision:
 
 
 def decision_of(
-    request: ChatRequest,
+    request: ServeRequest,
     conversation: Conversation,
     offers: Callable[[str], Offer] | None = None,
     *,
@@ -110,7 +110,7 @@ def decision_of(
     calls = max_calls if request.parallel_tool_calls else 1
     asked: list[Any] = [request.tools, choice.mode, choice.names]
     if shortlist is not None and len(request.tools) > shortlist:
-        asked = [offered_tools(request, conversation, shortlist), choice.mode, None]
+        asked = [shortlisted_tools(request, conversation, shortlist), choice.mode, None]
     answer = request.response_format if choice.mode == "auto" else None
     if max_calls > 1 or answer is not None:  # one call's key stays the key it always was
         asked += [max_calls, calls]
@@ -134,7 +134,7 @@ def decision_of(
     )
 
 
-def offered_tools(request: ChatRequest, conversation: Conversation, k: int) -> list[dict[str, Any]]:
+def shortlisted_tools(request: ServeRequest, conversation: Conversation, k: int) -> list[dict[str, Any]]:
     """The tools a decision offers under a shortlist of ``k``: the ``k`` of those the request's
     ``tool_choice`` leaves that rank best for the conversation, in catalogue order."""
     chosen = request.tool_choice.names
@@ -162,12 +162,12 @@ def offer_of(key: str) -> Offer:
     )
 
 
-def decision_settings(base: Settings, request: ChatRequest) -> Settings:
+def decision_settings(base: Settings, request: ServeRequest) -> Settings:
     """The backend's settings with the request's sampling; no stop strings, which could cut an action."""
     return base.clone(**_sampling(request), stop=())
 
 
-def answer_settings(base: Settings, request: ChatRequest, default_tokens: int) -> Settings:
+def answer_settings(base: Settings, request: ServeRequest, default_tokens: int) -> Settings:
     """The backend's settings with the request's sampling, stop strings and cap (``default_tokens``
     when it sets none), and the schema of its ``response_format``: none for free text."""
     output = request.response_format
@@ -181,7 +181,7 @@ def answer_settings(base: Settings, request: ChatRequest, default_tokens: int) -
     )
 
 
-def _sampling(request: ChatRequest) -> dict[str, Any]:
+def _sampling(request: ServeRequest) -> dict[str, Any]:
     given = {
         "temperature": request.temperature,
         "top_p": request.top_p,
@@ -191,7 +191,7 @@ def _sampling(request: ChatRequest) -> dict[str, Any]:
     return {name: value for name, value in given.items() if value is not None}
 
 
-def answer_messages(request: ChatRequest, conversation: Conversation) -> list[Message]:
+def answer_messages(request: ServeRequest, conversation: Conversation) -> list[Message]:
     """What the answer is asked with: as the loop asks it over tools, the messages without."""
     if not request.tools:
         return list(conversation.messages)

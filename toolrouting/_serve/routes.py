@@ -1,15 +1,12 @@
-"""The endpoints: ``/health``, ``/v1/models``, the chat completions front and the other fronts'
-routes (``messages_routes``), and the handlers that answer every error in the shape of the
-front its path is under: Anthropic's below ``/v1/messages``, OpenAI's elsewhere.
+"""The server's route table: ``/health``, ``/v1/models``, every front's endpoints (``chat``,
+``responses``, ``messages``), and the handlers that answer every error in the shape of the front
+its path is under: Anthropic's below ``/v1/messages``, OpenAI's elsewhere.
 
-An endpoint translates and holds no routing logic: the body is read within its limit
-(``transport``), checked (``request``), served (``chat``) and written back in OpenAI's shapes
-(``chat_shapes``); ``errors`` is the one table from the error tree to those shapes.
+``errors`` is the one table from the error tree to those answers; Starlette's ``exception_handlers``
+apply it once, so no endpoint catches an error of its own.
 """
 
 from __future__ import annotations
-
-from collections.abc import AsyncGenerator, Sequence
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -17,15 +14,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .._errors import ToolRoutingError
-from .chat_shapes import ReplyIds, chunk_body, completion_body
+from .chat.routes import CHAT_ROUTES
 from .errors import ErrorReply, error_reply, http_error_reply
-from .messages_routes import MESSAGES_PATH, MESSAGES_ROUTES
-from .messages_shapes import message_error_body
-from .replies import Piece
-from .request import ChatRequest, decode_body, read_chat_request
-from .responses_routes import create_response, stored_response
-from .served import served_of
-from .transport import check_key, event_stream, read_body, server_sent_event, whole_reply
+from .messages import message_error_body
+from .messages.routes import MESSAGES_PATH, MESSAGES_ROUTES
+from .responses.routes import RESPONSES_ROUTES
+from .state import checked_state, state_of
 
 __all__ = ["EXCEPTION_HANDLERS", "ROUTES"]
 
@@ -35,44 +29,9 @@ async def _health(request: Request) -> Response:
 
 
 async def _models(request: Request) -> Response:
-    served = served_of(request)
-    check_key(request, served.require_key)
-    model = {"id": served.model, "object": "model", "created": 0, "owned_by": "toolrouting"}
+    state = checked_state(request)
+    model = {"id": state.model, "object": "model", "created": 0, "owned_by": "toolrouting"}
     return JSONResponse({"object": "list", "data": [model]})
-
-
-async def _chat_completions(request: Request) -> Response:
-    served = served_of(request)
-    check_key(request, served.require_key)
-    chat_request = read_chat_request(decode_body(await read_body(request)))
-    ids = ReplyIds.new(chat_request.model or served.model)
-    if chat_request.stream:
-
-        def events(first: Piece, pieces: AsyncGenerator[Piece]) -> AsyncGenerator[bytes]:
-            return _events(first, pieces, ids, chat_request, served.secrets)
-
-        return await event_stream(request, served.admission, served.chat.stream(chat_request), events)
-    return await whole_reply(
-        request,
-        served.admission,
-        lambda: served.chat.reply(chat_request),
-        lambda reply: completion_body(reply, ids, legacy=chat_request.legacy_functions),
-    )
-
-
-async def _events(
-    first: Piece, pieces: AsyncGenerator[Piece], ids: ReplyIds, asked: ChatRequest, secrets: Sequence[str]
-) -> AsyncGenerator[bytes]:
-    """The stream's chunks; a failure after the status went out is one error event that ends it."""
-    try:
-        piece: Piece | None = first
-        while piece is not None:
-            if piece.usage is None or asked.include_usage:
-                yield server_sent_event(chunk_body(piece, ids, legacy=asked.legacy_functions))
-            piece = await anext(pieces, None)
-        yield server_sent_event("[DONE]")
-    except ToolRoutingError as error:
-        yield server_sent_event(error_reply(error, secrets).body)
 
 
 def _answer(request: Request, reply: ErrorReply) -> Response:
@@ -84,7 +43,7 @@ def _answer(request: Request, reply: ErrorReply) -> Response:
 
 
 async def _error(request: Request, error: Exception) -> Response:
-    return _answer(request, error_reply(error, served_of(request).secrets))
+    return _answer(request, error_reply(error, state_of(request).secrets))
 
 
 async def _http_error(request: Request, error: Exception) -> Response:
@@ -97,10 +56,9 @@ async def _http_error(request: Request, error: Exception) -> Response:
 ROUTES = [
     Route("/health", _health, methods=["GET"]),
     Route("/v1/models", _models, methods=["GET"]),
-    Route("/v1/chat/completions", _chat_completions, methods=["POST"]),
+    *CHAT_ROUTES,
     *MESSAGES_ROUTES,
-    Route("/v1/responses", create_response, methods=["POST"]),
-    Route("/v1/responses/{response_id}", stored_response, methods=["GET", "DELETE"]),
+    *RESPONSES_ROUTES,
 ]
 
 # ToolRoutingError by name: Starlette hands Exception's handler to its outermost layer, which

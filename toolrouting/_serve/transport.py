@@ -1,17 +1,17 @@
 """What every front's endpoints share on the wire: the bounded queue, the body's limit, the key
-check, the client's disconnect, and the event stream.
+check, the client's disconnect, and the one loop that streams a reply.
 
-A front reads its request with :func:`read_body` after :func:`check_key`, serves a whole reply
-with :func:`whole_reply` (:func:`unless_gone` inside an :class:`Admission` place), and a
-streamed one with :func:`event_stream`, writing each of its pieces as server-sent events in its own shapes.
+A front reads its request with :func:`read_body` after :func:`check_key`, and :func:`answer`
+serves it: a whole reply with :func:`whole_reply` (:func:`unless_gone` inside an
+:class:`Admission` place), a streamed one with :func:`event_stream`, its pieces written as
+server-sent events by the front's writer (``protocol.ReplyWriter``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hmac
-import json
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import anyio
@@ -19,18 +19,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from .._errors import ChatRequestError
+from .._errors import ChatRequestError, ToolRoutingError
+from .errors import error_reply
 from .limits import SERVE_MAX_BODY_BYTES, SERVE_RETRY_AFTER
-from .request import body_too_large
+from .protocol import Piece, ReplyWriter, ServeRequest, body_too_large
+from .serving import RoutedServing
 
 __all__ = [
     "Admission",
     "EventStream",
+    "answer",
     "check_key",
     "event_stream",
     "gone",
     "read_body",
-    "server_sent_event",
     "unless_gone",
     "whole_reply",
 ]
@@ -157,14 +159,30 @@ def gone() -> Response:
     return Response(status_code=_GONE)
 
 
+async def answer(
+    request: Request,
+    admission: Admission,
+    serving: RoutedServing,
+    asked: ServeRequest,
+    writer: ReplyWriter,
+    secrets: Sequence[str],
+) -> Response:
+    """The reply ``serving`` makes to ``asked``, whole or streamed as it asks, in ``writer``'s
+    shapes; ``secrets`` never appear in an error written into the stream."""
+    if asked.stream:
+        return await event_stream(request, admission, serving.stream(asked), writer, secrets)
+    return await whole_reply(request, admission, lambda: serving.reply(asked), writer.whole)
+
+
 async def event_stream(
     request: Request,
     admission: Admission,
-    pieces: AsyncGenerator[T],
-    events: Callable[[T, AsyncGenerator[T]], AsyncGenerator[bytes]],
+    pieces: AsyncGenerator[Piece],
+    writer: ReplyWriter,
+    secrets: Sequence[str],
 ) -> Response:
-    """A reply streamed as the events ``events(first, pieces)`` writes of its pieces, holding a
-    place in ``admission`` until the stream ends.
+    """A reply streamed as the events ``writer`` writes of its pieces, holding a place in
+    ``admission`` until the stream ends.
 
     The first piece is awaited before the status goes out, so a request that fails early is
     answered with its own status (a piece is never ``None``); a client gone by then gets none.
@@ -180,7 +198,27 @@ async def event_stream(
         release()
         await pieces.aclose()
         return gone()
-    return EventStream(_held(events(first, pieces), pieces, release))
+    return EventStream(_held(_written(first, pieces, writer, secrets), pieces, release))
+
+
+async def _written(
+    first: Piece, pieces: AsyncGenerator[Piece], writer: ReplyWriter, secrets: Sequence[str]
+) -> AsyncGenerator[bytes]:
+    """The stream's events, the one loop every front's stream is written by; a failure after the
+    status went out is the writer's events of the failure, which end it."""
+    try:
+        for event in writer.opening():
+            yield event
+        piece: Piece | None = first
+        while piece is not None:
+            for event in writer.of(piece):
+                yield event
+            piece = await anext(pieces, None)
+        for event in writer.closing():
+            yield event
+    except ToolRoutingError as error:
+        for event in writer.failed(error_reply(error, secrets)):
+            yield event
 
 
 async def _held(
@@ -228,11 +266,3 @@ class EventStream(Response):
                 group.cancel_scope.cancel()
                 with anyio.CancelScope(shield=True):
                     await self.events.aclose()
-
-
-def server_sent_event(data: dict[str, Any] | str, event: str | None = None) -> bytes:
-    """One ``data:`` event, after its ``event:`` name when it has one; JSON is written on one
-    line, so it is one event whatever it holds."""
-    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    named = "" if event is None else f"event: {event}\n"
-    return f"{named}data: {text}\n\n".encode()

@@ -1,5 +1,7 @@
-"""What the server answers, in OpenAI's chat completions shapes: a completion, a stream's chunks
-and their deltas, an error. Every body of that API is written here and nowhere else.
+"""What the chat completions front answers, in OpenAI's shapes: a completion, a stream's chunks
+and their deltas, ``[DONE]`` after the last, and an error event for a failure that cuts the
+stream (the error object itself is the one ``errors`` writes). Every body of that API is written
+here and nowhere else.
 
 A request that declared its tools as the legacy ``functions`` (``legacy=True``) has its call
 written in the shape that went with them: ``message.function_call`` (``delta.function_call``
@@ -8,30 +10,13 @@ when streamed) with its name and arguments, no id, and ``finish_reason: "functio
 
 from __future__ import annotations
 
-import dataclasses
-import time
-import uuid
 from typing import Any
 
-from .._backends import Usage
-from .replies import FinishReason, Piece, Reply
-from .request import ToolCall
+from ..._backends import Usage
+from ..errors import ErrorReply
+from ..protocol import FinishReason, Piece, Reply, ReplyIds, ToolCall, server_sent_event
 
-__all__ = ["ReplyIds", "chunk_body", "completion_body", "delta_body", "error_body", "usage_body"]
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class ReplyIds:
-    """What every chunk of one reply repeats: its id, when it was made, the model named."""
-
-    id: str
-    created: int
-    model: str
-
-    @classmethod
-    def new(cls, model: str) -> ReplyIds:
-        """Fresh ids for one reply, made now."""
-        return cls(id=f"chatcmpl-{uuid.uuid4().hex}", created=int(time.time()), model=model)
+__all__ = ["ChatWriter", "chunk_body", "completion_body", "delta_body", "usage_body"]
 
 
 def usage_body(usage: Usage) -> dict[str, int]:
@@ -63,7 +48,7 @@ def _finish(reason: FinishReason | None, legacy: bool) -> str | None:
 def completion_body(reply: Reply, ids: ReplyIds, *, legacy: bool = False) -> dict[str, Any]:
     """A ``chat.completion`` object with one choice; ``legacy``: a call as ``function_call``."""
     return {
-        "id": ids.id,
+        "id": f"chatcmpl-{ids.key}",
         "object": "chat.completion",
         "created": ids.created,
         "model": ids.model,
@@ -103,7 +88,7 @@ def delta_body(piece: Piece, *, legacy: bool = False) -> dict[str, Any]:
 def chunk_body(piece: Piece, ids: ReplyIds, *, legacy: bool = False) -> dict[str, Any]:
     """A ``chat.completion.chunk`` object: one choice with a delta, or (the usage chunk) none."""
     body: dict[str, Any] = {
-        "id": ids.id,
+        "id": f"chatcmpl-{ids.key}",
         "object": "chat.completion.chunk",
         "created": ids.created,
         "model": ids.model,
@@ -123,6 +108,34 @@ def chunk_body(piece: Piece, ids: ReplyIds, *, legacy: bool = False) -> dict[str
     return body
 
 
-def error_body(message: str, type: str, param: str | None, code: str | None) -> dict[str, Any]:
-    """OpenAI's error object."""
-    return {"error": {"message": message, "type": type, "param": param, "code": code}}
+class ChatWriter:
+    """One reply in OpenAI's chat completions shapes, whole or as a stream's chunks: the
+    ``ReplyWriter`` of this front. ``legacy`` writes a call as ``function_call``;
+    ``include_usage`` adds the usage chunk a stream leaves out by default."""
+
+    def __init__(self, ids: ReplyIds, *, legacy: bool = False, include_usage: bool = False) -> None:
+        self.ids = ids
+        self.legacy = legacy
+        self.include_usage = include_usage
+
+    def whole(self, reply: Reply) -> dict[str, Any]:
+        """The ``chat.completion`` object."""
+        return completion_body(reply, self.ids, legacy=self.legacy)
+
+    def opening(self) -> list[bytes]:
+        """Nothing: the first chunk is the first piece's."""
+        return []
+
+    def of(self, piece: Piece) -> list[bytes]:
+        """The chunk that carries ``piece``; the usage only when the request asked for it."""
+        if piece.usage is not None and not self.include_usage:
+            return []
+        return [server_sent_event(chunk_body(piece, self.ids, legacy=self.legacy))]
+
+    def closing(self) -> list[bytes]:
+        """``[DONE]``."""
+        return [server_sent_event("[DONE]")]
+
+    def failed(self, error: ErrorReply) -> list[bytes]:
+        """The error object, as one event."""
+        return [server_sent_event(error.body)]

@@ -2,52 +2,29 @@
 items (a ``message`` with one ``output_text`` part, or one ``function_call`` for each call the
 decision made, ``output_index`` 0, 1, ... in the order written), the stream's events with their
 ``sequence_number``, a deleted response and an error event. Every body of that API is written here
-and nowhere else; the error object itself is the one ``errors`` writes."""
+and nowhere else; the error object itself is the one ``errors`` writes.
+
+The response's id is ``resp_`` and the reply's key; its output items' are ``msg_`` or ``fc_`` and
+the reply's item key (the calls after the first add their index, :func:`call_item_id`).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import time
-import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._backends import Usage
-from .errors import ErrorReply
-from .replies import Piece, Reply
-from .request import ToolCall
-from .transport import server_sent_event
+from ..._backends import Usage
+from ..errors import ErrorReply
+from ..protocol import Piece, Reply, ReplyIds, ToolCall, server_sent_event
 
-__all__ = ["ResponseEvents", "ResponseIds", "deleted_body", "event_bytes", "response_body"]
+__all__ = ["ResponseWriter", "call_item_id", "deleted_body", "response_body"]
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class ResponseIds:
-    """What one response's object and events repeat: its id, its output item's, when it was made,
-    the model named and the request's fields it echoes."""
-
-    id: str
-    item: str
-    """The first output item's id without its prefix: ``msg_`` for a message, ``fc_`` for a call
-    (the calls after the first add their index, :meth:`call_item_id`)."""
-    created_at: int
-    model: str
-    echo: Mapping[str, Any]
-
-    @classmethod
-    def new(cls, model: str, echo: Mapping[str, Any]) -> ResponseIds:
-        """Fresh ids for one response, made now."""
-        return cls(
-            id=f"resp_{uuid.uuid4().hex}",
-            item=uuid.uuid4().hex,
-            created_at=int(time.time()),
-            model=model,
-            echo=echo,
-        )
-
-    def call_item_id(self, index: int) -> str:
-        """The id of the output item of the response's call at ``index`` (from 0), each its own."""
-        return f"fc_{self.item}" if index == 0 else f"fc_{self.item}_{index}"
+def call_item_id(ids: ReplyIds, index: int) -> str:
+    """The id of the output item of the response's call at ``index`` (from 0), each its own."""
+    return f"fc_{ids.item}" if index == 0 else f"fc_{ids.item}_{index}"
 
 
 def _usage(usage: Usage) -> dict[str, Any]:
@@ -60,7 +37,7 @@ def _usage(usage: Usage) -> dict[str, Any]:
     }
 
 
-def _message(ids: ResponseIds, text: str, status: str) -> dict[str, Any]:
+def _message(ids: ReplyIds, text: str, status: str) -> dict[str, Any]:
     return {
         "id": f"msg_{ids.item}",
         "type": "message",
@@ -74,9 +51,9 @@ def _text_part(text: str) -> dict[str, Any]:
     return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
 
 
-def _call(ids: ResponseIds, call: ToolCall, index: int, status: str) -> dict[str, Any]:
+def _call(ids: ReplyIds, call: ToolCall, index: int, status: str) -> dict[str, Any]:
     return {
-        "id": ids.call_item_id(index),
+        "id": call_item_id(ids, index),
         "type": "function_call",
         "call_id": call.id,
         "name": call.name,
@@ -85,7 +62,7 @@ def _call(ids: ResponseIds, call: ToolCall, index: int, status: str) -> dict[str
     }
 
 
-def _output(reply: Reply, ids: ResponseIds) -> list[dict[str, Any]]:
+def _output(reply: Reply, ids: ReplyIds) -> list[dict[str, Any]]:
     """The reply's output items: one for each of its calls, in order, or its answer as one message."""
     if reply.calls:
         return [_call(ids, call, index, "completed") for index, call in enumerate(reply.calls)]
@@ -93,15 +70,15 @@ def _output(reply: Reply, ids: ResponseIds) -> list[dict[str, Any]]:
     return [_message(ids, reply.content or "", status)]
 
 
-def response_body(ids: ResponseIds, reply: Reply | None) -> dict[str, Any]:
-    """A ``response`` object: in progress (no reply yet, no output), or the reply's, ``incomplete``
-    when the answer was cut at its cap."""
+def response_body(ids: ReplyIds, echo: Mapping[str, Any], reply: Reply | None) -> dict[str, Any]:
+    """A ``response`` object, with the request's fields it ``echo`` es: in progress (no reply yet,
+    no output), or the reply's, ``incomplete`` when the answer was cut at its cap."""
     cut = reply is not None and reply.finish_reason == "length"
     status = "in_progress" if reply is None else "incomplete" if cut else "completed"
     return {
-        "id": ids.id,
+        "id": f"resp_{ids.key}",
         "object": "response",
-        "created_at": ids.created_at,
+        "created_at": ids.created,
         "status": status,
         "completed_at": None if reply is None or cut else int(time.time()),
         "background": False,
@@ -112,8 +89,8 @@ def response_body(ids: ResponseIds, reply: Reply | None) -> dict[str, Any]:
         "reasoning": {"effort": None, "summary": None},
         "usage": None if reply is None else _usage(reply.usage),
         "user": None,
-        **ids.echo,
-        "metadata": ids.echo.get("metadata") or {},
+        **echo,
+        "metadata": echo.get("metadata") or {},
     }
 
 
@@ -122,21 +99,25 @@ def deleted_body(response_id: str) -> dict[str, Any]:
     return {"id": response_id, "object": "response", "deleted": True}
 
 
-def event_bytes(event: Mapping[str, Any]) -> bytes:
-    """One event on the wire, named by its type as OpenAI names its events."""
-    return f"event: {event['type']}\n".encode() + server_sent_event(dict(event))
-
-
-class ResponseEvents:
-    """The stream's events of one response, numbered from 0 as they are written; the pieces
-    gathered into the :class:`Reply` the closing event carries, the same object a whole reply gets.
+class ResponseWriter:
+    """One response, whole or as the stream's events, numbered from 0 as they are written: the
+    ``ReplyWriter`` of this front. A stream's pieces are gathered into the :class:`Reply` the
+    closing event carries, the same object a whole reply gets; ``keep`` is given that object and
+    the reply once it is whole (the store keeps them), none when the request asked not to store.
 
     A decision of several calls comes as each call's head, then its arguments, under its index:
     each call is one output item, added, its arguments written and done, and the item done before
     the next call's is added."""
 
-    def __init__(self, ids: ResponseIds) -> None:
+    def __init__(
+        self,
+        ids: ReplyIds,
+        echo: Mapping[str, Any],
+        keep: Callable[[dict[str, Any], Reply], None] | None = None,
+    ) -> None:
         self.ids = ids
+        self.echo = echo
+        self.keep = keep
         self.sequence = 0
         self.text: list[str] = []
         self.calls: list[ToolCall] = []
@@ -146,21 +127,44 @@ class ResponseEvents:
         self.body: dict[str, Any] | None = None
         """The response object the closing event carries, once it is written."""
 
+    def whole(self, reply: Reply) -> dict[str, Any]:
+        """The ``response`` object, kept when the request asked to store it."""
+        body = response_body(self.ids, self.echo, reply)
+        if self.keep is not None:
+            self.keep(body, reply)
+        return body
+
+    def opening(self) -> list[bytes]:
+        """``response.created`` and ``response.in_progress``."""
+        body = response_body(self.ids, self.echo, None)
+        return _written(
+            self._event("response.created", response=body),
+            self._event("response.in_progress", response=body),
+        )
+
+    def of(self, piece: Piece) -> list[bytes]:
+        """The events ``piece`` makes."""
+        return _written(*self._events(piece))
+
+    def closing(self) -> list[bytes]:
+        """No event (the last piece's closed the response), but the response kept, once whole."""
+        if self.keep is not None and self.reply is not None and self.body is not None:
+            self.keep(self.body, self.reply)
+        return []
+
+    def failed(self, error: ErrorReply) -> list[bytes]:
+        """The ``error`` event a failure after the status went out ends the stream with."""
+        fields = error.body["error"]
+        return _written(
+            self._event("error", code=fields["code"], message=fields["message"], param=fields["param"])
+        )
+
     def _event(self, kind: str, **fields: Any) -> dict[str, Any]:
         event = {"type": kind, "sequence_number": self.sequence, **fields}
         self.sequence += 1
         return event
 
-    def opening(self) -> list[dict[str, Any]]:
-        """``response.created`` and ``response.in_progress``."""
-        body = response_body(self.ids, None)
-        return [
-            self._event("response.created", response=body),
-            self._event("response.in_progress", response=body),
-        ]
-
-    def of(self, piece: Piece) -> list[dict[str, Any]]:
-        """The events ``piece`` makes."""
+    def _events(self, piece: Piece) -> list[dict[str, Any]]:
         if piece.text is not None:
             events = []
             if piece.first:
@@ -188,7 +192,7 @@ class ResponseEvents:
                 self._event(
                     "response.function_call_arguments.delta",
                     output_index=index,
-                    item_id=self.ids.call_item_id(index),
+                    item_id=call_item_id(self.ids, index),
                     delta=piece.arguments,
                 )
             ]
@@ -227,7 +231,7 @@ class ResponseEvents:
         ]
 
     def _closing(self, reply: Reply) -> list[dict[str, Any]]:
-        body = self.body = response_body(self.ids, reply)
+        body = self.body = response_body(self.ids, self.echo, reply)
         if reply.calls:
             events = self._call_done()
         else:
@@ -242,7 +246,7 @@ class ResponseEvents:
         events.append(self._event(kind, response=body))
         return events
 
-    def error(self, reply: ErrorReply) -> dict[str, Any]:
-        """The ``error`` event a failure after the status went out ends the stream with."""
-        error = reply.body["error"]
-        return self._event("error", code=error["code"], message=error["message"], param=error["param"])
+
+def _written(*events: dict[str, Any]) -> list[bytes]:
+    """Events on the wire, each named by its type as OpenAI names its events."""
+    return [server_sent_event(event, event["type"]) for event in events]

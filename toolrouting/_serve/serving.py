@@ -1,4 +1,5 @@
-"""One request served: at most one routed decision, then the answer when the decision is ``none``.
+"""The core, in no API's shape: one request served, whole or in pieces: at most one routed
+decision, then the answer when the decision is ``none``.
 
 A decision makes one call, or with ``max_calls`` above 1 (and the request's
 ``parallel_tool_calls`` not false) up to that many, each under its own call id. With a
@@ -31,19 +32,19 @@ from .._result_messages import routed_call_id
 from .._route_schema import answer_head, route_schema
 from .._routed_backend import routed_backend
 from .._settings import Settings
-from .calls import CallStream, several_pieces
+from .call_pieces import CallStream, several_pieces
 from .conversation import Conversation, arguments_text, conversation_of
 from .limits import SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
 from .output_format import checked_format, refused_schema
 from .plan import Decision, Offer, answer_messages, answer_settings, decision_of, decision_settings, offer_of
-from .replies import FinishReason, Piece, Reply
-from .request import ChatRequest, ToolCall
+from .protocol import FinishReason, Piece, Reply, ServeRequest, ToolCall
 
-__all__ = ["ServedChat"]
+__all__ = ["RoutedServing"]
 
 
-class ServedChat:
-    """A backend served, in no API's shape: ``reply`` for a whole reply, ``stream`` for its pieces."""
+class RoutedServing:
+    """A backend served with its decisions routed, in no API's shape: ``reply`` for a whole
+    reply, ``stream`` for its pieces, ``sent`` for what the backend's first request carries."""
 
     def __init__(
         self,
@@ -64,11 +65,10 @@ class ServedChat:
         # The one cache: each catalogue and choice a client sends, built once.
         self._routes = functools.lru_cache(maxsize=SERVE_ROUTE_CACHE)(self._route)
 
-    async def reply(self, request: ChatRequest) -> Reply:
+    async def reply(self, request: ServeRequest) -> Reply:
         """The whole reply to ``request``."""
         self._check_format(request)
-        conversation = conversation_of(request, spaced=self.spaced, max_calls=self.max_calls)
-        planned = self._planned(request, conversation)
+        conversation, planned = self._prepared(request)
         used = Usage()
         if planned is not None:
             decision, decider = planned
@@ -102,12 +102,11 @@ class ServedChat:
             usage=_sum(used, answer.usage),
         )
 
-    async def stream(self, request: ChatRequest) -> AsyncGenerator[Piece]:
+    async def stream(self, request: ServeRequest) -> AsyncGenerator[Piece]:
         """The reply to ``request`` in pieces: a tool call's head, then its arguments as they are
         written; or the answer's text as it comes. Usage is the last piece."""
         self._check_format(request)
-        conversation = conversation_of(request, spaced=self.spaced, max_calls=self.max_calls)
-        planned = self._planned(request, conversation)
+        conversation, planned = self._prepared(request)
         used = Usage()
         if planned is not None:
             decision, decider = planned
@@ -160,17 +159,22 @@ class ServedChat:
         yield Piece(finish_reason="length" if truncated else "stop")
         yield Piece(usage=_sum(used, answer.usage if answer is not None else Usage()))
 
-    def sent(self, request: ChatRequest) -> list[Message]:
+    def sent(self, request: ServeRequest) -> list[Message]:
         """The messages the backend's first request for ``request`` carries: the decision's, with
         the catalogue's instructions, or the answer's when it asks for no decision."""
-        conversation = conversation_of(request, spaced=self.spaced, max_calls=self.max_calls)
-        planned = self._planned(request, conversation)
+        conversation, planned = self._prepared(request)
         if planned is not None:
             return list(planned[0].messages)
         return answer_messages(request, conversation)
 
+    def _prepared(self, request: ServeRequest) -> tuple[Conversation, tuple[Decision, AsyncBackend] | None]:
+        """The request's conversation, and the decision it asks for with the routed backend
+        that makes it, if any."""
+        conversation = conversation_of(request, spaced=self.spaced, max_calls=self.max_calls)
+        return conversation, self._planned(request, conversation)
+
     def _planned(
-        self, request: ChatRequest, conversation: Conversation
+        self, request: ServeRequest, conversation: Conversation
     ) -> tuple[Decision, AsyncBackend] | None:
         """The decision a request asks for and the routed backend that makes it, if any."""
         try:
@@ -204,18 +208,18 @@ class ServedChat:
         offer = offer_of(key)
         return _Route(offer=offer, settings=routed_backend(self.backend, offer.schema, self.cap).settings)
 
-    def _check_format(self, request: ChatRequest) -> None:
+    def _check_format(self, request: ServeRequest) -> None:
         """Refuse, before any request, a ``response_format`` the backend cannot guarantee."""
         if request.response_format is not None:
             checked_format(request.response_format, self.backend)
 
-    def _refused(self, request: ChatRequest, error: GrammarError) -> Exception:
+    def _refused(self, request: ServeRequest, error: GrammarError) -> Exception:
         """A grammar refused on the answer is the answer's schema's when it has one."""
         if request.response_format is None:
             return error
         return refused_schema(request.response_format, error)
 
-    def _refused_route(self, request: ChatRequest, decision: Decision, error: GrammarError) -> Exception:
+    def _refused_route(self, request: ServeRequest, decision: Decision, error: GrammarError) -> Exception:
         """A grammar refused on a route whose ``none`` holds the answer is the answer's schema's
         when it refused a part of that schema: named under ``response_format``, as after ``none``."""
         output = request.response_format
@@ -244,7 +248,7 @@ class ServedChat:
             return completion.text[len(head) :], True  # what the answer had so far
         return None
 
-    def _answerer(self, request: ChatRequest) -> AsyncBackend:
+    def _answerer(self, request: ServeRequest) -> AsyncBackend:
         settings = answer_settings(self.backend.settings, request, self.answer_tokens)
         return self.backend.clone(settings=settings)
 

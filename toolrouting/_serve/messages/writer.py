@@ -1,7 +1,7 @@
 """What the Messages front answers, in Anthropic's shapes: a message, a stream's events, a token
 count, an error. Every body of that API is written here and nowhere else.
 
-The reply comes from the core (``replies``) in no API's shape: its text is the message's one
+The reply comes from the core (``protocol``) in no API's shape: its text is the message's one
 content block, and each of its calls a ``tool_use`` block, index 0, 1, ... in the order the
 decision wrote them. A stream is ``message_start`` and a ``ping``, then each block's
 ``content_block_start``, its deltas (``text_delta``, or ``input_json_delta`` for a call's
@@ -11,16 +11,14 @@ and ``message_stop``: the events ``messages.stream()`` rebuilds the same message
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import uuid
 from typing import Any
 
-from .._backends import Usage
-from .errors import ErrorReply
-from .replies import FinishReason, Piece, Reply
+from ..._backends import Usage
+from ..errors import ErrorReply
+from ..protocol import FinishReason, Piece, Reply, ReplyIds, server_sent_event
 
-__all__ = ["MessageEvents", "MessageIds", "count_body", "message_body", "message_error_body"]
+__all__ = ["MessageWriter", "count_body", "message_body", "message_error_body"]
 
 #: The core's finish reasons as Anthropic's stop reasons. An answer that ended at a stop
 #: sequence is ``end_turn`` too: the backends do not say which of the two ended it.
@@ -42,28 +40,15 @@ _ERROR_TYPES = {
 }
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class MessageIds:
-    """What one reply's message carries besides its content: its id and the model named."""
-
-    id: str
-    model: str
-
-    @classmethod
-    def new(cls, model: str) -> MessageIds:
-        """A fresh id for one reply."""
-        return cls(id=f"msg_{uuid.uuid4().hex}", model=model)
-
-
 def _usage(usage: Usage) -> dict[str, int]:
     return {"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens}
 
 
 def _message(
-    ids: MessageIds, content: list[dict[str, Any]], stop_reason: str | None, usage: Usage
+    ids: ReplyIds, content: list[dict[str, Any]], stop_reason: str | None, usage: Usage
 ) -> dict[str, Any]:
     return {
-        "id": ids.id,
+        "id": f"msg_{ids.key}",
         "type": "message",
         "role": "assistant",
         "model": ids.model,
@@ -74,7 +59,7 @@ def _message(
     }
 
 
-def message_body(reply: Reply, ids: MessageIds) -> dict[str, Any]:
+def message_body(reply: Reply, ids: ReplyIds) -> dict[str, Any]:
     """A ``message`` object: a ``tool_use`` block for each call, else one ``text`` block."""
     blocks = [
         {"type": "tool_use", "id": call.id, "name": call.name, "input": _input(call.arguments)}
@@ -89,28 +74,40 @@ def _input(arguments: str) -> Any:
     return json.loads(arguments)
 
 
-class MessageEvents:
-    """One reply's message: whole (:meth:`message`), or its pieces as Anthropic's stream events
-    (each a dict whose ``type`` is the event's name), in order."""
+class MessageWriter:
+    """One reply's message: whole, or its pieces as Anthropic's stream events, each named by its
+    ``type``, in order: the ``ReplyWriter`` of this front."""
 
-    def __init__(self, ids: MessageIds) -> None:
+    def __init__(self, ids: ReplyIds) -> None:
         self.ids = ids
         self._stop_reason: str | None = None
         self._block = 0
         """The index of the block the pieces are writing."""
 
-    def message(self, reply: Reply) -> dict[str, Any]:
+    def whole(self, reply: Reply) -> dict[str, Any]:
         """The whole reply's message, for a request that asked for no stream."""
         return message_body(reply, self.ids)
 
-    def start(self) -> list[dict[str, Any]]:
+    def opening(self) -> list[bytes]:
         """The events before the first piece: the empty message, then a ping."""
-        return [
+        return _written(
             {"type": "message_start", "message": _message(self.ids, [], None, Usage())},
             {"type": "ping"},
-        ]
+        )
 
-    def of(self, piece: Piece) -> list[dict[str, Any]]:
+    def of(self, piece: Piece) -> list[bytes]:
+        """The events ``piece`` makes."""
+        return _written(*self._events(piece))
+
+    def closing(self) -> list[bytes]:
+        """Nothing: the last piece's events closed the message."""
+        return []
+
+    def failed(self, error: ErrorReply) -> list[bytes]:
+        """The ``error`` event, in Anthropic's shape."""
+        return [server_sent_event(message_error_body(error), "error")]
+
+    def _events(self, piece: Piece) -> list[dict[str, Any]]:
         """The events ``piece`` makes: the text's block is index 0, a call's its index among
         the reply's calls; a call's head closes the block before it."""
         if piece.text is not None:
@@ -167,3 +164,8 @@ def message_error_body(reply: ErrorReply) -> dict[str, Any]:
     if param and not message.startswith(f"{param}: "):  # the shape has no param: the message names it
         message = f"{param}: {message}"
     return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def _written(*events: dict[str, Any]) -> list[bytes]:
+    """Events on the wire, each named by its type."""
+    return [server_sent_event(event, event["type"]) for event in events]

@@ -8,9 +8,8 @@ import collections
 import dataclasses
 from typing import Any
 
-from .limits import SERVE_STORED_RESPONSES
-from .replies import Reply
-from .request import InMessage
+from ..limits import SERVE_STORED_RESPONSES
+from ..protocol import InMessage, Reply
 
 __all__ = ["ResponseStore", "StoredResponse", "continued"]
 

@@ -1,4 +1,4 @@
-"""A streamed decision handed out as a tool call while it is written.
+"""A streamed decision handed out as tool-call pieces while it is written.
 
 The route grammar writes the tool's name first, and only an offered name: so the call's head
 (its id and name) can go out as soon as what is written of the name fits one
@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from .._errors import BackendResponseError
 from .._names import NONE_TOOL
 from .._route_schema import action_head
-from .replies import Piece
-from .request import ToolCall
+from .protocol import Piece, ToolCall
 
 __all__ = ["CallStream", "several_pieces"]
 

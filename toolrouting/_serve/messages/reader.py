@@ -1,0 +1,128 @@
+"""An Anthropic Messages request body read into the one :class:`ServeRequest` the core serves,
+or refused with where and why.
+
+``system`` and ``messages`` become the conversation (``turns``); ``tools`` become function
+declarations and ``tool_choice`` the core's offer. What the server cannot honour (thinking,
+server tools, structured output, and in ``turns`` images and documents) is refused by the field
+that asks for it; what is harmless to leave alone (``metadata``, ``cache_control``,
+``service_tier``) is accepted. ``tool_choice``'s ``disable_parallel_tool_use: true`` makes a
+decision one call; absent or false, it may make up to the server's ``max_calls``, one
+``tool_use`` block each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..._errors import ChatRequestError
+from ..._json import is_count
+from .. import fields
+from ..protocol import ServeRequest, ToolChoice
+from .turns import read_turns
+
+__all__ = ["read_messages_request"]
+
+_CHOICES = '{"type": "auto"}, {"type": "any"}, {"type": "tool", "name": NAME} or {"type": "none"}'
+#: The fields refused whenever they are sent, and why.
+_UNSERVED = {
+    "mcp_servers": "the server connects to no MCP server",
+    "container": "the server runs no container",
+    "output_format": "the server constrains the tool decision itself",
+}
+
+
+def read_messages_request(body: object, *, spaced: bool, counting: bool = False) -> ServeRequest:
+    """The Messages request ``body`` (decoded JSON) as a :class:`ServeRequest`; ``spaced`` is the
+    backend's layout of arguments. ``counting`` reads a ``count_tokens`` body, which has no
+    ``max_tokens``."""
+    body = fields.request_body(body)
+    model = fields.model_name(body)
+    _refuse_unserved(body)
+    if body.get("max_tokens") is None and not counting:
+        raise ChatRequestError("max_tokens is required", "max_tokens")
+    max_tokens = fields.token_cap(body, "max_tokens")
+    fields.object_field(body, "metadata")
+    stream = fields.flag(body, "stream", False)
+    top_k = body.get("top_k")
+    if top_k is not None and not is_count(top_k, 0):
+        raise ChatRequestError(f"top_k is a non-negative integer, not {fields.shown_value(top_k)}", "top_k")
+    tools = fields.declared_tools(body.get("tools"), "tools", _declaration)
+    choice = body.get("tool_choice")
+    return ServeRequest(
+        model=model,
+        messages=read_turns(body.get("system"), body.get("messages"), spaced=spaced),
+        tools=tools,
+        tool_choice=_tool_choice(choice, tools),
+        max_tokens=max_tokens,
+        temperature=fields.number_field(body, "temperature", 1.0),
+        top_p=fields.number_field(body, "top_p", 1.0),
+        top_k=top_k,
+        seed=None,
+        stop=_stops(body.get("stop_sequences")),
+        stream=stream,
+        include_usage=True,
+        # _tool_choice checked that the flag, when sent, is a boolean.
+        parallel_tool_calls=not (isinstance(choice, Mapping) and choice.get("disable_parallel_tool_use")),
+    )
+
+
+def _refuse_unserved(body: Mapping[str, Any]) -> None:
+    """The fields that would change the reply in a way the server cannot honour, refused by name."""
+    thinking = body.get("thinking")
+    if thinking is not None and not (isinstance(thinking, Mapping) and thinking.get("type") == "disabled"):
+        raise fields.unserved(
+            "extended thinking is not served: the backend writes no thinking blocks", "thinking"
+        )
+    fields.unserved_fields(body, _UNSERVED)
+    output = body.get("output_config")
+    if isinstance(output, Mapping) and output.get("format") is not None:
+        raise fields.unserved(
+            "structured output is not served: the server constrains the tool decision itself",
+            "output_config.format",
+        )
+
+
+def _stops(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(stop, str) and stop for stop in value):
+        raise ChatRequestError("stop_sequences is a list of non-empty strings", "stop_sequences")
+    return tuple(value)
+
+
+def _declaration(tool: object, at: str) -> dict[str, Any]:
+    """A client tool as a function declaration (the core's one catalogue shape); a server tool
+    is refused by its type."""
+    if not isinstance(tool, Mapping):
+        raise ChatRequestError(f"a tool is an object, not {fields.json_kind(tool)}", at)
+    if tool.get("type") not in (None, "custom"):
+        raise fields.unserved_tool(tool.get("type"), at, "client tools (name, description, input_schema) are")
+    if not isinstance(tool.get("input_schema"), Mapping):
+        raise ChatRequestError(
+            f"a tool's input_schema is an object, not {fields.json_kind(tool.get('input_schema'))}",
+            f"{at}.input_schema",
+        )
+    function: dict[str, Any] = {"name": tool.get("name")}
+    if "description" in tool:
+        function["description"] = tool["description"]
+    function["parameters"] = tool["input_schema"]
+    return {"type": "function", "function": function}
+
+
+def _tool_choice(value: object, tools: tuple[dict[str, Any], ...]) -> ToolChoice:
+    if value is None:
+        return fields.default_choice(tools)
+    kind = value.get("type") if isinstance(value, Mapping) else None
+    if not isinstance(value, Mapping) or kind not in ("auto", "any", "tool", "none"):
+        raise ChatRequestError(f"tool_choice is {_CHOICES}", "tool_choice")
+    fields.flag(value, "disable_parallel_tool_use", False, "tool_choice.disable_parallel_tool_use")
+    if kind == "none":
+        return ToolChoice("none")
+    offer = fields.tools_needed(ToolChoice("required" if kind != "auto" else "auto"), kind, tools)
+    if kind != "tool":
+        return offer
+    return ToolChoice(
+        "required",
+        (fields.declared_name(value.get("name"), tools, "tool_choice.name", f"tool_choice is {_CHOICES}"),),
+    )

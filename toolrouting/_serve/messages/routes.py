@@ -1,0 +1,53 @@
+"""The Messages front's endpoints: ``POST /v1/messages`` and ``POST /v1/messages/count_tokens``.
+
+An endpoint translates and holds no routing logic: the body is read within its limit
+(``transport``), read into the core's request (``reader``), served (``serving``) and written
+back in Anthropic's shapes (``writer``). ``anthropic-version`` and ``anthropic-beta`` are
+accepted and change nothing. An error under :data:`MESSAGES_PATH` is answered in Anthropic's
+shape by the handlers the server's ``routes`` registers.
+"""
+
+from __future__ import annotations
+
+import math
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..protocol import ReplyIds, decode_body
+from ..state import checked_state
+from ..transport import read_body
+from .reader import read_messages_request
+from .writer import MessageWriter, count_body
+
+__all__ = ["COUNTED_CHARS_PER_TOKEN", "MESSAGES_PATH", "MESSAGES_ROUTES"]
+
+#: Where the front's endpoints live: an error under it is answered in Anthropic's shape.
+MESSAGES_PATH = "/v1/messages"
+
+#: ``count_tokens`` counts without a tokenizer (no backend offers one): one token for every
+#: four characters of what the backend would be sent, rounded up, the rule of thumb for
+#: English text under the usual BPE vocabularies. An estimate, never the backend's own count.
+COUNTED_CHARS_PER_TOKEN = 4
+
+
+async def _messages(request: Request) -> Response:
+    state = checked_state(request)
+    body = decode_body(await read_body(request))
+    asked = read_messages_request(body, spaced=state.serving.spaced)
+    return await state.answer(request, asked, MessageWriter(ReplyIds.new(asked.model or state.model)))
+
+
+async def _count_tokens(request: Request) -> Response:
+    state = checked_state(request)
+    body = decode_body(await read_body(request))
+    asked = read_messages_request(body, spaced=state.serving.spaced, counting=True)
+    characters = sum(len(message["content"]) for message in state.serving.sent(asked))
+    return JSONResponse(count_body(math.ceil(characters / COUNTED_CHARS_PER_TOKEN)))
+
+
+MESSAGES_ROUTES = [
+    Route(MESSAGES_PATH, _messages, methods=["POST"]),
+    Route(f"{MESSAGES_PATH}/count_tokens", _count_tokens, methods=["POST"]),
+]

@@ -1,0 +1,185 @@
+"""An Anthropic Messages request's ``system`` and ``messages`` read into the core's messages.
+
+``system`` becomes a system message; an assistant's ``tool_use`` blocks its tool calls, their
+``input`` written as the route grammar writes arguments (compact or spaced as the backend's
+settings say), so a call this server made comes back as the bytes the backend wrote; a user's
+``tool_result`` blocks the tool messages that answer them by ``tool_use_id``. A block of a kind
+the server cannot honour (an image, a document, thinking) is refused by its place.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..._errors import ChatRequestError
+from ..._names import tool_name_problem
+from ..conversation import written_arguments
+from ..fields import flag, json_kind, shown_value
+from ..protocol import InMessage, ToolCall
+
+__all__ = ["read_turns"]
+
+#: How text blocks are joined into one message's text: as separate paragraphs.
+_BLOCKS_JOINED = "\n\n"
+
+
+def read_turns(system: object, messages: object, *, spaced: bool) -> tuple[InMessage, ...]:
+    """The request's ``system`` and ``messages`` as the core's messages; ``spaced`` is the
+    backend's layout of arguments. A bad one is refused by its path."""
+    return (*_system(system), *_messages(messages, spaced))
+
+
+def _system(value: object) -> tuple[InMessage, ...]:
+    if value is None:
+        return ()
+    text = value if isinstance(value, str) else _texts(value, "system")
+    return (InMessage(role="system", content=text),) if text else ()
+
+
+def _texts(value: object, at: str) -> str:
+    """Text blocks' text, joined; any other block is refused by its place."""
+    if not isinstance(value, list):
+        raise ChatRequestError(f"{at} is a string or a list of text blocks, not {json_kind(value)}", at)
+    return _BLOCKS_JOINED.join(_text_block(block, f"{at}[{index}]") for index, block in enumerate(value))
+
+
+def _text_block(block: object, where: str) -> str:
+    kind = block.get("type") if isinstance(block, Mapping) else None
+    if not isinstance(block, Mapping) or kind != "text":
+        raise _block_refused(kind, where, "text")
+    return _text(block, where)
+
+
+def _text(block: Mapping[str, Any], where: str) -> str:
+    text = block.get("text")
+    if not isinstance(text, str):
+        raise ChatRequestError(
+            f"a text block carries its text as a string, not {json_kind(text)}", f"{where}.text"
+        )
+    return text
+
+
+def _block_refused(kind: object, where: str, served: str) -> ChatRequestError:
+    if not isinstance(kind, str):
+        return ChatRequestError(f"a content block is an object with a type, not {shown_value(kind)}", where)
+    return ChatRequestError(
+        f"a content block of type {shown_value(kind)} is not served here: only {served} blocks are",
+        f"{where}.type",
+        code="unsupported_content",
+    )
+
+
+def _messages(value: object, spaced: bool) -> list[InMessage]:
+    if not isinstance(value, list) or not value:
+        raise ChatRequestError(
+            f"messages is a non-empty list of messages, not {json_kind(value)}", "messages"
+        )
+    read: list[InMessage] = []
+    # Each tool_use's id, and whether a tool_result answered it: refused here, by Anthropic's
+    # paths, before the core pairs them by the messages it is given.
+    calls: dict[str, bool] = {}
+    for index, item in enumerate(value):
+        at = f"messages[{index}]"
+        if not isinstance(item, Mapping):
+            raise ChatRequestError(f"a message is an object, not {json_kind(item)}", at)
+        role = item.get("role")
+        content = item.get("content")
+        if role not in ("user", "assistant"):
+            raise ChatRequestError(
+                f"the role {shown_value(role)} is not user or assistant", f"{at}.role", code="unknown_role"
+            )
+        read.extend(_turn(role, content, f"{at}.content", spaced, calls))
+    return read
+
+
+def _blocks(content: object, at: str) -> list[Mapping[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if not isinstance(content, list) or not content:
+        raise ChatRequestError(
+            f"content is a string or a non-empty list of blocks, not {json_kind(content)}", at
+        )
+    for index, block in enumerate(content):
+        if not isinstance(block, Mapping):
+            raise ChatRequestError(f"a content block is an object, not {json_kind(block)}", f"{at}[{index}]")
+    return content
+
+
+def _turn(role: str, content: object, at: str, spaced: bool, calls: dict[str, bool]) -> list[InMessage]:
+    """One turn's blocks. A user's: each run of text blocks one user message, each tool_result a
+    tool message. An assistant's: one message, its text blocks' text and its tool_use blocks' calls."""
+    read: list[InMessage] = []
+    texts: list[str] = []
+    uses: list[ToolCall] = []
+    for index, block in enumerate(_blocks(content, at)):
+        where = f"{at}[{index}]"
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(_text(block, where))
+        elif kind == "tool_use" and role == "assistant":
+            uses.append(_call(block, where, spaced, calls))
+        elif kind == "tool_result" and role == "user":
+            if texts:
+                read.append(InMessage(role="user", content=_BLOCKS_JOINED.join(texts)))
+                texts = []
+            read.append(_result(block, where, calls))
+        else:
+            raise _block_refused(
+                kind, where, "text and tool_use" if role == "assistant" else "text and tool_result"
+            )
+    if role == "assistant":
+        return [InMessage(role="assistant", content=_BLOCKS_JOINED.join(texts), tool_calls=tuple(uses))]
+    if texts:
+        read.append(InMessage(role="user", content=_BLOCKS_JOINED.join(texts)))
+    return read
+
+
+def _result(block: Mapping[str, Any], where: str, calls: dict[str, bool]) -> InMessage:
+    call_id = block.get("tool_use_id")
+    if not isinstance(call_id, str) or not call_id:
+        raise ChatRequestError("a tool_result names the tool_use it answers", f"{where}.tool_use_id")
+    if calls.get(call_id, True):
+        why = "was answered already" if call_id in calls else "is no earlier tool_use"
+        raise ChatRequestError(
+            f"the tool_result answers {json.dumps(call_id)[:80]}, which {why}",
+            f"{where}.tool_use_id",
+            code="unknown_tool_call",
+        )
+    calls[call_id] = True
+    is_error = flag(block, "is_error", False, f"{where}.is_error")
+    content = block.get("content")
+    text = (
+        ""
+        if content is None
+        else content
+        if isinstance(content, str)
+        else _texts(content, f"{where}.content")
+    )
+    return InMessage(role="tool", content=text, tool_call_id=call_id, is_error=is_error)
+
+
+def _call(block: Mapping[str, Any], where: str, spaced: bool, calls: dict[str, bool]) -> ToolCall:
+    call_id, name, arguments = block.get("id"), block.get("name"), block.get("input")
+    if not isinstance(call_id, str) or not call_id:
+        raise ChatRequestError(
+            f"a tool_use's id is a non-empty string, not {shown_value(call_id)}", f"{where}.id"
+        )
+    if call_id in calls:
+        raise ChatRequestError(f"the tool_use id {json.dumps(call_id)[:80]} is used twice", f"{where}.id")
+    calls[call_id] = False
+    if not isinstance(name, str):
+        raise ChatRequestError(f"a tool_use's name is a string, not {json_kind(name)}", f"{where}.name")
+    problem = tool_name_problem(name)
+    if problem is not None:
+        raise ChatRequestError(problem, f"{where}.name")
+    if not isinstance(arguments, Mapping):
+        raise ChatRequestError(
+            f"a tool_use's input is an object, not {json_kind(arguments)}", f"{where}.input"
+        )
+    try:
+        text = written_arguments(arguments, spaced=spaced)
+    except (ValueError, RecursionError):
+        raise ChatRequestError("the input nests too deeply to send", f"{where}.input") from None
+    return ToolCall(id=call_id, name=name, arguments=text)

@@ -1,0 +1,148 @@
+"""A Responses request's conversation read into the core's messages: the stored conversation a
+``previous_response_id`` continues, then the ``input`` (a string, or a list of message,
+``function_call`` and ``function_call_output`` items: the chat messages the chat completions front
+would read, a call that follows an assistant's message joining that message's calls), checked as
+the core will read it, so that a refusal names the input item it is about.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..._errors import ChatRequestError
+from ..conversation import conversation_of, ends_with_user
+from ..fields import json_kind, known_role, parts_text, shown_value
+from ..protocol import InMessage, ServeRequest, ToolCall
+
+__all__ = ["Origin", "check_turns", "previous_turns", "read_input"]
+
+_ROLES = ("user", "assistant", "system", "developer")
+
+
+def previous_turns(
+    value: object, stored: Callable[[str], tuple[InMessage, ...] | None]
+) -> tuple[InMessage, ...]:
+    """The conversation of the stored response ``previous_response_id`` names (``stored``
+    finds it by its id), none without one."""
+    if value is None:
+        return ()
+    if not isinstance(value, str):
+        raise ChatRequestError(
+            f"previous_response_id is a string, not {json_kind(value)}", "previous_response_id"
+        )
+    history = stored(value)
+    if history is None:
+        raise ChatRequestError(
+            f"no response with id {shown_value(value)} is stored (it was not stored, was deleted, or is "
+            "older than the last SERVE_STORED_RESPONSES)",
+            "previous_response_id",
+            code="previous_response_not_found",
+        )
+    return history
+
+
+#: Where in the body each message of the conversation comes from: its item, and each of its
+#: calls' items (calls that follow an assistant's message are that message's, as chat writes them).
+Origin = tuple[str, tuple[str, ...]]
+
+
+def read_input(value: object) -> tuple[tuple[InMessage, ...], tuple[Origin, ...]]:
+    """The input's messages, and where in the body each comes from."""
+    if isinstance(value, str):
+        return (InMessage(role="user", content=value),), (("input", ()),)
+    if not isinstance(value, list) or not value:
+        raise ChatRequestError(
+            f"input is a string or a non-empty list of items, not {json_kind(value)}", "input"
+        )
+    messages: list[InMessage] = []
+    origins: list[Origin] = []
+    for index, item in enumerate(value):
+        at = f"input[{index}]"
+        message = _item(item, at)
+        if message.tool_calls and messages and messages[-1].role == "assistant":
+            last, (where, calls) = messages[-1], origins[-1]
+            messages[-1] = dataclasses.replace(last, tool_calls=last.tool_calls + message.tool_calls)
+            origins[-1] = (where, (*calls, at))
+            continue
+        messages.append(message)
+        origins.append((at, (at,) if message.tool_calls else ()))
+    return tuple(messages), tuple(origins)
+
+
+def _item(item: object, at: str) -> InMessage:
+    if not isinstance(item, Mapping):
+        raise ChatRequestError(f"an input item is an object, not {json_kind(item)}", at)
+    kind = item.get("type", "message")
+    if kind == "message":
+        role = known_role(item, at, _ROLES)
+        return InMessage(role=role, content=_content(item.get("content"), f"{at}.content"))
+    if kind == "function_call":
+        call = ToolCall(
+            id=_text(item, "call_id", at),
+            name=_text(item, "name", at),
+            arguments=_text(item, "arguments", at),
+        )
+        return InMessage(role="assistant", content="", tool_calls=(call,))
+    if kind == "function_call_output":
+        call_id = _text(item, "call_id", at)
+        content = _content(item.get("output"), f"{at}.output")
+        return InMessage(role="tool", content=content, tool_call_id=call_id)
+    raise ChatRequestError(
+        f"an input item of type {shown_value(kind)} is not served: only message, function_call and "
+        "function_call_output items are",
+        f"{at}.type",
+        code="unsupported_content",
+    )
+
+
+def _text(item: Mapping[str, Any], name: str, at: str) -> str:
+    value = item.get(name)
+    if not isinstance(value, str) or (not value and name != "arguments"):
+        raise ChatRequestError(f"{name} is a non-empty string, not {shown_value(value)}", f"{at}.{name}")
+    return value
+
+
+def _content(value: object, at: str) -> str:
+    return value if isinstance(value, str) else parts_text(value, at, ("input_text", "output_text"))
+
+
+def check_turns(request: ServeRequest, origins: tuple[Origin, ...]) -> None:
+    """The checks the core makes of a conversation, made now, so that a refusal names the input
+    item it is about rather than a chat message."""
+    try:
+        conversation = conversation_of(request, spaced=False)
+    except ChatRequestError as error:
+        raise _moved(error, origins) from None
+    if request.tools and request.tool_choice.mode != "none" and not ends_with_user(conversation.messages):
+        raise ChatRequestError(
+            "a tool decision answers a user message or a function_call_output, "
+            "and the input ends with an assistant's",
+            "input",
+        )
+
+
+#: A chat message's fields, as the Responses item they come from names them.
+_FIELDS = {
+    ".tool_call_id": "call_id",
+    ".id": "call_id",
+    ".function.name": "name",
+    ".function.arguments": "arguments",
+}
+
+
+def _moved(error: ChatRequestError, origins: tuple[Origin, ...]) -> ChatRequestError:
+    """``error`` with its ``messages[i]...`` path rewritten to the input item it came from."""
+    head, _, rest = (error.param or "").partition("]")
+    number = head.removeprefix("messages[")
+    if not head.startswith("messages[") or not number.isdigit() or int(number) >= len(origins):
+        return error
+    where, calls = origins[int(number)]
+    if rest.startswith(".tool_calls["):
+        position, _, rest = rest.removeprefix(".tool_calls[").partition("]")
+        if position.isdigit() and int(position) < len(calls):
+            where = calls[int(position)]
+    suffix = _FIELDS.get(rest)
+    param = f"{where}.{suffix}" if where.startswith("input[") and suffix else where
+    return ChatRequestError(error.reason, param, status=error.status, code=error.code)

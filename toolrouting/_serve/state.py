@@ -1,0 +1,45 @@
+"""What every endpoint reads from the application's state, put there once by ``serve_app``: the
+core, the queue, the key, the secrets and the stored responses (:class:`ServerState`)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from .protocol import ReplyWriter, ServeRequest
+from .responses.store import ResponseStore
+from .serving import RoutedServing
+from .transport import Admission, answer, check_key
+
+__all__ = ["ServerState", "checked_state", "state_of"]
+
+
+@dataclasses.dataclass(kw_only=True)
+class ServerState:
+    """The server's one core (``serving``) and what its fronts share."""
+
+    serving: RoutedServing
+    admission: Admission
+    model: str
+    require_key: str | None
+    secrets: tuple[str, ...]
+    responses: ResponseStore = dataclasses.field(default_factory=ResponseStore)
+
+    async def answer(self, request: Request, asked: ServeRequest, writer: ReplyWriter) -> Response:
+        """The reply to ``asked``, whole or streamed, in ``writer``'s shapes."""
+        return await answer(request, self.admission, self.serving, asked, writer, self.secrets)
+
+
+def state_of(request: Request) -> ServerState:
+    """The application's :class:`ServerState`."""
+    state: ServerState = request.app.state.server
+    return state
+
+
+def checked_state(request: Request) -> ServerState:
+    """The application's :class:`ServerState`, once the request's key has been checked."""
+    state = state_of(request)
+    check_key(request, state.require_key)
+    return state
