@@ -16,7 +16,7 @@ from typing import Any
 from ..._errors import ChatRequestError
 from ..._names import tool_name_problem
 from ..conversation import written_arguments
-from ..fields import flag, json_kind, shown_value
+from ..fields import flag, json_kind, known_role, shown_value
 from ..protocol import InMessage, ToolCall
 
 __all__ = ["read_turns"]
@@ -84,13 +84,8 @@ def _messages(value: object, spaced: bool) -> list[InMessage]:
         at = f"messages[{index}]"
         if not isinstance(item, Mapping):
             raise ChatRequestError(f"a message is an object, not {json_kind(item)}", at)
-        role = item.get("role")
-        content = item.get("content")
-        if role not in ("user", "assistant"):
-            raise ChatRequestError(
-                f"the role {shown_value(role)} is not user or assistant", f"{at}.role", code="unknown_role"
-            )
-        read.extend(_turn(role, content, f"{at}.content", spaced, calls))
+        role = known_role(item, at, ("user", "assistant"))
+        read.extend(_turn(role, item.get("content"), f"{at}.content", spaced, calls))
     return read
 
 
