@@ -1,6 +1,7 @@
 """The Responses front (``POST /v1/responses``, ``GET`` / ``DELETE /v1/responses/{id}``) in-process,
 through Starlette's TestClient, over the scripted backend: the shapes (checked against the openai
-SDK's own types), the stream's events, what the backend is sent, the refusals and the store.
+SDK's own types), what the backend is sent and the refusals; its store is tested in
+tests/test_serve_responses_store.py, its stream in tests/test_serve_responses_stream.py.
 tests/test_serve_responses_clients.py drives the same front through real clients on loopback.
 """
 
@@ -18,9 +19,8 @@ from support.serve import BARE_READ, BARE_SEARCH
 from test_serve_app import backend, client  # noqa: F401 - a scripted backend, served in-process
 from test_serve_app import error_of as openai_error_of
 
-from toolrouting import AsyncScriptedBackend, BackendHTTPError, Completion, Usage
-from toolrouting._serve import SERVE_ANSWER_TOKENS, serve_app
-from toolrouting._serve.responses import ResponseStore, StoredResponse
+from toolrouting import AsyncScriptedBackend, Completion, Usage
+from toolrouting._serve import SERVE_ANSWER_TOKENS
 
 if TYPE_CHECKING:
     import httpx2  # what starlette's TestClient is built on, and answers with
@@ -328,135 +328,3 @@ def test_what_is_harmless_to_ignore_is_accepted(
     assert response.output_text == "Fine."
     assert response.metadata == (fields.get("metadata") or {})
     assert response.parallel_tool_calls is (fields.get("parallel_tool_calls") is not False)
-
-
-def test_a_response_is_continued_by_its_id(client: TestClient, backend: AsyncScriptedBackend) -> None:
-    backend.enqueue(ACTION)
-    first = created(client, tools=[SEARCH], instructions="Use the notes.")
-    call = first.output[0]
-    assert call.type == "function_call"
-    backend.enqueue('{"tool":"none"}', "It holds the door.")
-    output = [{"type": "function_call_output", "call_id": call.call_id, "output": "M1: the latch"}]
-    second = created(client, tools=[SEARCH], previous_response_id=first.id, input=output)
-    assert (second.output_text, second.previous_response_id, second.instructions) == (
-        "It holds the door.",
-        first.id,
-        None,
-    )
-    first_sent, second_sent = backend.requests[0].messages, backend.requests[1].messages
-    assert "Use the notes." in first_sent[0]["content"]
-    assert "Use the notes." not in second_sent[0]["content"]  # instructions are not carried over
-    assert second_sent[-2:] == (
-        {"role": "assistant", "content": ACTION},
-        {"role": "user", "content": "Tool result for search (call route-1):\nM1: the latch"},
-    )
-
-
-def test_get_and_delete_read_the_store(client: TestClient, backend: AsyncScriptedBackend) -> None:
-    backend.enqueue("Kept.", "Not kept.")
-    kept = create(client).json()
-    assert client.get(f"/v1/responses/{kept['id']}").json() == kept
-    assert client.head(f"/v1/responses/{kept['id']}").status_code == 200  # reads, never deletes
-    assert client.get(f"/v1/responses/{kept['id']}").json() == kept
-    not_kept = created(client, store=False)
-    assert error_of(client.get(f"/v1/responses/{not_kept.id}"), 404)["code"] == "not_found"
-    deleted = client.delete(f"/v1/responses/{kept['id']}")
-    assert deleted.json() == {"id": kept["id"], "object": "response", "deleted": True}
-    assert error_of(client.get(f"/v1/responses/{kept['id']}"), 404)["code"] == "not_found"
-    assert error_of(client.delete(f"/v1/responses/{kept['id']}"), 404)["code"] == "not_found"
-    allowed = client.put(f"/v1/responses/{kept['id']}").headers["allow"]
-    assert set(allowed.split(", ")) == {"GET", "DELETE", "HEAD"}
-    refused = error_of(create(client, previous_response_id=kept["id"]))
-    assert refused["code"] == "previous_response_not_found"
-
-
-def test_the_store_keeps_the_last_responses_and_evicts_the_oldest() -> None:
-    store = ResponseStore(limit=2)
-    for number in range(3):
-        store.keep(StoredResponse(body={"id": f"resp_{number}"}, conversation=()))
-    assert (len(store), store.get("resp_0"), store.conversation("resp_2")) == (2, None, ())
-
-
-def test_the_key_guards_every_responses_endpoint(backend: AsyncScriptedBackend) -> None:
-    with TestClient(serve_app(backend, require_key="sekret")) as client:
-        for method, path in (
-            ("POST", "/v1/responses"),
-            ("GET", "/v1/responses/x"),
-            ("DELETE", "/v1/responses/x"),
-        ):
-            response = client.request(method, path, json={"input": "q"})
-            assert error_of(response, 401)["code"] == "invalid_api_key"
-        backend.enqueue("In.")
-        headers = {"Authorization": "Bearer sekret"}
-        assert client.post("/v1/responses", json={"input": "q"}, headers=headers).status_code == 200
-
-
-def test_the_stream_rebuilds_the_same_call(client: TestClient, backend: AsyncScriptedBackend) -> None:
-    backend.enqueue(ACTION, ACTION)
-    whole = created(client, tools=[SEARCH]).output[0]
-    events = streamed(client, tools=[SEARCH])
-    kinds = [event.type for event in events]
-    assert kinds[:3] == ["response.created", "response.in_progress", "response.output_item.added"]
-    assert kinds[-3:] == [
-        "response.function_call_arguments.done",
-        "response.output_item.done",
-        "response.completed",
-    ]
-    assert set(kinds[3:-3]) == {"response.function_call_arguments.delta"}
-    deltas = "".join(event.delta for event in events[3:-3])
-    assert deltas == events[-3].arguments == whole.arguments  # type: ignore[union-attr]
-    final = events[-1].response
-    assert (final.id, final.status) == (events[0].response.id, "completed")
-    assert (final.output[0].name, final.output[0].call_id, final.output[0].id) == (
-        "search",
-        "route-1",
-        events[2].item.id,
-    )
-    assert final.usage.total_tokens > 0
-
-
-def test_a_streamed_answer_carries_its_text_and_is_stored(
-    client: TestClient, backend: AsyncScriptedBackend
-) -> None:
-    backend.enqueue('{"tool":"none"}', "The latch holds the door.")
-    events = streamed(client, tools=[SEARCH])
-    kinds = [event.type for event in events]
-    assert kinds[2:4] == ["response.output_item.added", "response.content_part.added"]
-    assert kinds[-4:] == [
-        "response.output_text.done",
-        "response.content_part.done",
-        "response.output_item.done",
-        "response.completed",
-    ]
-    text = "".join(event.delta for event in events if event.type == "response.output_text.delta")
-    assert text == events[-4].text == "The latch holds the door."
-    final = events[-1].response
-    assert client.get(f"/v1/responses/{final.id}").json() == final.model_dump(mode="json", exclude_unset=True)
-
-
-def test_a_streamed_answer_cut_at_its_cap_ends_incomplete(
-    client: TestClient, backend: AsyncScriptedBackend
-) -> None:
-    backend.enqueue("one two three four")
-    events = streamed(client, max_output_tokens=2)
-    assert events[-1].type == "response.incomplete"
-    assert events[-1].response.incomplete_details.reason == "max_output_tokens"
-    assert events[-1].response.output[0].content[0].text == "one two"
-
-
-def test_a_failure_before_the_first_event_keeps_its_status(
-    client: TestClient, backend: AsyncScriptedBackend
-) -> None:
-    backend.enqueue(BackendHTTPError(500, "http://x/v1", "boom", "the server answered 500"))
-    response = client.post("/v1/responses", json={"input": QUESTION, "stream": True})
-    assert error_of(response, 502)["code"] == "BackendHTTPError"
-
-
-def test_a_failure_after_the_first_event_is_an_error_event(
-    client: TestClient, backend: AsyncScriptedBackend
-) -> None:
-    backend.enqueue(Completion(text='{"tool":"search","arguments":{"query":"la', finish_reason="length"))
-    events = streamed(client, tools=[SEARCH])
-    assert events[-1].type == "error"
-    assert "routing cap" in events[-1].message
-    assert events[-1].code == "BackendResponseError"

@@ -18,11 +18,9 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletion
 from openai.types.chat import ChatCompletionMessageFunctionToolCall as FunctionCall
-from support.fault_server import FaultServer, Handler, completion_body
-from support.serve import served, served_to_sdk
+from support.serve import served_to_sdk
 
 from toolrouting import (
-    AsyncOpenAICompatible,
     AsyncScriptedBackend,
     ScriptedRequest,
     catalogue_prompt,
@@ -60,7 +58,7 @@ MESSAGES: list[Any] = [{"role": "user", "content": QUESTION}]
 K = 3
 
 
-def _name(tool: dict[str, Any]) -> str:
+def name_of(tool: dict[str, Any]) -> str:
     name: str = tool["function"]["name"]
     return name
 
@@ -81,7 +79,7 @@ def called(completion: ChatCompletion) -> str:
 
 
 def kept(tools: list[dict[str, Any]], conversation: Any, k: int = K) -> list[str]:
-    return [_name(tool) for tool in shortlist(tools, conversation, k)]
+    return [name_of(tool) for tool in shortlist(tools, conversation, k)]
 
 
 @pytest.fixture(scope="module")
@@ -149,17 +147,17 @@ def test_allowed_tools_narrow_before_the_ranking(
     server: tuple[AsyncScriptedBackend, openai.OpenAI, str],
 ) -> None:
     backend, client, _ = server
-    allowed = [tool for tool in TOOLS if _name(tool) not in ("get_weather", "send_email")]
+    allowed = [tool for tool in TOOLS if name_of(tool) not in ("get_weather", "send_email")]
     expected = kept(allowed, MESSAGES)
     assert len(allowed) > K
     # Ranked after the narrowing: K allowed tools, not the fewer allowed ones of the catalogue's best K.
     assert len(expected) == K
-    assert len(set(kept(TOOLS, MESSAGES)) & {_name(t) for t in allowed}) < K
+    assert len(set(kept(TOOLS, MESSAGES)) & {name_of(t) for t in allowed}) < K
     choice: Any = {
         "type": "allowed_tools",
         "allowed_tools": {
             "mode": "auto",
-            "tools": [{"type": "function", "function": {"name": _name(t)}} for t in allowed],
+            "tools": [{"type": "function", "function": {"name": name_of(t)}} for t in allowed],
         },
     }
     backend.requests.clear()
@@ -169,7 +167,7 @@ def test_allowed_tools_narrow_before_the_ranking(
     )
     decision = backend.requests[0]
     assert offered(decision) == [*expected, "none"]
-    assert decision.messages[0]["content"] == catalogue_prompt([t for t in allowed if _name(t) in expected])
+    assert decision.messages[0]["content"] == catalogue_prompt([t for t in allowed if name_of(t) in expected])
     assert reply.choices[0].message.content == "No tool fits."
 
 
@@ -240,7 +238,7 @@ def test_the_messages_front_is_narrowed_and_counts_what_it_sends(
     root = url.removesuffix("/v1")
     anthropic_tools = [
         {
-            "name": _name(t),
+            "name": name_of(t),
             "description": t["function"]["description"],
             "input_schema": t["function"]["parameters"],
         }
@@ -285,112 +283,6 @@ def test_several_calls_a_decision_take_their_tools_from_the_shortlist_too() -> N
     assert decision.names == tuple(kept(TOOLS, MESSAGES))
     assert decision.messages[0]["content"] == catalogue_prompt(shortlist(TOOLS, MESSAGES, K), max_calls=2)
     assert '"play_music"' not in json.dumps(decision.schema)
-
-
-# -- off, or at most K tools: every byte the backend is sent is what it was sent without it ----------
-
-
-def _conversation() -> list[Any]:
-    call = {"id": "c9", "type": "function", "function": {"name": "read_file", "arguments": '{"path":"a"}'}}
-    return [
-        {"role": "system", "content": "Be brief."},
-        {"role": "user", "content": QUESTION},
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": "c9", "content": "sunny"},
-    ]
-
-
-CHOICES: list[Any] = [
-    None,
-    "required",
-    {"type": "function", "function": {"name": "play_music"}},
-    {
-        "type": "allowed_tools",
-        "allowed_tools": {"mode": "required", "tools": [{"function": {"name": "git_status"}}]},
-    },
-]
-
-
-def _respond(request: ScriptedRequest) -> str:
-    """A decision's first offered tool (``none`` when it comes first), or an answer's text."""
-    if request.settings.json_schema is None:
-        return "An answer."
-    tool = offered(request)[0]
-    return '{"tool":"none"}' if tool == "none" else f'{{"tool":"{tool}","arguments":{{}}}}'
-
-
-def _requests(url: str, *, streams: bool = True) -> list[tuple[str, dict[str, Any]]]:
-    """The same requests on every front: each tool_choice on chat completions (whole, and
-    streamed when ``streams``), the Responses API and the Messages API."""
-    flat = [{"type": "function", **tool["function"]} for tool in TOOLS]
-    anthropic_tools = [{"name": _name(t), "input_schema": t["function"]["parameters"]} for t in TOOLS]
-    asked: list[tuple[str, dict[str, Any]]] = []
-    for choice in CHOICES:
-        for stream in (False, True) if streams else (False,):
-            body: dict[str, Any] = {
-                "model": "m",
-                "messages": _conversation(),
-                "tools": TOOLS,
-                "stream": stream,
-            }
-            asked.append(
-                (f"{url}/chat/completions", body if choice is None else {**body, "tool_choice": choice})
-            )
-    asked.append((f"{url}/responses", {"model": "m", "input": QUESTION, "tools": flat}))
-    messages = {"model": "m", "max_tokens": 9, "messages": MESSAGES, "tools": anthropic_tools}
-    asked.append((f"{url.removesuffix('/v1')}/v1/messages", messages))
-    return asked
-
-
-def _ask(app: Any, *, streams: bool = True) -> None:
-    with served(app) as url:
-        for address, body in _requests(url, streams=streams):
-            answered = httpx.post(address, json=body, timeout=30)
-            assert answered.status_code == 200, answered.text
-
-
-def _sent(shortlisted: int | None) -> list[tuple[Any, ...]]:
-    """What the scripted backend is sent for the same requests, under ``shortlist=``."""
-    backend = AsyncScriptedBackend([_respond] * 64)
-    _ask(serve_app(backend, model="m", shortlist=shortlisted))
-    return [(request.messages, request.settings) for request in backend.requests]
-
-
-def test_off_or_at_most_k_tools_the_backend_is_sent_the_same_messages_and_settings() -> None:
-    without = _sent(None)
-    assert len(without) >= 10
-    assert _sent(len(TOOLS)) == without
-    assert _sent(len(TOOLS) + 5) == without
-    assert _sent(K) != without  # the comparison can fail
-
-
-def _answer_first_offered(handler: Handler) -> None:
-    """An upstream's reply: a decision's first offered tool (``none`` when it comes first), or text."""
-    format_ = handler.server.bodies[-1].get("response_format")
-    if format_ is None:
-        handler.reply(200, completion_body("An answer."))
-        return
-    tool = format_["json_schema"]["schema"]["anyOf"][0]["properties"]["tool"]["const"]
-    handler.reply(
-        200, completion_body('{"tool":"none"}' if tool == "none" else f'{{"tool":"{tool}","arguments":{{}}}}')
-    )
-
-
-def _wire(shortlisted: int | None) -> list[str]:
-    """The bodies an OpenAI-compatible upstream reads for the same requests, as JSON text in the
-    order sent, under ``shortlist=``."""
-    with FaultServer() as upstream:
-        upstream.script.extend([_answer_first_offered] * 64)
-        backend = AsyncOpenAICompatible(f"{upstream.url}/v1", model="m")
-        _ask(serve_app(backend, model="m", shortlist=shortlisted, owned=True), streams=False)
-        return [json.dumps(body) for body in upstream.bodies]
-
-
-def test_off_or_at_most_k_tools_an_upstream_reads_the_same_bodies() -> None:
-    without = _wire(None)
-    assert len(without) >= 6
-    assert _wire(len(TOOLS)) == without
-    assert _wire(K) != without  # the comparison can fail
 
 
 def test_a_shortlist_that_is_no_positive_int_is_refused_when_the_server_is_made() -> None:
