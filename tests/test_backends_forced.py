@@ -32,7 +32,7 @@ from toolrouting import (
     route_tool_names,
     routed_backend,
 )
-from toolrouting._backends.decoding import Sampling
+from toolrouting._backends.embedded.decoding import Sampling
 
 SEARCH = tool("memory_search", query={"type": "string", "maxLength": 40})
 READ = tool("memory_read", ids={"type": "array", "items": {"type": "string", "maxLength": 8}, "maxItems": 4})

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from toolrouting import route_schema
-from toolrouting._backends.grammar_check import check_gbnf, compile_grammar
-from toolrouting._backends.llama_internals import llama_grammar_source, token_text
+from toolrouting._backends.embedded.grammar_check import check_gbnf, compile_grammar
+from toolrouting._backends.embedded.llama_internals import llama_grammar_source, token_text
 from toolrouting._errors import ModelLoadError
 from toolrouting._grammar import route_grammar
 
@@ -47,7 +47,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "toolrouting"
 def llama() -> Iterator[Any]:
     """The default model's vocabulary, loaded alone (no weights): what a grammar is parsed over."""
     llama_cpp = pytest.importorskip("llama_cpp")
-    from toolrouting._backends.embedded import default_model_path
+    from toolrouting._backends.embedded.backend import default_model_path
 
     model = llama_cpp.Llama(model_path=str(default_model_path()), vocab_only=True, verbose=False)
     yield model
@@ -160,4 +160,4 @@ def test_no_other_module_reads_the_private_fields() -> None:
         for path in PACKAGE.rglob("*.py")
         if private.search(path.read_text(encoding="utf-8"))
     )
-    assert readers == ["_backends/llama_internals.py"]
+    assert readers == ["_backends/embedded/llama_internals.py"]

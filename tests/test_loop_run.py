@@ -642,7 +642,7 @@ def test_resume_restores_a_providers_state_from_the_transcript(driver: Driver, t
 def test_a_real_model_run_is_parsed_recorded_and_resumable(driver: Driver, tmp_path: Path) -> None:
     from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, demo_cap
 
-    from toolrouting._backends.embedded import EmbeddedLlama
+    from toolrouting._backends.embedded.backend import EmbeddedLlama
 
     # A cap no demo action reaches: every reply is whole, so none is cut and repaired for length.
     cap = demo_cap()

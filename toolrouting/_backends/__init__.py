@@ -10,7 +10,6 @@ implementations share; ``http`` and ``async_http`` speak to OpenAI-compatible se
 ``scripted`` holds the fakes that tests and docs drive.
 """
 
-from .async_embedded import AsyncEmbeddedLlama
 from .async_http import AsyncOpenAICompatible
 from .base import (
     ROLES,
@@ -28,8 +27,7 @@ from .base import (
     wire_text,
 )
 from .dialects import DIALECTS, DialectName
-from .embedded import EmbeddedLlama, default_model_path
-from .grammar_check import check_gbnf, llama_grammar_source
+from .embedded import AsyncEmbeddedLlama, EmbeddedLlama, check_gbnf, default_model_path, llama_grammar_source
 from .http import OpenAICompatible
 from .models import list_models
 from .scripted import AsyncScriptedBackend, ScriptedBackend, ScriptedRequest

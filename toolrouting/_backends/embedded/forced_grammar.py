@@ -19,11 +19,11 @@ import threading
 import warnings
 from typing import Any
 
-from .._errors import GrammarError, ModelLoadError
-from .._grammar import route_grammar
-from .._limits import FORCED_PARSER_LIMITS
-from .._settings import GrammarChoice
-from .base import quoted_cause
+from ..._errors import GrammarError, ModelLoadError
+from ..._grammar import route_grammar
+from ..._limits import FORCED_PARSER_LIMITS
+from ..._settings import GrammarChoice
+from ..base import quoted_cause
 
 __all__ = ["ForcedGrammars", "llguidance_grammar", "require_forced_decoding"]
 

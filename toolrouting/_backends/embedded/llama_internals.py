@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .._errors import ModelLoadError
+from ..._errors import ModelLoadError
 
 __all__ = ["llama_grammar_source", "token_text"]
 

@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from .._errors import BackendError, GrammarError, ModelLoadError
-from .._settings import GrammarChoice
-from .base import Completion, TextDelta, Usage, is_truncated, quoted_cause
+from ..._errors import BackendError, GrammarError, ModelLoadError
+from ..._settings import GrammarChoice
+from ..base import Completion, TextDelta, Usage, is_truncated, quoted_cause
 from .decoding import Conversation, GrammarSampler, Pieces, Sampling
 from .forced_grammar import ForcedGrammars
 from .llama_internals import token_text

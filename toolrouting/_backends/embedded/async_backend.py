@@ -22,8 +22,8 @@ from typing import Any, Self
 import anyio
 import anyio.to_thread
 
-from .base import AsyncBaseBackend, Completion, Message, TextDelta
-from .embedded import EmbeddedLlama
+from ..base import AsyncBaseBackend, Completion, Message, TextDelta
+from .backend import EmbeddedLlama
 
 __all__ = ["AsyncEmbeddedLlama"]
 

@@ -15,11 +15,11 @@ import functools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from .._errors import BackendError
-from .._settings import GrammarChoice, Settings
-from .base import Completion, TextDelta, Usage, is_truncated, quoted_cause
+from ..._errors import BackendError
+from ..._settings import GrammarChoice, Settings
+from ..base import Completion, TextDelta, Usage, is_truncated, quoted_cause
+from ..streams import ChunkReader
 from .grammar_check import compile_grammar
-from .streams import ChunkReader
 
 __all__ = ["Conversation", "Decoding", "GrammarSampler", "Pieces", "Sampling"]
 

@@ -16,11 +16,11 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._errors import BackendError, GrammarError, ModelLoadError
-from .._json import plain
-from .._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE
-from .._settings import GrammarChoice, Settings
-from .base import BaseBackend, Completion, Message, TextDelta, quoted_cause
+from ..._errors import BackendError, GrammarError, ModelLoadError
+from ..._json import plain
+from ..._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE
+from ..._settings import GrammarChoice, Settings
+from ..base import BaseBackend, Completion, Message, TextDelta, quoted_cause
 from .decoding import Decoding, GrammarSampler, Sampling
 from .forced_decoding import ForcedTokens
 from .forced_grammar import require_forced_decoding
@@ -121,7 +121,7 @@ class EmbeddedLlama(BaseBackend):
 
     ``forced_tokens=True`` (the default) decodes it with llguidance: the tokens the grammar
     forces are evaluated as one batch, the model samples only where it has a choice
-    (:mod:`~toolrouting._backends.forced_decoding`), and ``server`` means llguidance's own
+    (:mod:`~toolrouting._backends.embedded.forced_decoding`), and ``server`` means llguidance's own
     JSON-schema compiler. ``forced_tokens=False`` samples it token by token under llama.cpp's
     grammar sampler, and ``server`` means llama-cpp-python's conversion.
 

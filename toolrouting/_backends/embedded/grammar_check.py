@@ -16,12 +16,12 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from .._errors import GrammarError
-from .._grammar import route_grammar
-from .._json import walk
-from .._limits import LLAMA_CPP_MAX_GROUP_DEPTH
-from .._settings import GrammarChoice
-from .base import quoted_cause
+from ..._errors import GrammarError
+from ..._grammar import route_grammar
+from ..._json import walk
+from ..._limits import LLAMA_CPP_MAX_GROUP_DEPTH
+from ..._settings import GrammarChoice
+from ..base import quoted_cause
 from .llama_internals import llama_grammar_source
 
 __all__ = ["check_gbnf", "compile_grammar", "gbnf_group_depth", "llama_grammar_source"]
