@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 from support.catalogues import SEARCH_PARAMETERS, declared
 
 from toolrouting import CatalogueError, route_choices, route_schema, route_tool_names
-from toolrouting._catalogue import CheckedTool, checked_catalogue
+from toolrouting._catalogue_checks import CheckedTool, checked_catalogue
 
 READ_PARAMS = {
     "type": "object",

@@ -25,8 +25,8 @@ from .._limits import MAX_CAUSE_QUOTE, SHOWN_VALUE_CHARS
 from .findings import TARGETS, Finding
 from .llama_cpp import LLAMA_CPP
 from .llguidance import LLGUIDANCE
-from .ours import our_findings
 from .outlines import OUTLINES
+from .route_grammar import route_grammar_findings
 from .rules import CompilerRules, NodeFindings, subschemas
 from .xgrammar import XGRAMMAR
 
@@ -58,7 +58,7 @@ def preflight(schema: Mapping[str, Any], target: str) -> list[Finding]:
     except (TypeError, ValueError, RecursionError) as error:
         raise ValueError(f"the schema is not JSON ({str(error)[:MAX_CAUSE_QUOTE]})") from None
     if rules is None:
-        return our_findings(schema)
+        return route_grammar_findings(schema)
     findings = rules.whole(schema)
     for pointer, node in subschemas(schema):
         found = NodeFindings(pointer, rules.source)

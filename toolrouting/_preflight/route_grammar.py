@@ -17,7 +17,7 @@ from .._errors import GrammarError
 from .._grammar import route_grammar
 from .findings import Finding, Severity
 
-__all__ = ["our_findings"]
+__all__ = ["route_grammar_findings"]
 
 _SOURCE = "toolrouting/_grammar docs/grammar.md"
 #: Narrowing notes are defaults of form; every other note lets through what the schema forbids.
@@ -29,7 +29,7 @@ _SEVERITY: dict[str, Severity] = {
 }
 
 
-def our_findings(schema: Mapping[str, Any]) -> list[Finding]:
+def route_grammar_findings(schema: Mapping[str, Any]) -> list[Finding]:
     """The whole-schema rules of our grammar, then one finding per note (or the refusal)."""
     findings = [
         Finding(
