@@ -149,7 +149,8 @@ from ._batch import BatchProgress, BatchQuestion, arun_batch, read_questions, ru
 from ._traces import RunTracer
 
 # isort: split
-# --- the server: chat completions and Messages over any backend; the serve extra is imported when called ---
+# --- the server: chat completions, Responses and Messages over any backend; the serve extra is
+# imported when called ---
 from ._serve import serve_app, server_config
 
 # isort: split

@@ -1,4 +1,4 @@
-"""Talking to a server from the command line: its options, its API key, and what a 401 means.
+"""The HTTP backend of a command: the options that name its server, its API key, what a 401 means.
 
 The key comes from ``--api-key``, else ``TOOLROUTING_API_KEY``, else ``OPENAI_API_KEY`` (the
 variable OpenAI's own clients read, so a shell set up for them works unchanged). It goes only
@@ -18,7 +18,7 @@ from .._backends import DIALECTS
 from .._errors import BackendHTTPError
 from .._redact import redacted
 
-__all__ = ["KEY_VARIABLES", "ApiKey", "add_server_options", "api_key", "explained_refusal", "redact"]
+__all__ = ["KEY_VARIABLES", "ApiKey", "add_http_backend_options", "api_key", "explained_refusal", "redact"]
 
 #: The environment variables read for the key when ``--api-key`` is absent, in this order.
 KEY_VARIABLES = ("TOOLROUTING_API_KEY", "OPENAI_API_KEY")
@@ -32,8 +32,9 @@ class ApiKey:
     source: str
 
 
-def add_server_options(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
-    """``--base-url``, ``--dialect`` and ``--api-key``, as every command that talks to a server takes them."""
+def add_http_backend_options(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+    """``--base-url``, ``--dialect`` and ``--api-key``, as every command that talks to a model server
+    takes them."""
     parser.add_argument(
         "--base-url",
         metavar="URL",
