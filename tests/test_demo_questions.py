@@ -12,7 +12,7 @@ import json
 
 from toolrouting import Message, RoutingLoop, ScriptedBackend
 from toolrouting._loop import answer_request, earlier_answer_request
-from toolrouting._loop.answer import is_answer_request
+from toolrouting._loop.answer_request import is_answer_request
 from toolrouting.demo import MemoryStore
 
 

@@ -32,7 +32,7 @@ from toolrouting import (
     read_transcript,
     route_schema,
 )
-from toolrouting._loop.feedback import repair_message
+from toolrouting._loop.repair_feedback import repair_message
 
 
 class Shelf:

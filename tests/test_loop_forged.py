@@ -25,7 +25,7 @@ from toolrouting._backends.scripted import ScriptedBackend, ScriptedRequest
 from toolrouting._loop import async_run as _async_loop
 from toolrouting._loop import run as _loop
 from toolrouting._loop.events import Event, Resumed, ToolReturned
-from toolrouting._loop.feedback import REPAIR_LEAD
+from toolrouting._loop.repair_feedback import REPAIR_LEAD
 from toolrouting._loop.result import RunResult
 from toolrouting._loop.transcript import (
     TranscriptWriter,

@@ -13,7 +13,7 @@ from support.catalogues import NONE, QUESTION, tool
 from support.drivers import Driver
 
 from toolrouting import Message, ScriptedBackend, ToolOutput, catalogue_prompt
-from toolrouting._loop.instructions import INSTRUCTIONS_SEPARATOR
+from toolrouting._loop.system_instructions import INSTRUCTIONS_SEPARATOR
 from toolrouting.demo.store import MemoryStore
 
 SEARCH = '{"tool": "memory_search", "arguments": {"query": "latch"}}'

@@ -40,6 +40,7 @@ from toolrouting import (
 )
 from toolrouting._errors import RepairsExhaustedError, RetriesExhaustedError, TranscriptError
 from toolrouting._limits import MAX_REPLY_QUOTE, MAX_RETRY_AFTER, RETRY_BACKOFF_BASE
+from toolrouting._loop.answer_request import ANSWER_PROMPT
 from toolrouting._loop.events import (
     ActionChosen,
     Event,
@@ -52,14 +53,9 @@ from toolrouting._loop.events import (
     RunFinished,
     ToolReturned,
 )
-from toolrouting._loop.feedback import (
-    ANSWER_PROMPT,
-    REPAIR_LEAD,
-    limit_notice,
-    repair_message,
-    truncated_problem,
-)
+from toolrouting._loop.repair_feedback import REPAIR_LEAD, repair_message, truncated_problem
 from toolrouting._loop.run_limits import RunLimits
+from toolrouting._loop.tool_calls import limit_notice
 from toolrouting._loop.transcript import encode_header, encode_message, read_transcript
 from toolrouting._provider import RestorableToolProvider, ToolOutput, ToolProvider
 from toolrouting.demo.store import MemoryStore

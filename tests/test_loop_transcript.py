@@ -14,7 +14,7 @@ from support.drivers import Driver
 
 from toolrouting import Message, ScriptedBackend
 from toolrouting._errors import TranscriptError
-from toolrouting._loop.feedback import repair_message
+from toolrouting._loop.repair_feedback import repair_message
 from toolrouting._loop.transcript import (
     TRANSCRIPT_VERSION,
     TranscriptWriter,

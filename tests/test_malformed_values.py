@@ -28,7 +28,7 @@ from toolrouting import (
     tools_from_declarations,
     tools_from_openai,
 )
-from toolrouting._loop.feedback import tool_exception
+from toolrouting._loop.tool_calls import tool_exception
 
 HI = [{"role": "user", "content": "hi"}]
 

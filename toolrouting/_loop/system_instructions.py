@@ -1,4 +1,4 @@
-"""What the loop tells the model before the conversation: the catalogue, in one system message.
+"""The system instructions: the catalogue the model reads before the conversation, in one system message.
 
 The route schema constrains sampling and is never shown to the model; without this text a
 model chooses among tool names it has never seen explained. By default a run renders the

@@ -1,4 +1,4 @@
-"""The answer after the handoff: the caller's context, then what was found and the question.
+"""The answer request after the handoff: the caller's context, then what was found and the question.
 
 A small model answers the long alternation of JSON actions and result headers with one more
 action, or with talk about the actions themselves. The answer request is one user message
@@ -28,11 +28,13 @@ from .._backends import Message
 from .._limits import ANSWER_CONTEXT_CHARS, ANSWER_HISTORY_CHARS, ANSWER_RESULT_CHARS
 from .._provider import cut_middle
 from .._result_messages import read_routed_result
-from .feedback import ANSWER_PROMPT, EARLIER_ANSWER_PROMPT, is_repair_message
-from .instructions import Instructions, caller_system
+from .repair_feedback import is_repair_message
+from .system_instructions import Instructions, caller_system
 
 __all__ = [
     "ANSWER_LEAD",
+    "ANSWER_PROMPT",
+    "EARLIER_ANSWER_PROMPT",
     "answer_conversation",
     "answer_request",
     "earlier_answer_request",
@@ -41,6 +43,14 @@ __all__ = [
 
 #: How every answer request begins; resuming a transcript recognises one by it and its end.
 ANSWER_LEAD = "What was found:"
+
+#: How the answer request ends, after the question. Without it a small model answers the last
+#: tool result with one more action, in the shape it has been writing.
+ANSWER_PROMPT = "Answer the question in plain words, from what was found above."
+
+#: The answer prompt of earlier versions: transcripts written before the answer request existed
+#: hold it as a message of its own, and later ones end their answer request with it.
+EARLIER_ANSWER_PROMPT = "Now answer the question in plain words, from the tool results above."
 
 _NO_RESULTS = f"{ANSWER_LEAD} nothing (no tool call succeeded)."
 _LEFT_OUT = "({count} earlier result{s} left out, to fit.)"

@@ -1,32 +1,38 @@
-"""A round's calls answered: each checked against the limits, run, and its result committed.
+"""A round's tool calls answered: each checked against the limits, run, and its result committed.
 
 A round's calls are one :class:`CallTools` effect, which the sync driver performs in order and
 the async one concurrently, then one commit of all their results in the order of the calls: a
 kill leaves the decision answered whole or not at all. One call (every decision at
-``max_calls=1``) is answered, committed and told as a round always was.
+``max_calls=1``) is answered, committed and told as a round always was. A call the limits
+refuse, a tool that raises and one that returns no ``ToolOutput`` of text are answered by an
+error result the loop words here (:func:`limit_notice`, :func:`tool_exception`,
+:func:`bad_tool_output`).
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 from collections.abc import Generator, Sequence
 from typing import Any
 
 from .._backends import Message
-from .._provider import ToolOutput
+from .._names import NONE_TOOL
+from .._provider import ToolOutput, exception_text
 from .._result_messages import routed_call_id, routed_result_text
 from .effects import CallTool, CallTools, Commit, Effect, Emit, ToolRaised
 from .events import LimitReached, ToolReturned
-from .feedback import bad_tool_output, limit_notice, tool_exception
 from .result import Action, LimitName
 from .run_limits import RunLimits
 from .state import RunState, call_key, tripped_limit
 
-__all__ = ["commit", "one_call", "several_calls"]
+__all__ = ["bad_tool_output", "commit", "limit_notice", "one_call", "several_calls", "tool_exception"]
 
 #: What a step of the machine is: effects out, their answers in.
 _Steps = Generator[Effect, Any, None]
+
+_HANDOFF = json.dumps({"tool": NONE_TOOL})
 
 
 def commit(state: RunState, *messages: Message) -> _Steps:
@@ -125,3 +131,30 @@ def _outcome(output: object) -> tuple[str, bool]:
 
 def _result_message(tool: str, call_id: str, content: str, is_error: bool) -> Message:
     return Message(role="user", content=routed_result_text(tool, call_id, content, is_error=is_error))
+
+
+def limit_notice(limit: LimitName, value: int, runs: int = 0) -> str:
+    """The content of the error result that answers an action tripping ``limit`` (set to ``value``)."""
+    if limit == "max_rounds":
+        why = f"this run has used all of its {value} rounds (max_rounds)"
+    else:
+        why = (
+            f"this exact call has already run {runs} time{'s' if runs != 1 else ''}, "
+            f"and max_repeats allows {value} repeat{'s' if value != 1 else ''}; its result is above"
+        )
+    return f"Not run: {why}. No more tools can be called: reply {_HANDOFF}."
+
+
+def tool_exception(error: BaseException) -> str:
+    """The content of the error result for a tool that raised."""
+    return f"the tool failed: {exception_text(error)}"
+
+
+def bad_tool_output(value: object) -> str:
+    """The content of the error result for a tool that returned something other than a ToolOutput
+    of text, or one whose ``is_error`` is not a bool."""
+    if isinstance(value, ToolOutput) and not isinstance(value.content, str):
+        return f"the tool returned a ToolOutput whose content is {type(value.content).__name__}, not str"
+    if isinstance(value, ToolOutput):
+        return f"the tool returned a ToolOutput whose is_error is {type(value.is_error).__name__}, not bool"
+    return f"the tool returned {type(value).__name__}, not a ToolOutput"

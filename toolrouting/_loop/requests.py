@@ -1,4 +1,9 @@
-"""Retries of one request: which backend errors are retried, how long to wait, when to give up."""
+"""Every request the step machine makes (:func:`complete`): sent, retried, and its reply checked.
+
+A request is sent by the one wire rule, retried under its :class:`RetryPolicy` while the
+backend's error is retryable (which errors, how long to wait, when to give up), and its
+completion checked before the loop reads it (:func:`checked_completion`).
+"""
 
 from __future__ import annotations
 
