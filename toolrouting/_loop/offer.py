@@ -50,7 +50,8 @@ def checked_shortlist(k: object, ranker: object) -> tuple[int | None, Ranker | N
 def offer_effects(
     state: RunState, provider: Any, k: int | None, ranker: Ranker | None, path: str | None
 ) -> Generator[Effect, Any, tuple[list[_Tool], int | None]]:
-    """The tools a request offers, and with a shortlist the catalogue's size it chose from.
+    """The effects that choose the tools a request offers (the offer's :class:`CommitOffer`, with a
+    shortlist); it returns them, and with a shortlist the catalogue's size it chose from.
 
     Without ``shortlist=`` (and no offer recorded) every request reads the catalogue anew, as
     the loop always did. With it, the offer is chosen as the round begins, recorded in the
