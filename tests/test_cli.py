@@ -21,7 +21,7 @@ from support.processes import ROOT, python_m
 from toolrouting import ScriptedBackend, parse_route, route_schema, split_routed_result
 from toolrouting._cli import EXIT_STATUSES, help_texts, main
 from toolrouting._loop.repair_feedback import is_repair_message
-from toolrouting._loop.transcript import read_transcript
+from toolrouting._loop.transcript_reader import read_transcript
 
 DOC = ROOT / "docs" / "cli.md"
 QUESTION = "What does the latch on the storage-room door do?"

@@ -17,7 +17,7 @@ from toolrouting import ScriptedBackend, ToolOutput
 from toolrouting._limits import ANSWER_CONTEXT_CHARS, ANSWER_HISTORY_CHARS, ANSWER_RESULT_CHARS
 from toolrouting._loop.answer_request import ANSWER_LEAD, ANSWER_PROMPT, EARLIER_ANSWER_PROMPT, answer_request
 from toolrouting._loop.system_instructions import caller_system, instructed
-from toolrouting._loop.transcript import encode_header, encode_message
+from toolrouting._loop.transcript_format import encode_header, encode_message
 
 
 class Shelf:

@@ -36,7 +36,7 @@ from toolrouting import (
     TranscriptError,
     Usage,
 )
-from toolrouting._loop.transcript import read_transcript
+from toolrouting._loop.transcript_reader import read_transcript
 
 
 class Tools:

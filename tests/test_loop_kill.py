@@ -48,7 +48,8 @@ from support.drivers import DriverName
 from support.kill_driver import QUESTION
 
 from toolrouting._errors import TranscriptError
-from toolrouting._loop.transcript import encode_message, read_transcript
+from toolrouting._loop.transcript_format import encode_message
+from toolrouting._loop.transcript_reader import read_transcript
 
 #: The driver's command line, run from tests/ so that ``support`` is importable.
 DRIVER = [sys.executable, "-m", "support.kill_driver"]

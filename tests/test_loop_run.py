@@ -56,7 +56,8 @@ from toolrouting._loop.events import (
 from toolrouting._loop.repair_feedback import REPAIR_LEAD, repair_message, truncated_problem
 from toolrouting._loop.run_limits import RunLimits
 from toolrouting._loop.tool_calls import limit_notice
-from toolrouting._loop.transcript import encode_header, encode_message, read_transcript
+from toolrouting._loop.transcript_format import encode_header, encode_message
+from toolrouting._loop.transcript_reader import read_transcript
 from toolrouting._provider import RestorableToolProvider, ToolOutput, ToolProvider
 from toolrouting.demo.store import MemoryStore
 

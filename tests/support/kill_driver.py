@@ -37,7 +37,8 @@ from toolrouting._errors import TranscriptError
 from toolrouting._loop import machine as _machine
 from toolrouting._loop.events import Event, Resumed
 from toolrouting._loop.repair_feedback import REPAIR_LEAD
-from toolrouting._loop.transcript import TranscriptWriter, encode_commit, encode_header
+from toolrouting._loop.transcript_format import encode_commit, encode_header
+from toolrouting._loop.transcript_writer import TranscriptWriter
 from toolrouting._provider import ToolOutput
 from toolrouting._result_messages import split_routed_result
 

@@ -6,13 +6,15 @@
 ``state`` is what a run holds as it goes; ``offer`` is a round's offer with ``shortlist=K``;
 ``run_limits`` bounds it; ``requests`` makes every request the machine sends, retried as its
 ``RetryPolicy`` says, and ``tool_calls`` runs and answers a round's calls (a call refused or
-failed with an error result); ``transcript`` writes and reads the JSON Lines record a run can
-resume from, and ``replay`` rebuilds a run's state from it; ``events`` are what a caller
-watches. The loop's own texts to the model are three: the ``system_instructions`` (the
-catalogue in the system message), the ``repair_feedback`` (what answers a reply that is no
-valid action) and the ``answer_request`` (after the handoff); ``result`` is what a finished
-run returns. ``instructed``, ``answer_request`` and ``answer_conversation`` (all the answer is
-asked with) are offered to parts that send what a run would send without running one;
+failed with an error result); ``transcript_format`` is the JSON Lines record a run can resume
+from, which ``transcript_writer`` writes under ``transcript_lock``'s lock and
+``transcript_reader`` reads back, and ``replay`` rebuilds a run's state from it; ``events``
+are what a caller watches. The loop's own texts to the model are three: the
+``system_instructions`` (the catalogue in the system message), the ``repair_feedback`` (what
+answers a reply that is no valid action) and the ``answer_request`` (after the handoff);
+``result`` is what a finished run returns. ``instructed``, ``answer_request`` and
+``answer_conversation`` (all the answer is asked with) are offered to parts that send what a run
+would send without running one;
 ``earlier_answer_request``, ``EARLIER_ANSWER_PROMPT`` and ``INSTRUCTIONS_SEPARATOR`` to the
 benchmarks that set the loop's texts against earlier ones.
 """
@@ -38,7 +40,7 @@ from .result import Action, EndReason, LimitName, RoundUsage, RunResult
 from .run import RoutingLoop
 from .run_limits import RunLimits
 from .system_instructions import INSTRUCTIONS_SEPARATOR, instructed
-from .transcript import RecordedOffer, TranscriptRead, read_transcript
+from .transcript_reader import RecordedOffer, TranscriptRead, read_transcript
 
 __all__ = [
     "EARLIER_ANSWER_PROMPT",

@@ -65,7 +65,8 @@ from .run_limits import check_count
 from .state import RunState
 from .system_instructions import checked_instructions, instructed
 from .tool_calls import commit, one_call, several_calls
-from .transcript import OFFERS_VERSION, TRANSCRIPT_VERSION, TranscriptWriter, drop_torn_line
+from .transcript_format import OFFERS_VERSION, TRANSCRIPT_VERSION
+from .transcript_writer import TranscriptWriter, drop_torn_line
 
 __all__ = ["StepMachine", "Steps", "checked_messages"]
 

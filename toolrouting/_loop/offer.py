@@ -28,7 +28,7 @@ from .repair_feedback import is_repair_message
 from .result import Action
 from .run_limits import check_count
 from .state import RunState
-from .transcript import RecordedOffer
+from .transcript_reader import RecordedOffer
 
 __all__ = ["checked_shortlist", "kept_tools", "offer_effects", "recorded_tools", "round_offer"]
 

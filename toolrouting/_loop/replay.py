@@ -17,7 +17,7 @@ from .repair_feedback import is_repair_message
 from .result import Action
 from .run_limits import RunLimits
 from .state import RunState, call_key, tripped_limit
-from .transcript import TranscriptRead, read_transcript
+from .transcript_reader import TranscriptRead, read_transcript
 
 __all__ = ["replayed", "resume_point"]
 

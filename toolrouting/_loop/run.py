@@ -29,7 +29,7 @@ from .events import Event, RunFinished
 from .machine import StepMachine, Steps, checked_messages
 from .options import LoopOptions
 from .result import RunResult
-from .transcript import TranscriptWriter
+from .transcript_writer import TranscriptWriter
 
 __all__ = ["RoutingLoop"]
 
