@@ -1,7 +1,7 @@
 """The embedded backend's grammar sampler on the real default model (SmolLM2-135M-Instruct, in-process).
 
 Every backend here asks for ``forced_tokens=False``: llama.cpp's grammar sampler, its grammar
-cache and its parser's refusals. tests/test_backends_forced.py holds the forced-token twins.
+cache and its parser's refusals. tests/test_backends_embedded_forced.py holds the forced-token twins.
 
 The model is loaded once for the module; each test keeps its generations few and short,
 since constrained decoding runs at about 50 tokens/s on two shared cores. The tests assert

@@ -19,7 +19,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from support.compilers import LlamaCpp
 from support.gbnf_bound import max_bytes
-from test_conformance import CASES, _invalid
+from test_route_schema_compilers import CASES, _invalid
 
 from toolrouting import GrammarError, route_grammar, route_schema
 from toolrouting._limits import BOUNDED_STRING_CHARS, GBNF_MAX_REPETITION

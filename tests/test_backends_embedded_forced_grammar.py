@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.compilers import LlguidanceOurs
-from test_conformance import CASES, _invalid
 from test_grammar import MODES, SCHEMAS, _hostile_schema, _text
+from test_route_schema_compilers import CASES, _invalid
 
 from toolrouting import GrammarError, route_grammar, route_schema
 from toolrouting._limits import BOUNDED_ARRAY_ITEMS, BOUNDED_STRING_CHARS

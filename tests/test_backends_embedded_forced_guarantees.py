@@ -20,7 +20,7 @@ import pytest
 from support.catalogues import QUESTION, tool
 from support.gbnf_bound import max_bytes
 from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
-from test_backends_forced import READ, SEARCH, conversation, routed
+from test_backends_embedded_forced import READ, SEARCH, conversation, routed
 
 from toolrouting import (
     BackendError,
