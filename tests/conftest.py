@@ -125,7 +125,7 @@ def driver(request: pytest.FixtureRequest) -> Driver:
 def llama() -> LlamaCpp:
     """llama-cpp-python's converter and llama.cpp's grammar engine, loaded once per module.
 
-    test_grammar.py and test_backends_embedded_llama_internals.py define a ``llama`` of their own.
+    test_grammar_llama_cpp.py and test_backends_embedded_llama_internals.py define a ``llama`` of their own.
     """
     from support.compilers import LlamaCpp
 

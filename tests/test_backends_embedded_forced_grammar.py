@@ -3,7 +3,7 @@
 The embedded backend's forced path gives llguidance the same compact GBNF the grammar sampler
 and the llama.cpp dialects get, through llguidance's GBNF reader. These tests feed llguidance
 raw bytes (a one-byte-per-token vocabulary, tests/support/compilers.py) and hold it to what
-tests/test_grammar.py holds llama.cpp's grammar engine to: every corpus catalogue in every
+tests/test_grammar_llama_cpp.py holds llama.cpp's grammar engine to: every corpus catalogue in every
 mode, hostile values, random schemas and their instances, and the same refusals.
 """
 
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.compilers import LlguidanceOurs
-from test_grammar import MODES, SCHEMAS, _hostile_schema, _text
+from test_grammar import MODES, SCHEMAS, action_text, hostile_schema
 from test_route_schema_compilers import CASES, _invalid
 
 from toolrouting import GrammarError, route_grammar, route_schema
@@ -37,22 +37,22 @@ def test_catalogue_grammars_decide_as_under_llama_cpp(case: str, mode: str, ours
     schema = route_schema(tools)
     assert ours.error(schema, **options) is None
     for action in valid:
-        assert ours.accepts(schema, _text(json.loads(action), options), **options), action
+        assert ours.accepts(schema, action_text(json.loads(action), options), **options), action
     for why, action in _invalid(tools, valid).items():
         assert not ours.accepts(schema, action, **options), why
     # One whitespace policy at a time, byte-stable: the other spacing is refused.
     other = {} if options.get("spaced") else {"spaced": True}
-    assert not ours.accepts(schema, _text(json.loads(valid[0]), other), **options)
+    assert not ours.accepts(schema, action_text(json.loads(valid[0]), other), **options)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_hostile_values_are_accepted_and_escaped_alike(mode: str, ours: LlguidanceOurs) -> None:
     options = MODES[mode]
-    schema = _hostile_schema()
+    schema = hostile_schema()
     for value in schema["properties"]["pick"]["enum"]:
-        assert ours.accepts(schema, _text({"pick": value}, options), **options), value
-    assert not ours.accepts(schema, _text({"pick": "say \\"}, options), **options)
-    assert not ours.accepts(schema, _text({"pick": None, "least": [True]}, options), **options)
+        assert ours.accepts(schema, action_text({"pick": value}, options), **options), value
+    assert not ours.accepts(schema, action_text({"pick": "say \\"}, options), **options)
+    assert not ours.accepts(schema, action_text({"pick": None, "least": [True]}, options), **options)
 
 
 def test_bounded_decisions_keep_their_bounds() -> None:
@@ -65,14 +65,14 @@ def test_bounded_decisions_keep_their_bounds() -> None:
     }
     checked = LlguidanceOurs()
     longest = ["x" * BOUNDED_STRING_CHARS] * BOUNDED_ARRAY_ITEMS
-    assert checked.accepts(schema, _text({"labels": longest}, {}), bounded=True)
-    assert not checked.accepts(schema, _text({"labels": [*longest, "x"]}, {}), bounded=True)
+    assert checked.accepts(schema, action_text({"labels": longest}, {}), bounded=True)
+    assert not checked.accepts(schema, action_text({"labels": [*longest, "x"]}, {}), bounded=True)
     too_long = ["x" * (BOUNDED_STRING_CHARS + 1)]
-    assert not checked.accepts(schema, _text({"labels": too_long}, {}), bounded=True)
+    assert not checked.accepts(schema, action_text({"labels": too_long}, {}), bounded=True)
     bound = route_grammar(schema, bounded=True).max_bytes
     assert bound is not None
-    assert len(_text({"labels": longest}, {}).encode()) <= bound
-    assert checked.accepts(schema, _text({"labels": [*longest, "x"]}, {}), bounded=False)
+    assert len(action_text({"labels": longest}, {}).encode()) <= bound
+    assert checked.accepts(schema, action_text({"labels": [*longest, "x"]}, {}), bounded=False)
 
 
 def test_what_our_compiler_refuses_is_refused_before_llguidance() -> None:
@@ -91,4 +91,4 @@ def test_random_instances_are_accepted(
     schema, values = pair
     instance = data.draw(values)
     jsonschema.validate(instance, schema)
-    assert ours.accepts(schema, _text(instance, {"spaced": spaced}), spaced=spaced, bounded=bounded)
+    assert ours.accepts(schema, action_text(instance, {"spaced": spaced}), spaced=spaced, bounded=bounded)

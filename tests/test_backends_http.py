@@ -5,16 +5,17 @@ whose wire shapes no server on this machine speaks (tests/test_backends_llama_cp
 drives a real llama-cpp-python server, tests/test_backends_http_faults.py a real misbehaving one).
 Each expected body below restates the shape cited beside its row in toolrouting/_backends/dialects.py.
 """
+# ruff: noqa: F811 - the fixtures imported from support.mock_transport are the tests' parameters
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
 
 import httpx
 import pytest
+from support.mock_transport import Recorder, client, make, recorder  # noqa: F401 - fixtures
 
 from toolrouting import Completion, Settings, route_grammar
 from toolrouting._backends.base import Message, Usage
@@ -60,45 +61,6 @@ def ollama_chat(text: str = ACTION, done_reason: str = "stop", used: int = 12) -
         "prompt_eval_count": 30,
         "eval_count": used,
     }
-
-
-class Recorder:
-    """A MockTransport handler that records each request and answers with the next queued response."""
-
-    def __init__(self) -> None:
-        self.requests: list[httpx.Request] = []
-        self.responses: list[httpx.Response] = []
-
-    def answer(self, body: Any, status: int = 200, headers: dict[str, str] | None = None) -> None:
-        self.responses.append(httpx.Response(status, json=body, headers=headers))
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        return self.responses.pop(0)
-
-    def body(self, index: int = -1) -> Any:
-        return json.loads(self.requests[index].content)
-
-
-@pytest.fixture
-def recorder() -> Recorder:
-    return Recorder()
-
-
-@pytest.fixture
-def client(recorder: Recorder) -> Iterator[httpx.Client]:
-    with httpx.Client(transport=httpx.MockTransport(recorder)) as http_client:
-        yield http_client
-
-
-@pytest.fixture
-def make(client: httpx.Client) -> Callable[..., OpenAICompatible]:
-    def build(dialect: str = "openai", **kwargs: Any) -> OpenAICompatible:
-        if dialect == "ollama":
-            kwargs.setdefault("model", "smollm2")
-        return OpenAICompatible("http://127.0.0.1:8080", dialect=dialect, http_client=client, **kwargs)
-
-    return build
 
 
 def reply_for(dialect: str, text: str = ACTION, finish: str = "stop", used: int = 12) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """OpenAICompatible made and cloned: what a clone shares and what it changes, what construction refuses.
 
-A named fake: httpx.MockTransport (test_backends_http.py's recorder) stands in for the servers.
+A named fake: httpx.MockTransport (tests/support/mock_transport.py) stands in for the servers.
 """
-# ruff: noqa: F811 - the fixtures imported from test_backends_http are the tests' parameters
+# ruff: noqa: F811 - the fixtures imported from support.mock_transport are the tests' parameters
 
 from __future__ import annotations
 
@@ -11,17 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
-from test_backends_http import (  # noqa: F401 - the recorder behind MockTransport, and the backend it serves
-    DIALECT_NAMES,
-    MESSAGES,
-    ROUTED,
-    SCHEMA,
-    Recorder,
-    chat_completion,
-    client,
-    make,
-    recorder,
-)
+from support.mock_transport import Recorder, client, make, recorder  # noqa: F401 - fixtures
+from test_backends_http import DIALECT_NAMES, MESSAGES, ROUTED, SCHEMA, chat_completion
 
 from toolrouting import Backend, Settings, can_route, routed_backend
 from toolrouting._backends.http import OpenAICompatible

@@ -5,7 +5,7 @@ httpx.MockTransport is a named fake here: it plays servers answering in ways no 
 be made to (Ollama and KoboldCpp's shapes, a schema-typed list, a 100,000-character key, an absurd
 date). tests/test_backends_http_faults.py drives a real misbehaving server.
 """
-# ruff: noqa: F811 - the fixtures imported from test_backends_http are the tests' parameters
+# ruff: noqa: F811 - the fixtures imported from support.mock_transport are the tests' parameters
 
 from __future__ import annotations
 
@@ -15,17 +15,8 @@ from typing import Any
 
 import httpx
 import pytest
-from test_backends_http import (  # noqa: F401 - the recorder behind MockTransport, and the backend it serves
-    MESSAGES,
-    ROUTED,
-    SCHEMA,
-    Recorder,
-    chat_completion,
-    client,
-    make,
-    ollama_chat,
-    recorder,
-)
+from support.mock_transport import Recorder, client, make, recorder  # noqa: F401 - fixtures
+from test_backends_http import MESSAGES, ROUTED, SCHEMA, chat_completion, ollama_chat
 
 from toolrouting import Settings
 from toolrouting._backends.endpoint import _retry_after

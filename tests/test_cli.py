@@ -244,7 +244,7 @@ def test_run_usage_errors(
 
 
 def test_run_sampling_and_thread_values_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
-    # What the values reach on the wire: tests/test_cli_http_backend.py.
+    # What the values reach on the wire: tests/test_cli_run_options.py.
     argv = ["run", QUESTION, "--base-url", "http://127.0.0.1:9"]
     assert main([*argv, "--threads", "2"]) == 2
     assert "--threads sets the embedded model's threads" in capsys.readouterr().err
