@@ -6,7 +6,7 @@
 - a grouped bar chart as SVG (``bar_chart``), and lines of several panels (``line_chart``).
 
 A module of benchmarks/ a test may import (tests/test_architecture.py), for
-tests/test_versus_native.py checks the scoring and the chart: importing it loads no model and
+tests/test_benchmarks_versus_native.py checks the scoring and the chart: importing it loads no model and
 imports nothing of tests/, and jsonschema is imported only when a case is scored.
 """
 

@@ -2,7 +2,7 @@
 
     nice -n 10 .venv/bin/python fuzz/hypothesis_campaign.py 200000
 
-runs every property of tests/test_fuzz_parse.py, tests/test_catalogue_fuzz.py and
+runs every property of tests/test_parse_fuzz.py, tests/test_catalogue_checks_fuzz.py and
 tests/test_result_messages_forged.py for the given number of examples each (the "ci" profile runs
 300) and prints a table; any failure is hypothesis's usual report, and the exit status is 1.
 """
@@ -18,8 +18,8 @@ from typing import Any
 _ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(_ROOT / "tests"), str(_ROOT)]
 
-import test_catalogue_fuzz  # noqa: E402
-import test_fuzz_parse  # noqa: E402
+import test_catalogue_checks_fuzz  # noqa: E402
+import test_parse_fuzz  # noqa: E402
 import test_result_messages_forged  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
@@ -41,15 +41,15 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     examples = int(args[0]) if args else 100_000
     tally = [0]
-    _counted(test_fuzz_parse, "check", tally)
-    _counted(test_catalogue_fuzz, "check", tally)
+    _counted(test_parse_fuzz, "check", tally)
+    _counted(test_catalogue_checks_fuzz, "check", tally)
     properties = [
-        test_fuzz_parse.test_actions_and_near_actions_agree,
-        test_fuzz_parse.test_token_soup_agrees,
-        test_fuzz_parse.test_arbitrary_text_agrees,
-        test_catalogue_fuzz.test_any_catalogue_gives_a_valid_schema_or_names_the_entry,
-        test_catalogue_fuzz.test_junk_entries_are_refused_at_the_first,
-        test_catalogue_fuzz.test_the_metaschema_check_agrees_with_jsonschema,
+        test_parse_fuzz.test_actions_and_near_actions_agree,
+        test_parse_fuzz.test_token_soup_agrees,
+        test_parse_fuzz.test_arbitrary_text_agrees,
+        test_catalogue_checks_fuzz.test_any_catalogue_gives_a_valid_schema_or_names_the_entry,
+        test_catalogue_checks_fuzz.test_junk_entries_are_refused_at_the_first,
+        test_catalogue_checks_fuzz.test_the_metaschema_check_agrees_with_jsonschema,
         test_result_messages_forged.test_content_never_moves_a_result_to_another_call,
         test_result_messages_forged.test_a_name_is_refused_by_both_or_reads_back_as_itself,
         test_result_messages_forged.test_only_what_the_header_writes_is_split,

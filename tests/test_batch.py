@@ -1,18 +1,15 @@
-"""Batch runs: the questions file, one result per question, resume after a kill, and the command line.
+"""Batch runs: one result per question, many in flight, resume of a run cut short, and a real model.
 
 The plumbing tests drive the runs with a fake model (ScriptedBackend, whose reply depends only
-on the conversation); ``test_a_batch_on_the_embedded_model`` drives the real model, and the
-kill test a real ``toolrouting batch`` process against a slow fake server on loopback.
+on the conversation); ``test_a_batch_on_the_embedded_model`` drives the real model. The
+questions file is tests/test_batch_questions.py's, and a real ``toolrouting batch`` process
+stopped mid-way tests/test_cli_batch_interrupt.py's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,14 +18,12 @@ from typing import Any
 import pytest
 from support.catalogues import NONE, tool
 from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, guaranteed_cap
-from support.processes import ROOT
-from support.slow_model import QUESTION_MARK, SlowModelServer
+from support.slow_model import QUESTION_MARK
 
 from toolrouting import (
     AsyncScriptedBackend,
     BatchProgress,
     BatchQuestion,
-    QuestionsFileError,
     RoutingLoop,
     ScriptedBackend,
     ScriptedRequest,
@@ -53,79 +48,24 @@ def _model(request: ScriptedRequest) -> str:
     return SEARCH if results == 0 else NONE
 
 
-def _write(path: Path, *records: Any) -> Path:
+def write_lines(path: Path, *records: Any) -> Path:
     lines = [r if isinstance(r, str) else json.dumps(r) for r in records]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
 
-def _questions(path: Path, count: int) -> Path:
-    return _write(
+def questions_file(path: Path, count: int) -> Path:
+    return write_lines(
         path,
         *({"id": f"q{n}", "question": f"{QUESTION_MARK}q{n}: what does the latch do?"} for n in range(count)),
     )
 
 
-def _results(out: Path) -> dict[str, dict[str, Any]]:
+def results_in(out: Path) -> dict[str, dict[str, Any]]:
     return {
         p.name.removesuffix(RESULT_SUFFIX): json.loads(p.read_text(encoding="utf-8"))
         for p in out.glob(f"*{RESULT_SUFFIX}")
     }
-
-
-# --- the questions file ------------------------------------------------------------------------
-
-
-def test_questions_are_read_with_the_system_prompt_and_their_meta(tmp_path: Path) -> None:
-    messages = [{"role": "system", "content": "Own prompt."}, {"role": "user", "content": "Hi?"}]
-    path = _write(
-        tmp_path / "q.jsonl",
-        {"id": "a", "question": "What?", "meta": {"expected": "M4"}},
-        "",
-        {"id": "b.2", "messages": messages},
-    )
-    first, second = read_questions(path, system="Be brief.")
-    assert first == BatchQuestion(
-        id="a",
-        messages=({"role": "system", "content": "Be brief."}, {"role": "user", "content": "What?"}),
-        meta={"expected": "M4"},
-        line=1,
-    )
-    assert second.messages == tuple(messages)
-    assert second.line == 3
-
-
-@pytest.mark.parametrize(
-    ("line", "problem"),
-    [
-        ("{not json", "is not a JSON line"),
-        ("[1, 2]", "is a JSON list, not an object"),
-        ('{"question": "What?"}', "has the id None"),
-        ('{"id": "../up", "question": "What?"}', "has the id '../up'"),
-        ('{"id": ".hidden", "question": "What?"}', "not starting with '.'"),
-        ('{"id": "a", "qestion": "What?"}', "has the key 'qestion'; a question takes id, question"),
-        ('{"id": "a"}', 'needs either "question"'),
-        ('{"id": "a", "question": "x", "messages": []}', "not both or neither"),
-        ('{"id": "a", "question": "  "}', '"question" is a non-empty string'),
-        ('{"id": "a", "messages": [{"role": "user", "content": 1}]}', "has message 0 that is not"),
-        ('{"id": "a", "messages": [{"role": "assistant", "content": "x"}]}', "a run answers a user"),
-        ('{"id": "b", "question": "x"}', "the id 'b' is already line 1's"),
-        ('{"id": "B", "question": "x"}', "the id 'B' is already line 1's (ids differing only in case"),
-    ],
-)
-def test_a_bad_line_is_refused_by_its_number(tmp_path: Path, line: str, problem: str) -> None:
-    path = _write(tmp_path / "q.jsonl", {"id": "b", "question": "First?"}, line)
-    with pytest.raises(QuestionsFileError, match=r"q\.jsonl, line 2: ") as caught:
-        read_questions(path)
-    assert caught.value.line == 2
-    assert problem in caught.value.reason
-
-
-def test_an_empty_or_missing_file_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(QuestionsFileError, match="holds no question"):
-        read_questions(_write(tmp_path / "q.jsonl", ""))
-    with pytest.raises(QuestionsFileError, match="cannot be read"):
-        read_questions(tmp_path / "absent.jsonl")
 
 
 # --- runs, results, resume (a fake model) ------------------------------------------------------
@@ -135,7 +75,7 @@ def test_every_question_gets_one_result_and_a_second_start_runs_nothing(tmp_path
     backend = ScriptedBackend([_model] * 40)
     seen: list[BatchProgress] = []
     progress = run_batch(
-        _questions(tmp_path / "q.jsonl", 6),
+        questions_file(tmp_path / "q.jsonl", 6),
         tmp_path / "out",
         backend=backend,
         tools=MemoryStore.sample,
@@ -148,7 +88,7 @@ def test_every_question_gets_one_result_and_a_second_start_runs_nothing(tmp_path
     assert progress.decisions == 12  # a search and a handoff each
     assert [p.finished for p in seen] == sorted(p.finished for p in seen)
     assert seen[-1].finished == 6
-    results = _results(tmp_path / "out")
+    results = results_in(tmp_path / "out")
     assert sorted(results) == [f"q{n}" for n in range(6)]
     for id, result in results.items():
         assert (result["id"], result["status"], result["reason"]) == (id, "done", "handoff")
@@ -168,12 +108,12 @@ def test_every_run_of_a_batch_takes_max_calls(tmp_path: Path) -> None:
     twice = f"[{SEARCH}, {SEARCH.replace('latch', 'door')}]"
     backend = ScriptedBackend([twice, NONE] * 2)
     progress = run_batch(
-        _questions(tmp_path / "q.jsonl", 2), tmp_path / "out", backend=backend, tools=MemoryStore.sample,
+        questions_file(tmp_path / "q.jsonl", 2), tmp_path / "out", backend=backend, tools=MemoryStore.sample,
         concurrency=1, max_calls=2,
     )  # fmt: skip
     assert (progress.done, progress.failed) == (2, 0)
     assert progress.decisions == 4  # a decision of two calls and a handoff each
-    for result in _results(tmp_path / "out").values():
+    for result in results_in(tmp_path / "out").values():
         assert [(a["round"], a["tool"]) for a in result["actions"]] == [
             (1, "memory_search"),
             (1, "memory_search"),
@@ -198,7 +138,7 @@ def test_an_async_backend_runs_every_question_on_the_event_loop(tmp_path: Path) 
         return _model(request)
 
     backend = AsyncScriptedBackend([model] * 40)
-    path = _questions(tmp_path / "q.jsonl", 6)
+    path = questions_file(tmp_path / "q.jsonl", 6)
 
     async def batch() -> tuple[BatchProgress, int]:
         progress = await arun_batch(
@@ -210,7 +150,7 @@ def test_an_async_backend_runs_every_question_on_the_event_loop(tmp_path: Path) 
     assert (progress.total, progress.done, progress.failed, progress.decisions) == (6, 6, 0, 12)
     assert asking == {event_loop_thread}
     assert 1 < flight["most"] <= 3
-    results = _results(tmp_path / "out")
+    results = results_in(tmp_path / "out")
     assert sorted(results) == [f"q{n}" for n in range(6)]
     for id, result in results.items():
         assert (result["status"], result["reason"], result["answer"]) == (
@@ -225,7 +165,7 @@ def test_an_async_backend_runs_every_question_on_the_event_loop(tmp_path: Path) 
 
 
 def test_an_async_run_cut_short_is_resumed(tmp_path: Path) -> None:
-    path = _questions(tmp_path / "q.jsonl", 2)
+    path = questions_file(tmp_path / "q.jsonl", 2)
     out = tmp_path / "out"
     out.mkdir()
     asked = read_questions(path)
@@ -242,7 +182,7 @@ def test_an_async_run_cut_short_is_resumed(tmp_path: Path) -> None:
 
     assert (progress.resumed, progress.started, progress.done) == (1, 1, 2)
     assert (out / "q0.jsonl").read_bytes().startswith(before)
-    assert [a["tool"] for a in _results(out)["q0"]["actions"]] == ["memory_search", "none"]
+    assert [a["tool"] for a in results_in(out)["q0"]["actions"]] == ["memory_search", "none"]
     assert sum(1 for r in backend.requests if r.messages[1:2] == asked[0].messages[:1]) == 1
 
 
@@ -260,18 +200,18 @@ def test_runs_in_flight_never_exceed_the_concurrency(tmp_path: Path) -> None:
         return _model(request)
 
     run_batch(
-        _questions(tmp_path / "q.jsonl", 9),
+        questions_file(tmp_path / "q.jsonl", 9),
         tmp_path / "out",
         backend=ScriptedBackend([slow] * 40),
         tools=MemoryStore.sample,
         concurrency=3,
     )
     assert 1 < flight["most"] <= 3
-    assert len(_results(tmp_path / "out")) == 9
+    assert len(results_in(tmp_path / "out")) == 9
 
 
 def test_a_run_cut_short_is_resumed_and_one_never_begun_starts_afresh(tmp_path: Path) -> None:
-    path = _questions(tmp_path / "q.jsonl", 3)
+    path = questions_file(tmp_path / "q.jsonl", 3)
     out = tmp_path / "out"
     out.mkdir()
     asked = read_questions(path)
@@ -289,7 +229,7 @@ def test_a_run_cut_short_is_resumed_and_one_never_begun_starts_afresh(tmp_path: 
     progress = run_batch(path, out, backend=backend, tools=MemoryStore.sample)
 
     assert (progress.resumed, progress.started, progress.done) == (1, 2, 3)
-    results = _results(out)
+    results = results_in(out)
     assert [results[id]["resumed"] for id in ("q0", "q1", "q2")] == [True, False, False]
     assert (out / "q0.jsonl").read_bytes().startswith(before)
     assert [a["tool"] for a in results["q0"]["actions"]] == ["memory_search", "none"]
@@ -299,11 +239,11 @@ def test_a_run_cut_short_is_resumed_and_one_never_begun_starts_afresh(tmp_path: 
 
 
 def test_a_failed_run_is_kept_and_run_again_only_when_asked(tmp_path: Path) -> None:
-    path = _questions(tmp_path / "q.jsonl", 2)
+    path = questions_file(tmp_path / "q.jsonl", 2)
     refusals = ScriptedBackend(["not an action"] * 2 + ["no"] * 2)
     progress = run_batch(path, tmp_path / "out", backend=refusals, tools=MemoryStore.sample, concurrency=1)
     assert (progress.done, progress.failed) == (0, 2)
-    result = _results(tmp_path / "out")["q0"]
+    result = results_in(tmp_path / "out")["q0"]
     assert result["status"] == "failed"
     assert result["error"].startswith("RepairsExhaustedError: ")
 
@@ -312,11 +252,11 @@ def test_a_failed_run_is_kept_and_run_again_only_when_asked(tmp_path: Path) -> N
     assert backend.requests == []
     progress = run_batch(path, tmp_path / "out", backend=backend, tools=MemoryStore.sample, retry_failed=True)
     assert (progress.done, progress.failed, progress.started) == (2, 0, 2)
-    assert {r["status"] for r in _results(tmp_path / "out").values()} == {"done"}
+    assert {r["status"] for r in results_in(tmp_path / "out").values()} == {"done"}
 
 
 def test_bad_arguments_are_refused_before_any_run(tmp_path: Path) -> None:
-    path = _questions(tmp_path / "q.jsonl", 1)
+    path = questions_file(tmp_path / "q.jsonl", 1)
     backend = ScriptedBackend()
     with pytest.raises(ValueError, match="concurrency must be an integer of at least 1"):
         run_batch(path, tmp_path / "out", backend=backend, tools=MemoryStore.sample, concurrency=0)
@@ -352,7 +292,7 @@ def test_a_batch_on_the_embedded_model(tmp_path: Path, driver: str) -> None:
 
     cap = guaranteed_cap(route_schema([lookup]))
     settings = Settings(temperature=TEST_TEMPERATURE, seed=TEST_SEED, max_tokens=cap)
-    path = _questions(tmp_path / "q.jsonl", 3)
+    path = questions_file(tmp_path / "q.jsonl", 3)
     with EmbeddedLlama(default_model_path(), settings=settings, n_threads=TEST_THREADS) as model:
         backend = model if driver == "sync" else AsyncEmbeddedLlama(model.clone())
         progress = run_batch(path, tmp_path / "out", backend=backend, tools=Lookup, concurrency=2, cap=cap)
@@ -361,7 +301,7 @@ def test_a_batch_on_the_embedded_model(tmp_path: Path, driver: str) -> None:
     # Guarantees only: every question ran once to an end, its record matches its transcript.
     assert (progress.total, progress.done + progress.failed, progress.started) == (3, 3, 3)
     assert progress.failed == 0  # the grammar and a cap no action reaches leave nothing to refuse
-    results = _results(tmp_path / "out")
+    results = results_in(tmp_path / "out")
     assert sorted(results) == ["q0", "q1", "q2"]
     asked = {question.id: question.messages for question in read_questions(path)}
     for id, result in results.items():
@@ -373,83 +313,3 @@ def test_a_batch_on_the_embedded_model(tmp_path: Path, driver: str) -> None:
         assert written == [action["text"] for action in result["actions"]]
         assert result["reason"] in ("handoff", "max_rounds", "max_repeats")
     assert (again.skipped, again.started, again.resumed) == (3, 0, 0)
-
-
-# --- the command line, killed mid-batch --------------------------------------------------------
-
-#: Seconds the fake server takes for each answer: long enough that runs are in flight at a kill.
-ANSWER_SECONDS = 0.3
-#: A batch process that has not ended this long after its start is hung.
-BATCH_LIMIT = 120.0
-
-
-def _batch_process(questions: Path, out: Path, url: str) -> subprocess.Popen[str]:
-    command = [
-        sys.executable, "-m", "toolrouting", "batch", str(questions), "--out", str(out),
-        "--base-url", url, "--model", "fake", "--concurrency", "3"
-    ]  # fmt: skip
-    environment = {k: v for k, v in os.environ.items() if k not in ("TOOLROUTING_API_KEY", "OPENAI_API_KEY")}
-    return subprocess.Popen(
-        command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-
-
-@pytest.mark.parametrize(
-    ("stop", "status"), [(signal.SIGKILL, -signal.SIGKILL), (signal.SIGINT, 130)], ids=["SIGKILL", "SIGINT"]
-)
-def test_a_batch_stopped_mid_way_finishes_every_question_once(
-    tmp_path: Path, stop: signal.Signals, status: int
-) -> None:
-    """SIGKILL, or Ctrl-C (SIGINT), which exits at once without waiting for the runs in flight."""
-    questions = _questions(tmp_path / "q.jsonl", 9)
-    out = tmp_path / "out"
-    # Five requests answered, the rest held: with three runs at a time the fourth request is a
-    # second decision, so at least one run finishes, and a run whose request is held cannot.
-    server = SlowModelServer(ANSWER_SECONDS, hold_after=5)
-    try:
-        process = _batch_process(questions, out, server.url)
-        deadline = time.monotonic() + BATCH_LIMIT
-        while True:
-            finished_now = set(_results(out)) if out.exists() else set()
-            # A run in flight has committed its question (one write, at its start).
-            begun = {p.stem for p in out.glob("*.jsonl") if p.stat().st_size} if out.exists() else set()
-            in_flight = begun - finished_now
-            with server.lock:
-                held = server.held
-            if finished_now and in_flight and held:
-                break
-            assert process.poll() is None, process.communicate()
-            assert time.monotonic() < deadline, "the batch never had runs finished and in flight at once"
-            time.sleep(0.01)
-        process.send_signal(stop)
-        _, stopped = process.communicate(timeout=ANSWER_SECONDS * 10)  # at once, not after the runs
-        assert process.returncode == status, stopped
-        finished = _results(out)  # the results on disk once it is dead
-        kept = {id: (out / f"{id}{RESULT_SUFFIX}").read_bytes() for id in finished}
-        torn = {
-            p.stem: p.read_bytes()[: p.read_bytes().rfind(b"\n") + 1]
-            for p in out.glob("*.jsonl")
-            if p.stem not in finished
-        }
-        with server.lock:
-            asked_before = len(server.requests)
-        server.release()
-
-        process = _batch_process(questions, out, server.url)
-        stdout, stderr = process.communicate(timeout=BATCH_LIMIT)
-        assert process.returncode == 0, stderr
-    finally:
-        server.close()
-
-    results = _results(out)
-    assert sorted(results) == [f"q{n}" for n in range(9)]  # every question, one result each
-    assert {r["status"] for r in results.values()} == {"done"}
-    for id, data in kept.items():
-        assert (out / f"{id}{RESULT_SUFFIX}").read_bytes() == data  # never redone
-    assert not set(server.requests[asked_before:]) & set(kept)
-    for id, committed in torn.items():
-        if committed:  # a run cut short goes on from what it had committed
-            assert (out / f"{id}.jsonl").read_bytes().startswith(committed)
-    assert sum(r["resumed"] for r in results.values()) >= 1
-    assert f"9/9 done, 0 failed, 0 running ({len(kept)} skipped" in stdout
-    assert "runs/s" in stderr  # the progress bar

@@ -238,3 +238,38 @@ def test_the_real_sdk_objects_when_installed() -> None:
     for source in (result, [tool], result.model_dump(), result.model_dump(by_alias=True)):
         assert tools_from(source) == expected
         assert tools_from_mcp(source) == expected
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"x": schema}}
+    copied: dict[str, Any] = json.loads(json.dumps(schema))
+    return copied
+
+
+def test_deep_parameters_are_copied_or_refused_by_every_adapter() -> None:
+    deep = _nested(120)  # 240 levels of JSON: within MAX_SCHEMA_NESTING
+    openai = [{"type": "function", "function": {"name": "f", "parameters": deep}}]
+    assert tools_from_openai(openai)[0]["function"]["parameters"] == deep
+    deeper = [{"type": "function", "function": {"name": "f", "parameters": _nested(250)}}]
+    with pytest.raises(CatalogueError, match="past 256 levels of JSON at /parameters/properties/x"):
+        tools_from_openai(deeper)
+    self_referencing: dict[str, Any] = {"type": "object", "properties": {}}
+    self_referencing["properties"]["x"] = self_referencing
+    with pytest.raises(CatalogueError, match="nest too deeply"):
+        tools_from_declarations([{"name": "f", "parameters": self_referencing}])
+
+
+@pytest.mark.parametrize(
+    "catalogue",
+    [
+        [{"type": "function", "function": {"name": 10**5000, "description": 5}}],
+        [{"type": 10**5000, "name": "a"}],
+        [{10**5000: 1}],
+    ],
+)
+def test_values_python_cannot_print_are_named_not_raised(catalogue: list[Any]) -> None:
+    with pytest.raises(CatalogueError) as caught:
+        tools_from(catalogue)
+    assert caught.value.index == 0

@@ -104,7 +104,7 @@ def test_the_embedded_backend_compiles_every_catalogue_without_crashing(
     code = (
         "import json, sys\n"
         "from toolrouting import GrammarError, Settings, route_schema, tools_from\n"
-        "from toolrouting._backends.embedded import EmbeddedLlama\n"
+        "from toolrouting._backends.embedded.backend import EmbeddedLlama\n"
         f"backend = EmbeddedLlama(n_ctx=512, n_threads={TEST_THREADS}, forced_tokens={forced})\n"
         "for path in sys.argv[1:]:\n"
         "    schema = route_schema(tools_from(json.load(open(path, encoding='utf-8'))))\n"

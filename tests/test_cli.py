@@ -20,8 +20,8 @@ from support.processes import ROOT, python_m
 
 from toolrouting import ScriptedBackend, parse_route, route_schema, split_routed_result
 from toolrouting._cli import EXIT_STATUSES, help_texts, main
-from toolrouting._loop.feedback import is_repair_message
-from toolrouting._loop.transcript import read_transcript
+from toolrouting._loop.repair_feedback import is_repair_message
+from toolrouting._loop.transcript_reader import read_transcript
 
 DOC = ROOT / "docs" / "cli.md"
 QUESTION = "What does the latch on the storage-room door do?"
@@ -244,7 +244,7 @@ def test_run_usage_errors(
 
 
 def test_run_sampling_and_thread_values_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
-    # What the values reach on the wire: tests/test_cli_http_backend.py.
+    # What the values reach on the wire: tests/test_cli_run_options.py.
     argv = ["run", QUESTION, "--base-url", "http://127.0.0.1:9"]
     assert main([*argv, "--threads", "2"]) == 2
     assert "--threads sets the embedded model's threads" in capsys.readouterr().err

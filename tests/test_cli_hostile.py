@@ -18,7 +18,7 @@ from support.catalogues import NONE
 from support.fault_server import FaultServer, ok
 from support.processes import ROOT, python_m
 
-from toolrouting._loop.transcript import read_transcript
+from toolrouting._loop.transcript_reader import read_transcript
 
 QUESTION = "What does the latch on the storage-room door do?"
 

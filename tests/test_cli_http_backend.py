@@ -1,9 +1,10 @@
-"""The command line against a real HTTP server on loopback: keys, sampling, prompts, stdin, models, exits.
+"""The command line against a real HTTP server on loopback: keys, models, versions, exit statuses.
 
 The server is http.server in a thread, speaking just enough of the OpenAI and Ollama APIs:
 chat completions answered from a queue, ``/v1/models`` and ``/api/tags``, and a key it
 demands like a real one, echoing a wrong key in its 401 body as OpenAI's API does, so the
-tests see that the command line hides it.
+tests see that the command line hides it. ``toolrouting run``'s options against the same
+server are tests/test_cli_run_options.py's.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import collections
 import http.server
 import importlib.metadata
-import io
 import json
 import os
 import signal
@@ -26,10 +26,8 @@ import pytest
 from support.processes import ROOT, python_m
 
 import toolrouting
-from toolrouting import catalogue_prompt
 from toolrouting._backends.models import models_url
 from toolrouting._cli import main
-from toolrouting.demo import SYSTEM_PROMPT, MemoryStore
 
 QUESTION = "What does the latch on the storage-room door do?"
 READ = '{"tool": "memory_read", "arguments": {"title": "The storage-room latch"}}'
@@ -140,13 +138,13 @@ def no_ambient_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
 
-def _python_m(
+def toolrouting_process(
     *args: str, stdin: str = "", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     return python_m(*args, stdin=stdin, env=env, timeout=120)
 
 
-def _run(url: str, *more: str) -> list[str]:
+def run_argv(url: str, *more: str) -> list[str]:
     return ["run", QUESTION, "--base-url", url, *more]
 
 
@@ -156,7 +154,7 @@ def test_the_key_goes_as_a_bearer_header_and_never_into_any_output(
     transcript = tmp_path / "run.jsonl"
     # The server quotes the key in a 500, which the retry line and the run's end both show.
     keyed.replies.extend([(500, f"overloaded; key {KEY}"), (200, READ), (200, NONE), (200, "It locks.")])
-    argv = _run(keyed.url, "--api-key", KEY, "--answer", "--json", "--transcript", str(transcript))
+    argv = run_argv(keyed.url, "--api-key", KEY, "--answer", "--json", "--transcript", str(transcript))
     assert main(argv) == 0
     out, err = capsys.readouterr()
     assert {r["authorization"] for r in keyed.requests} == {f"Bearer {KEY}"}
@@ -192,7 +190,7 @@ def test_the_flag_wins_over_the_environment_and_toolrouting_over_openai(
 def test_a_401_names_the_missing_key_and_how_to_pass_it(
     keyed: LoopbackServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(_run(keyed.url)) == 1
+    assert main(run_argv(keyed.url)) == 1
     last = capsys.readouterr().err.splitlines()[-1]
     assert last.startswith("BackendHTTPError: POST ")
     assert "HTTP 401" in last
@@ -216,7 +214,7 @@ def test_a_refused_key_is_named_by_its_source_and_never_shown(
         "the key from TOOLROUTING_API_KEY was refused: check it, or pass another with --api-key KEY\n"
     )
     assert wrong not in err
-    assert main([*_run(keyed.url), "--api-key", wrong]) == 1
+    assert main([*run_argv(keyed.url), "--api-key", wrong]) == 1
     err = capsys.readouterr().err
     assert "the key from --api-key was refused" in err
     assert wrong not in err
@@ -230,110 +228,6 @@ def test_key_usage_errors_never_show_the_key(capsys: pytest.CaptureFixture[str])
     err = capsys.readouterr().err
     assert "must be printable ASCII text" in err
     assert KEY not in err
-
-
-def test_sampling_options_reach_the_routed_requests_and_the_answer(
-    server: LoopbackServer, capsys: pytest.CaptureFixture[str]
-) -> None:
-    server.replies.extend([(200, READ), (200, NONE), (200, "It locks by itself.")])
-    sampling = ["--temperature", "0.7", "--top-p", "0.9", "--seed", "11", "--answer"]
-    assert main([*_run(server.url, "--cap", "64", "--answer-tokens", "99"), *sampling]) == 0
-    assert capsys.readouterr().out.startswith("It locks by itself.\n")  # streamed, before the outcome
-    bodies = server.chat_bodies()
-    assert len(bodies) == 3
-    for body in bodies:
-        assert (body["temperature"], body["top_p"], body["seed"]) == (0.7, 0.9, 11)
-    assert [body["max_tokens"] for body in bodies] == [64, 64, 99]
-    assert ["response_format" in body for body in bodies] == [True, True, False]
-    assert main(_run(server.url)) == 0
-    default = server.chat_bodies()[-1]
-    assert default["temperature"] == 0.0
-    assert "top_p" not in default
-    assert "seed" not in default
-
-
-def test_system_text_is_added_to_the_demo_prompt(
-    server: LoopbackServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main([*_run(server.url), "--system", "Answer in French."]) == 0
-    system = server.chat_bodies()[-1]["messages"][0]
-    # The loop's instructions (the demo's catalogue) first, then the demo's note, then the caller's.
-    with MemoryStore.sample(titles=True) as store:  # as the command makes it
-        catalogue = catalogue_prompt(store.tools_for_llm())
-    assert system == {"role": "system", "content": f"{catalogue}\n\n{SYSTEM_PROMPT}\n\nAnswer in French."}
-    instructions = tmp_path / "system.txt"
-    instructions.write_text("Cite the note ids.\n", encoding="utf-8")
-    assert main([*_run(server.url), "--system-file", str(instructions)]) == 0
-    sent = server.chat_bodies()[-1]["messages"][0]["content"]
-    assert sent == f"{catalogue}\n\n{SYSTEM_PROMPT}\n\nCite the note ids."
-    capsys.readouterr()
-    for bad, problem in [
-        (["--system", "x", "--system-file", str(instructions)], "not allowed with argument"),
-        (["--system-file", str(tmp_path / "absent.txt")], "--system-file"),
-        (["--system", "  "], "--system adds nothing"),
-    ]:
-        assert main([*_run(server.url), *bad]) == 2
-        assert problem in capsys.readouterr().err
-    resume = ["run", "--resume", "--transcript", str(tmp_path / "t.jsonl"), "--system", "x"]
-    assert main(resume) == 2
-    assert "--resume takes no --system" in capsys.readouterr().err
-
-
-def test_the_question_comes_from_stdin_when_it_is_not_a_terminal(
-    server: LoopbackServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    base = ["run", "--base-url", server.url]
-    monkeypatch.setattr("sys.stdin", io.StringIO(f"{QUESTION}\n"))
-    assert main(base) == 0
-    monkeypatch.setattr("sys.stdin", io.StringIO("How do I prime the pump?"))
-    assert main([*base, "-"]) == 0
-    asked = [body["messages"][1]["content"] for body in server.chat_bodies()]
-    assert asked == [QUESTION, "How do I prime the pump?"]
-    monkeypatch.setattr("sys.stdin", io.StringIO(" \n"))
-    assert main(base) == 2
-    assert "the question is missing" in capsys.readouterr().err
-
-
-def test_a_terminal_is_never_read_for_the_question(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-        def read(self, size: int | None = -1) -> str:
-            raise AssertionError("the terminal was read")
-
-    monkeypatch.setattr("sys.stdin", Terminal())
-    assert main(["run", "--base-url", "http://127.0.0.1:9"]) == 2
-    assert "the question is missing" in capsys.readouterr().err
-
-
-def test_stdin_as_a_process_reads_utf8_and_refuses_other_bytes(server: LoopbackServer) -> None:
-    done = _python_m("run", "--base-url", server.url, "-q", stdin="Où est la clé ?\n")
-    assert done.returncode == 0, done.stderr
-    assert done.stderr == ""
-    assert server.chat_bodies()[-1]["messages"][1]["content"] == "Où est la clé ?"
-    latin1 = subprocess.run(
-        [sys.executable, "-m", "toolrouting", "run", "--base-url", server.url],
-        input="clé".encode("latin-1"),
-        capture_output=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
-    assert latin1.returncode == 2
-    assert b"stdin is not UTF-8 text" in latin1.stderr
-
-
-def test_quiet_prints_no_progress_only_the_outcome(
-    server: LoopbackServer, capsys: pytest.CaptureFixture[str]
-) -> None:
-    server.replies.extend([(200, READ), (200, NONE)])
-    assert main([*_run(server.url), "--quiet"]) == 0
-    assert capsys.readouterr() == ("ended: handoff after 2 rounds, 1 tool call\n", "")
-    assert main([*_run(server.url), "-q", "--dialect", "ollama"]) == 2  # errors still show
-    assert "name one with --model (toolrouting models lists them)" in capsys.readouterr().err
 
 
 def test_models_lists_what_the_server_offers(
@@ -394,13 +288,20 @@ def test_version_names_both_packages_without_loading_llama_cpp() -> None:
 
 
 def test_each_exit_status_as_a_process(keyed: LoopbackServer, tmp_path: Path) -> None:
-    assert _python_m("--version").returncode == 0
-    assert _python_m("models", "--base-url", keyed.url).returncode == 1
-    assert _python_m("run", "--cap", "zero", QUESTION).returncode == 2
+    assert toolrouting_process("--version").returncode == 0
+    assert toolrouting_process("models", "--base-url", keyed.url).returncode == 1
+    assert toolrouting_process("run", "--cap", "zero", QUESTION).returncode == 2
     # 130: Ctrl-C while the server holds the first request.
     keyed.hold = True
     process = subprocess.Popen(
-        [sys.executable, "-m", "toolrouting", *_run(keyed.url), "--transcript", str(tmp_path / "t.jsonl")],
+        [
+            sys.executable,
+            "-m",
+            "toolrouting",
+            *run_argv(keyed.url),
+            "--transcript",
+            str(tmp_path / "t.jsonl"),
+        ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -13,7 +13,7 @@ import pytest
 
 from toolrouting import AsyncScriptedBackend, ScriptedBackend, ScriptedRequest, read_transcript, run_batch
 from toolrouting._cli import main
-from toolrouting._loop.transcript import OFFERS_VERSION
+from toolrouting._loop.transcript_format import OFFERS_VERSION
 
 QUESTION = "What does the note say about the latch?"
 READ = '{"tool": "read_note", "arguments": {"word": "latch"}}'

@@ -23,8 +23,8 @@ from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, guaranteed_
 from toolrouting import MCPTools, ScriptedBackend, parse_route, route_schema, split_routed_result
 from toolrouting._cli import main
 from toolrouting._cli.tools import RunTools, asks
-from toolrouting._loop.feedback import is_repair_message
-from toolrouting._loop.transcript import read_transcript
+from toolrouting._loop.repair_feedback import is_repair_message
+from toolrouting._loop.transcript_reader import read_transcript
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTION = "What does the note say about the latch?"

@@ -1,9 +1,9 @@
-"""Our route grammar (toolrouting/_gbnf.py) on llama.cpp's own GBNF parser and grammar sampler.
+"""Our route grammar compiler (toolrouting/_grammar/) on its own: the longest reply each grammar
+allows, what it refuses, widens and bounds, its bytes and its cache, on the corpus catalogues,
+hostile schemas and random ones.
 
-Every grammar compiled here, from the corpus catalogues, from hostile schemas and from random
-ones, is parsed by llama.cpp (``llama_sampler_init_grammar`` over the default model's
-vocabulary: a NULL sampler is a refused grammar), and the texts are fed through its grammar
-sampler token by token, as in tests/support/compilers.py.
+The schemas here are shared with tests/test_grammar_llama_cpp.py, which holds the same grammars
+to llama.cpp's own parser and grammar sampler.
 """
 
 from __future__ import annotations
@@ -15,11 +15,10 @@ from typing import Any
 
 import jsonschema
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.compilers import LlamaCpp
 from support.gbnf_bound import max_bytes
-from test_conformance import CASES, _invalid
+from test_route_schema_compilers import CASES
 
 from toolrouting import GrammarError, route_grammar, route_schema
 from toolrouting._limits import BOUNDED_STRING_CHARS, GBNF_MAX_REPETITION
@@ -32,37 +31,9 @@ MODES = {
 }
 
 
-def _text(value: Any, options: dict[str, bool]) -> str:
+def action_text(value: Any, options: dict[str, bool]) -> str:
     separators = (", ", ": ") if options.get("spaced") else (",", ":")
     return json.dumps(value, separators=separators, ensure_ascii=False)
-
-
-class Ours(LlamaCpp):
-    """llama.cpp's grammar engine over a GBNF text of ours (``gbnf`` takes the text itself)."""
-
-    def gbnf(self, schema: Any) -> str:
-        return str(schema)
-
-    def accepts(self, schema: Any, text: str) -> bool:
-        """Whether the grammar ``schema`` (a GBNF text, as :meth:`gbnf` takes) accepts ``text``."""
-        return super().accepts(schema, text)
-
-    def faithful(self, text: str) -> bool:
-        """Whether the vocabulary writes ``text`` at all (SmolLM2's has no token for the byte 0xF1)."""
-        data = text.encode("utf-8")
-        return bool(self._llama.detokenize(self._llama.tokenize(data, add_bos=False, special=False)) == data)
-
-    def parses(self, grammar: str) -> bool:
-        sampler = self._sampler(grammar)
-        if not sampler:
-            return False
-        self._lib.llama_sampler_free(sampler)
-        return True
-
-
-@pytest.fixture(scope="module")
-def llama() -> Ours:
-    return Ours()
 
 
 # --- the corpus: every catalogue, in every mode ----------------------------------------------
@@ -78,7 +49,7 @@ def test_longest_reply_is_what_the_grammar_allows(case: str, mode: str) -> None:
     if MODES[mode].get("bounded"):
         assert grammar.max_bytes is not None
         for action in valid:
-            assert len(_text(json.loads(action), MODES[mode]).encode()) <= grammar.max_bytes
+            assert len(action_text(json.loads(action), MODES[mode]).encode()) <= grammar.max_bytes
 
 
 @pytest.mark.parametrize(
@@ -95,41 +66,6 @@ def test_the_reference_bound_of_edge_repetitions(gbnf: str, bound: float) -> Non
     assert max_bytes(gbnf) == bound
 
 
-@pytest.mark.model
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("case", CASES)
-def test_catalogue_grammars_parse_and_decide_like_the_schema(case: str, mode: str, llama: Ours) -> None:
-    tools, valid = CASES[case]
-    options = MODES[mode]
-    gbnf = route_grammar(route_schema(tools), **options).gbnf
-    assert llama.parses(gbnf)
-    for action in valid:
-        assert llama.accepts(gbnf, _text(json.loads(action), options)), action
-    for why, action in _invalid(tools, valid).items():
-        assert not llama.accepts(gbnf, action), why
-    if options.get("spaced"):  # one whitespace policy at a time
-        assert not llama.accepts(gbnf, _text(json.loads(valid[0]), {}))
-    else:
-        assert not llama.accepts(gbnf, _text(json.loads(valid[0]), {"spaced": True}))
-
-
-@pytest.mark.model
-def test_keys_in_properties_order_each_optional_one_or_not(llama: Ours) -> None:
-    tools, _ = CASES["issue_tracker"]
-    gbnf = route_grammar(route_schema(tools)).gbnf
-    written = '{"tool":"create_issue","arguments":{"title":"t","body":"b","priority":"low"}}'
-    required_first = '{"tool":"create_issue","arguments":{"title":"t","priority":"low","body":"b"}}'
-    assert llama.accepts(gbnf, written)
-    assert not llama.accepts(gbnf, required_first)
-    assert llama.accepts(gbnf, '{"tool":"list_issues","arguments":{"labels":[],"limit":3}}')
-    assert not llama.accepts(gbnf, '{"tool":"list_issues","arguments":{"limit":3,"labels":[]}}')
-    assert not llama.accepts(gbnf, '{"tool":"list_issues","arguments":{"state":"all",}}')
-    assert not llama.accepts(gbnf, '{"tool":"get_issue","arguments":{"number":0}}')  # minimum 1
-    assert not llama.accepts(gbnf, '{"tool":"get_issue","arguments":{"number":01}}')
-    # comment_on_issue leaves additionalProperties unset: extra keys are never written.
-    assert not llama.accepts(gbnf, '{"tool":"comment_on_issue","arguments":{"number":7,"body":"ok","x":1}}')
-
-
 # --- hostile schemas -------------------------------------------------------------------------
 
 HOSTILE_TEXTS = [
@@ -144,7 +80,7 @@ HOSTILE_TEXTS = [
 ]
 
 
-def _hostile_schema() -> dict[str, Any]:
+def hostile_schema() -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
@@ -160,7 +96,7 @@ def _hostile_schema() -> dict[str, Any]:
 
 
 def test_hostile_values_are_escaped_and_huge_counts_widened() -> None:
-    grammar = route_grammar(_hostile_schema())
+    grammar = route_grammar(hostile_schema())
     assert grammar.gbnf.isascii()
     effects = {(note.pointer.rsplit("/", 1)[-1], note.keyword): note.effect for note in grammar.notes}
     assert effects[("many", "maxItems")] == "unbounded"
@@ -170,21 +106,7 @@ def test_hostile_values_are_escaped_and_huge_counts_widened() -> None:
     assert max(int(n) for n in re.findall(r"\{(\d+)", grammar.gbnf)) <= GBNF_MAX_REPETITION
 
 
-@pytest.mark.model
-@pytest.mark.parametrize("mode", MODES)
-def test_hostile_schema_parses_and_its_values_are_accepted(mode: str, llama: Ours) -> None:
-    options = MODES[mode]
-    gbnf = route_grammar(_hostile_schema(), **options).gbnf
-    assert llama.parses(gbnf)
-    for value in _hostile_schema()["properties"]["pick"]["enum"]:
-        assert llama.accepts(gbnf, _text({"pick": value}, options)), value
-    everything = {f"k{i} {text}": text for i, text in enumerate(HOSTILE_TEXTS)}
-    assert llama.accepts(gbnf, _text({**everything, "pick": None, "many": [1, -2]}, options))
-    assert not llama.accepts(gbnf, _text({"pick": "say \\"}, options))
-    assert not llama.accepts(gbnf, _text({"pick": None, "least": [True]}, options))
-
-
-def _deep(levels: int) -> dict[str, Any]:
+def deep_schema(levels: int) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "string", "enum": ["leaf"]}
     for level in range(levels):
         schema = (
@@ -200,34 +122,9 @@ def _deep(levels: int) -> dict[str, Any]:
     return schema
 
 
-@pytest.mark.model
-def test_deep_nesting_and_recursion_through_brackets(llama: Ours) -> None:
-    deep = route_grammar(_deep(60))
-    value: Any = "leaf"
-    for level in range(60):
-        value = [value] if level % 2 else {"d": value}
-    assert llama.parses(deep.gbnf)
-    assert llama.accepts(deep.gbnf, _text(value, {}))
-    tree = {
-        "$defs": {
-            "node": {
-                "type": "object",
-                "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
-            }
-        },
-        "$ref": "#/$defs/node",
-    }
-    grammar = route_grammar(tree)
-    assert grammar.max_bytes is None  # recursive: no longest reply, even bounded
-    assert route_grammar(tree, bounded=True).max_bytes is None
-    assert llama.parses(grammar.gbnf)
-    assert llama.accepts(grammar.gbnf, '{"kids":[{"kids":[]},{}]}')
-    assert not llama.accepts(grammar.gbnf, '{"kids":[1]}')
-
-
 def test_depth_and_cycles_that_write_nothing_are_refused() -> None:
     with pytest.raises(GrammarError, match="nests deeper"):
-        route_grammar(_deep(150))
+        route_grammar(deep_schema(150))
     cycle = {
         "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "null"}]}},
         "$ref": "#/$defs/a",
@@ -385,22 +282,7 @@ def test_random_instances_fit_the_bound(data: st.DataObject, pair: Any, bounded:
     bound = max_bytes(grammar.gbnf)
     assert grammar.max_bytes == (None if bound == float("inf") else bound)
     if grammar.max_bytes is not None:
-        assert len(_text(instance, {}).encode()) <= grammar.max_bytes
-
-
-@pytest.mark.model
-@settings(max_examples=150, deadline=None)
-@given(data=st.data(), pair=SCHEMAS, spaced=st.booleans())
-def test_random_instances_are_accepted_by_llama_cpp(
-    data: st.DataObject, pair: Any, spaced: bool, llama: Ours
-) -> None:
-    schema, values = pair
-    instance = data.draw(values)
-    text = _text(instance, {"spaced": spaced})
-    assume(llama.faithful(text))
-    gbnf = route_grammar(schema, spaced=spaced).gbnf
-    assert llama.parses(gbnf)
-    assert llama.accepts(gbnf, text)
+        assert len(action_text(instance, {}).encode()) <= grammar.max_bytes
 
 
 def test_equal_schemas_share_one_compiled_grammar() -> None:

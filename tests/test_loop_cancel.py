@@ -27,7 +27,8 @@ from toolrouting._backends.scripted import ScriptedBackend, ScriptedRequest
 from toolrouting._errors import BackendConnectError
 from toolrouting._loop.async_run import AsyncRoutingLoop
 from toolrouting._loop.run import RoutingLoop
-from toolrouting._loop.transcript import encode_header, encode_message, read_transcript
+from toolrouting._loop.transcript_format import encode_header, encode_message
+from toolrouting._loop.transcript_reader import read_transcript
 from toolrouting._provider import RecordedCall, ToolOutput
 from toolrouting._result_messages import split_routed_result
 from toolrouting._settings import Settings

@@ -25,15 +25,11 @@ from toolrouting._backends.scripted import ScriptedBackend, ScriptedRequest
 from toolrouting._loop import async_run as _async_loop
 from toolrouting._loop import run as _loop
 from toolrouting._loop.events import Event, Resumed, ToolReturned
-from toolrouting._loop.feedback import REPAIR_LEAD
+from toolrouting._loop.repair_feedback import REPAIR_LEAD
 from toolrouting._loop.result import RunResult
-from toolrouting._loop.transcript import (
-    TranscriptWriter,
-    encode_commit,
-    encode_header,
-    encode_message,
-    read_transcript,
-)
+from toolrouting._loop.transcript_format import encode_commit, encode_header, encode_message
+from toolrouting._loop.transcript_reader import read_transcript
+from toolrouting._loop.transcript_writer import TranscriptWriter
 from toolrouting._provider import RecordedCall, ToolOutput
 from toolrouting._result_messages import routed_result_header, routed_result_text
 

@@ -36,7 +36,8 @@ from toolrouting import (
     TranscriptError,
     Usage,
 )
-from toolrouting._loop.transcript import read_transcript
+from toolrouting._loop.tool_calls import tool_exception
+from toolrouting._loop.transcript_reader import read_transcript
 
 
 class Tools:
@@ -243,3 +244,15 @@ def test_a_str_subclass_shows_and_commits_one_text(driver: Driver) -> None:
     assert returned.content == "the value"
     assert result.messages[-2]["content"].endswith("\nthe value")
     assert "SOMETHING ELSE" not in json.dumps(result.messages)
+
+
+class Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no words")
+
+
+def test_a_tool_exception_that_cannot_print_itself_is_still_reported() -> None:
+    assert (
+        tool_exception(Unprintable()) == "the tool failed: Unprintable: (its message could not be rendered)"
+    )
+    assert len(tool_exception(ValueError("x" * 10_000))) < 600

@@ -40,8 +40,8 @@ from toolrouting import (
     tools_from,
 )
 from toolrouting._limits import SHORTLIST_KEPT_TOOLS
-from toolrouting._loop.feedback import is_repair_message
 from toolrouting._loop.offer import kept_tools
+from toolrouting._loop.repair_feedback import is_repair_message
 from toolrouting._loop.result import Action
 from toolrouting._result_messages import split_routed_result
 from toolrouting.demo.store import MemoryStore

@@ -18,7 +18,7 @@ from test_loop_shortlist import ASKED, GIT, Repo, _script, offered
 
 from toolrouting import ScriptedBackend, read_transcript
 from toolrouting._errors import TranscriptError
-from toolrouting._loop.transcript import OFFERS_VERSION, encode_header, encode_message, encode_offer
+from toolrouting._loop.transcript_format import OFFERS_VERSION, encode_header, encode_message, encode_offer
 
 K = 3
 

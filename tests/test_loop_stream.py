@@ -37,7 +37,7 @@ from toolrouting import (
     read_transcript,
 )
 from toolrouting._errors import RetriesExhaustedError
-from toolrouting._loop.answer import is_answer_request
+from toolrouting._loop.answer_request import is_answer_request
 
 ANSWER = "The latch holds the storage-room door shut."
 PIECES = ["The latch ", "holds the ", "storage-room ", "door shut."]

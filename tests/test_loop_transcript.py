@@ -14,15 +14,15 @@ from support.drivers import Driver
 
 from toolrouting import Message, ScriptedBackend
 from toolrouting._errors import TranscriptError
-from toolrouting._loop.feedback import repair_message
-from toolrouting._loop.transcript import (
+from toolrouting._loop.repair_feedback import repair_message
+from toolrouting._loop.transcript_format import (
     TRANSCRIPT_VERSION,
-    TranscriptWriter,
     encode_commit,
     encode_header,
     encode_message,
-    read_transcript,
 )
+from toolrouting._loop.transcript_reader import read_transcript
+from toolrouting._loop.transcript_writer import TranscriptWriter
 from toolrouting.demo.store import MemoryStore
 
 

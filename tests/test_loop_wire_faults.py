@@ -35,7 +35,7 @@ from support.wire_faults import (
 from toolrouting._backends.http import OpenAICompatible
 from toolrouting._errors import BackendTimeout, RepairsExhaustedError
 from toolrouting._loop.run import RoutingLoop
-from toolrouting._loop.transcript import read_transcript
+from toolrouting._loop.transcript_reader import read_transcript
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.kind for case in CASES])

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_route_schema import TOOL_NAMES
 
 from toolrouting import routed_call_id, routed_result_header, routed_result_text, split_routed_result
 from toolrouting._result_messages import RoutedResult, read_routed_result
@@ -124,3 +127,10 @@ def test_header_refuses_call_ids_it_would_not_recognise(call_id: str) -> None:
 def test_content_is_text() -> None:
     with pytest.raises(TypeError, match="render it first"):
         routed_result_text("memory_search", "route-1", {"records": []})  # type: ignore[arg-type]
+
+
+@given(TOOL_NAMES, st.integers(min_value=1, max_value=10**9), st.text(), st.booleans())
+def test_split_inverts_routed_result_text(name: str, round: int, content: str, is_error: bool) -> None:
+    call_id = routed_call_id(round)
+    text = routed_result_text(name, call_id, content, is_error=is_error)
+    assert split_routed_result(text) == (routed_result_header(name, call_id, is_error=is_error), content)

@@ -5,14 +5,17 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import unicodedata
 from typing import Any
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from support.catalogues import SEARCH_PARAMETERS, declared
 
 from toolrouting import CatalogueError, route_choices, route_schema, route_tool_names
-from toolrouting._catalogue import CheckedTool, checked_catalogue
+from toolrouting._catalogue_checks import CheckedTool, checked_catalogue
 
 READ_PARAMS = {
     "type": "object",
@@ -23,6 +26,12 @@ TOOLS = [
     declared("memory_search", "Search memories.", SEARCH_PARAMETERS),
     declared("memory_read", "Read memories by id.", READ_PARAMS),
 ]
+#: Tool names of printable characters and no whitespace: the names a catalogue may declare.
+TOOL_NAMES = st.text(
+    st.characters(blacklist_categories=("Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp")),
+    min_size=1,
+    max_size=20,
+).filter(lambda n: not any(c.isspace() for c in n))
 
 
 def test_seed_synopsis_choices() -> None:
@@ -204,3 +213,10 @@ def test_a_route_without_the_handoff_offers_the_tools_alone() -> None:
     assert route_schema(tools)["anyOf"][:1] == schema["anyOf"]
     with pytest.raises(ValueError, match="at least one tool"):
         route_schema([], handoff=False)
+
+
+@given(TOOL_NAMES)
+def test_every_valid_name_makes_a_catalogue(name: str) -> None:
+    # "none" up to case and NFKC is the handoff's name, refused on purpose.
+    assume(unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold()) != "none")
+    assert route_tool_names([declared(name)]) == [name]

@@ -26,8 +26,8 @@ from toolrouting import (
     route_tool_names,
     routed_backend,
 )
-from toolrouting._loop.instructions import THOUGHT_NOTE
 from toolrouting._loop.run import RoutingLoop
+from toolrouting._loop.system_instructions import THOUGHT_NOTE
 
 TOOLS = [tool("lookup", word={"type": "string", "maxLength": 20})]
 THOUGHT = '{"thought": "the latch is a word", "tool": "lookup", "arguments": {"word": "latch"}}'

@@ -16,7 +16,7 @@ import pytest
 from support.serve import TOOLS, served_to_sdk
 
 from toolrouting import AsyncScriptedBackend
-from toolrouting._loop.feedback import ANSWER_PROMPT
+from toolrouting._loop.answer_request import ANSWER_PROMPT
 
 QUESTION = "What does the latch on the storage-room door do?"
 #: An agent's conversation: its instructions, an earlier turn, and the question.

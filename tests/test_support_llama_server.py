@@ -115,7 +115,7 @@ def test_a_server_that_fails_for_another_reason_is_not_retried(tmp_path: Path) -
 
 @pytest.mark.model
 def test_llama_server_moves_off_a_taken_port(taken: int, tmp_path: Path) -> None:
-    from toolrouting._backends.embedded import default_model_path
+    from toolrouting._backends.embedded.backend import default_model_path
 
     if not llama_server_binary().is_file():
         pytest.skip(
@@ -133,7 +133,7 @@ def test_llama_server_moves_off_a_taken_port(taken: int, tmp_path: Path) -> None
 
 @pytest.mark.model
 def test_llama_cpp_server_moves_off_a_taken_port(taken: int, tmp_path: Path) -> None:
-    from toolrouting._backends.embedded import default_model_path
+    from toolrouting._backends.embedded.backend import default_model_path
 
     pytest.importorskip("llama_cpp.server")
     log = tmp_path / "server.log"

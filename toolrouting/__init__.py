@@ -14,7 +14,7 @@ The demo's notes store is ``toolrouting.demo``.
 # --- the routing core: its flat modules, the catalogue checks and the catalogue prompt, the one
 # error tree, the named limits, the parsers of one call and of several, the tool seam, the result
 # messages, the route schema, the routed backend and the request settings ---
-from ._catalogue import FunctionSpec, ToolSpec
+from ._catalogue_checks import FunctionSpec, ToolSpec
 from ._catalogue_prompt import PROMPT_STYLES, PromptStyle, catalogue_prompt
 from ._errors import (
     BackendConnectError,
@@ -149,7 +149,8 @@ from ._batch import BatchProgress, BatchQuestion, arun_batch, read_questions, ru
 from ._traces import RunTracer
 
 # isort: split
-# --- the server: chat completions and Messages over any backend; the serve extra is imported when called ---
+# --- the server: chat completions, Responses and Messages over any backend; the serve extra is
+# imported when called ---
 from ._serve import serve_app, server_config
 
 # isort: split

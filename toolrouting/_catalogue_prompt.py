@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, get_args
 
-from ._catalogue import CheckedTool, checked_catalogue
+from ._catalogue_checks import CheckedTool, checked_catalogue
 from ._limits import (
     DEFAULT_PROMPT_CHARS,
     PROMPT_DESCRIPTION_CHARS,

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from ._catalogue import shown_name
+from ._catalogue_checks import shown_name
 from ._limits import MAX_TOOL_ERROR_CHARS, SHOWN_LIST_CHARS
 
 __all__ = [

@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._catalogue import checked_catalogue
+from ._catalogue_checks import checked_catalogue
 from ._errors import CatalogueError
 from ._json import pointer_token
 from ._limits import LLAMA_CPP_MAX_OPTIONAL_REPEATS

@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 import pytest
 
 from toolrouting import GrammarError
-from toolrouting._backends.embedded import check_gbnf
-from toolrouting._backends.llama_internals import llama_grammar_source
+from toolrouting._backends.embedded.backend import check_gbnf
+from toolrouting._backends.embedded.llama_internals import llama_grammar_source
 
 
 def _key(schema: dict[str, Any]) -> str:
@@ -78,7 +78,7 @@ class LlguidanceOurs:
         self._tokenizer = llguidance.LLTokenizer(llguidance.TokenizerWrapper(_ByteTokenizer()))
 
     def grammar(self, schema: Any, *, spaced: bool = False, bounded: bool = False) -> str:
-        from toolrouting._backends.forced_grammar import llguidance_grammar
+        from toolrouting._backends.embedded.forced_grammar import llguidance_grammar
 
         return llguidance_grammar(self._llg, json.dumps(schema), "ours", bounded, spaced)
 
@@ -104,7 +104,7 @@ class LlamaCpp:
 
     def __init__(self) -> None:
         llama_cpp = pytest.importorskip("llama_cpp")
-        from toolrouting._backends.embedded import default_model_path
+        from toolrouting._backends.embedded.backend import default_model_path
 
         self._lib = llama_cpp
         self._llama = llama_cpp.Llama(model_path=str(default_model_path()), vocab_only=True, verbose=False)

@@ -21,10 +21,10 @@ from typing import Any, Literal
 import anyio
 import httpx
 
-from toolrouting._backends.async_embedded import AsyncEmbeddedLlama
 from toolrouting._backends.async_http import AsyncOpenAICompatible
 from toolrouting._backends.base import Message
-from toolrouting._backends.embedded import EmbeddedLlama
+from toolrouting._backends.embedded.async_backend import AsyncEmbeddedLlama
+from toolrouting._backends.embedded.backend import EmbeddedLlama
 from toolrouting._backends.http import OpenAICompatible
 from toolrouting._backends.scripted import AsyncScriptedBackend, ScriptedBackend
 from toolrouting._loop.async_run import AsyncRoutingLoop

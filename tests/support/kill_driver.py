@@ -10,8 +10,9 @@ varied points and a resume that forgot the calls would write other bytes.
 After every committed message the driver reports ``committed N`` (N messages on disk so
 far), so the killer knows how far the run got; ``torn TEXT`` when a resume dropped a torn
 line; ``finished REASON`` at the end. From the command line it prints them; tests/test_loop_kill.py
-forks it with :func:`child`, which sends them on a pipe. ``async`` runs it through the
-:class:`AsyncRoutingLoop` (behind the sync face of tests/support/drivers.py) instead;
+and tests/test_loop_kill_bytes.py fork it with :func:`child`, which sends them on a pipe.
+``async`` runs it through the :class:`AsyncRoutingLoop` (behind the sync face of
+tests/support/drivers.py) instead;
 ``calls`` drives the run with ``max_calls=2`` (:func:`model_of_calls`), whose decisions make two
 calls at once; ``shortlist`` drives it with ``shortlist=2`` over the two tools hidden among
 distractors, which the ranker ranks below them, so each round's offer is recorded in the transcript.
@@ -36,8 +37,9 @@ from toolrouting._backends.scripted import ScriptedBackend, ScriptedRequest
 from toolrouting._errors import TranscriptError
 from toolrouting._loop import machine as _machine
 from toolrouting._loop.events import Event, Resumed
-from toolrouting._loop.feedback import REPAIR_LEAD
-from toolrouting._loop.transcript import TranscriptWriter, encode_commit, encode_header
+from toolrouting._loop.repair_feedback import REPAIR_LEAD
+from toolrouting._loop.transcript_format import encode_commit, encode_header
+from toolrouting._loop.transcript_writer import TranscriptWriter
 from toolrouting._provider import ToolOutput
 from toolrouting._result_messages import split_routed_result
 

@@ -42,7 +42,8 @@ from toolrouting._errors import (
 )
 from toolrouting._limits import DEFAULT_ROUTING_CAP, MAX_RETRY_AFTER, RETRY_BACKOFF_BASE
 from toolrouting._loop.events import Event, RetryScheduled
-from toolrouting._loop.transcript import encode_header, read_transcript
+from toolrouting._loop.transcript_format import encode_header
+from toolrouting._loop.transcript_reader import read_transcript
 from toolrouting._provider import ToolOutput
 
 __all__ = [

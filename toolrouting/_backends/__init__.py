@@ -4,13 +4,11 @@
 implementations share; ``http`` and ``async_http`` speak to OpenAI-compatible servers in the
 ``dialects`` they know, sharing what they send and how they read it (``endpoint``, and
 ``streams`` for a streamed answer), and ``models`` lists what such a server offers;
-``embedded`` runs a GGUF model in-process and ``async_embedded`` hands it to async code, and
-``grammar_check`` is what llama.cpp is asked before a grammar is sampled under (``check_gbnf``,
-``llama_grammar_source``, offered to the benchmarks that time it);
-``scripted`` holds the fakes that tests and docs drive.
+the ``embedded`` package runs a GGUF model in-process, for sync and async code, and offers what
+llama.cpp is asked before a grammar is sampled under (``check_gbnf``, ``llama_grammar_source``,
+to the benchmarks that time it); ``scripted`` holds the fakes that tests and docs drive.
 """
 
-from .async_embedded import AsyncEmbeddedLlama
 from .async_http import AsyncOpenAICompatible
 from .base import (
     ROLES,
@@ -28,8 +26,7 @@ from .base import (
     wire_text,
 )
 from .dialects import DIALECTS, DialectName
-from .embedded import EmbeddedLlama, default_model_path
-from .grammar_check import check_gbnf, llama_grammar_source
+from .embedded import AsyncEmbeddedLlama, EmbeddedLlama, check_gbnf, default_model_path, llama_grammar_source
 from .http import OpenAICompatible
 from .models import list_models
 from .scripted import AsyncScriptedBackend, ScriptedBackend, ScriptedRequest

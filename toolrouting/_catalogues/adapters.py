@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
-from .._catalogue import ToolSpec, checked_catalogue, shown
+from .._catalogue_checks import ToolSpec, checked_catalogue, shown
 from .._errors import CatalogueError
 from .._limits import SHOWN_NAME_CHARS
 

@@ -34,7 +34,7 @@ from typing import Any, cast
 
 import anyio.to_thread
 
-from .._catalogue import ToolSpec, shown_name
+from .._catalogue_checks import ToolSpec, shown_name
 from .._errors import CatalogueError
 from .._provider import ToolOutput, exception_text, shortened, unknown_tool
 from .._route_schema import route_tool_names

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
-from .._catalogue import shown_name
+from .._catalogue_checks import shown_name
 from .._errors import CatalogueError, ToolServerError
 from .._limits import (
     DEFAULT_MCP_CALL_TIMEOUT,

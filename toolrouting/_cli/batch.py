@@ -28,8 +28,8 @@ from .._loop import RunLimits
 from .._provider import ToolProvider
 from .arguments import Subparsers, UsageError, positive
 from .exits import DONE, FAILED
+from .http_backend import api_key, explained_refusal, redact
 from .run import add_model_options, async_model_backend, demo_store, system_prompt
-from .server import api_key, explained_refusal, redact
 from .tools import add_tool_options, run_tools, uses_tools
 
 __all__ = ["BAR_WIDTH", "ProgressBar", "add_batch"]

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from .._catalogue import ToolSpec
+from .._catalogue_checks import ToolSpec
 from .._catalogues import tools_from
 from .._parse import parse_route
 from .._preflight import TARGETS, format_findings, preflight

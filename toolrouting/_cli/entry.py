@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from .._errors import ToolRoutingError
 from .arguments import UsageError, non_utf8_argument, text_streams
 from .exits import FAILED, INTERRUPTED, PIPE_CLOSED, USAGE
+from .http_backend import redact
 from .parser import build_parser
-from .server import redact
 
 __all__ = ["main"]
 

@@ -8,7 +8,7 @@ import json
 from .._backends import list_models
 from .arguments import Subparsers, UsageError
 from .exits import DONE
-from .server import add_server_options, api_key, explained_refusal
+from .http_backend import add_http_backend_options, api_key, explained_refusal
 
 __all__ = ["add_models"]
 
@@ -21,7 +21,7 @@ def add_models(subparsers: Subparsers) -> None:
         description="List the models the server at --base-url offers, one name per line, as --model "
         "takes them: its /v1/models, or /api/tags for the ollama dialect.",
     )
-    add_server_options(parser, required=True)
+    add_http_backend_options(parser, required=True)
     parser.add_argument("--json", action="store_true", help="print the names as one JSON list")
     parser.set_defaults(handler=_models)
 

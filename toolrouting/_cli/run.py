@@ -24,8 +24,8 @@ from .._settings import Settings
 from ..demo import MemoryStore, demo_prompt
 from .arguments import Subparsers, UsageError, non_negative, positive, stdin_text
 from .exits import DONE
+from .http_backend import add_http_backend_options, api_key, explained_refusal, redact
 from .progress import AnswerPrinter, Progress
-from .server import add_server_options, api_key, explained_refusal, redact
 from .tools import add_tool_options, run_tools, uses_tools
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         help="a GGUF file for the embedded model, or with --base-url the server's model name "
         "(toolrouting models lists them)",
     )
-    add_server_options(parser)
+    add_http_backend_options(parser)
     parser.add_argument(
         "--db",
         metavar="PATH",

@@ -1,5 +1,5 @@
-"""``toolrouting serve``: OpenAI's chat completions and Anthropic's Messages API on loopback, in
-front of the model the options name.
+"""``toolrouting serve``: OpenAI's chat completions and Responses APIs and Anthropic's Messages API
+on loopback, in front of the model the options name.
 
 The backend comes from the same options as ``toolrouting run`` (the embedded model, ``--model``,
 ``--base-url``, ``--dialect``, ``--api-key``). The socket is bound here, before the server
@@ -20,8 +20,8 @@ from .._limits import DEFAULT_ROUTING_CAP
 from .._serve import SERVE_ANSWER_TOKENS
 from .arguments import Subparsers, UsageError, positive
 from .exits import DONE
+from .http_backend import add_http_backend_options, api_key
 from .run import add_decoding_options, async_model_backend
-from .server import add_server_options, api_key
 
 __all__ = ["KEY_VARIABLE", "add_serve"]
 
@@ -47,7 +47,7 @@ def add_serve(subparsers: Subparsers) -> None:
         metavar="MODEL",
         help="a GGUF file for the embedded model, or with --base-url the server's model name",
     )
-    add_server_options(parser)
+    add_http_backend_options(parser)
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (default: %(default)s)")
     parser.add_argument(
         "--port", type=_port, default=8000, help="the port; 0 takes a free one (default: %(default)s)"

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any, TextIO
 
-from .._catalogue import shown_name
+from .._catalogue_checks import shown_name
 from .._catalogues import FunctionTools, MCPServerSpec, MCPTools, mcp_server, mcp_servers_from_config
 from .._errors import CatalogueError
 from .._limits import DEFAULT_MCP_CALL_TIMEOUT, MAX_TOOL_RESULT_CHARS

@@ -24,7 +24,7 @@ from .._limits import (
     SHOWN_VALUE_CHARS,
 )
 from .._route_schema import route_separators
-from .grammars import GrammarNote, RouteGrammar
+from .compiled import GrammarNote, RouteGrammar
 from .keywords import ASSERTIONS, IGNORED, IMPLIES, REFUSED, TYPES, json_kinds, same_value
 from .rules import Alt, Expr, Grammar, Lit, Ref, Seq
 from .values import Values, is_whole

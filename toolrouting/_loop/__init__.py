@@ -4,18 +4,22 @@
 ``run`` drives it by blocking calls (:class:`RoutingLoop`), ``async_run`` by awaiting them
 (:class:`AsyncRoutingLoop`); ``options`` are the keyword options both take, defined once;
 ``state`` is what a run holds as it goes; ``offer`` is a round's offer with ``shortlist=K``;
-``run_limits`` and ``retries`` are the frozen values that bound it; ``transcript`` writes and reads the JSON
-Lines record a run can resume from, and ``replay`` rebuilds a run's state from it; ``events``
-are what a caller watches; ``feedback`` is every text the loop itself tells the model, with
-``instructions`` (the catalogue in the system message) and ``answer`` (the answer request
-after the handoff); ``result`` is what a finished run returns. ``instructed``,
-``answer_request`` and ``answer_conversation`` (all the answer is asked with) are offered to
-parts that send what a run would send without running one;
+``run_limits`` bounds it; ``requests`` makes every request the machine sends, retried as its
+``RetryPolicy`` says, and ``tool_calls`` runs and answers a round's calls (a call refused or
+failed with an error result); ``transcript_format`` is the JSON Lines record a run can resume
+from, which ``transcript_writer`` writes under ``transcript_lock``'s lock and
+``transcript_reader`` reads back, and ``replay`` rebuilds a run's state from it; ``events``
+are what a caller watches. The loop's own texts to the model are three: the
+``system_instructions`` (the catalogue in the system message), the ``repair_feedback`` (what
+answers a reply that is no valid action) and the ``answer_request`` (after the handoff);
+``result`` is what a finished run returns. ``instructed``, ``answer_request`` and
+``answer_conversation`` (all the answer is asked with) are offered to parts that send what a run
+would send without running one;
 ``earlier_answer_request``, ``EARLIER_ANSWER_PROMPT`` and ``INSTRUCTIONS_SEPARATOR`` to the
 benchmarks that set the loop's texts against earlier ones.
 """
 
-from .answer import answer_conversation, answer_request, earlier_answer_request
+from .answer_request import EARLIER_ANSWER_PROMPT, answer_conversation, answer_request, earlier_answer_request
 from .async_run import AsyncRoutingLoop
 from .events import (
     ActionChosen,
@@ -31,13 +35,12 @@ from .events import (
     RunFinished,
     ToolReturned,
 )
-from .feedback import EARLIER_ANSWER_PROMPT
-from .instructions import INSTRUCTIONS_SEPARATOR, instructed
 from .options import LoopOptions
 from .result import Action, EndReason, LimitName, RoundUsage, RunResult
 from .run import RoutingLoop
 from .run_limits import RunLimits
-from .transcript import RecordedOffer, TranscriptRead, read_transcript
+from .system_instructions import INSTRUCTIONS_SEPARATOR, instructed
+from .transcript_reader import RecordedOffer, TranscriptRead, read_transcript
 
 __all__ = [
     "EARLIER_ANSWER_PROMPT",

@@ -37,7 +37,7 @@ from .machine import StepMachine, Steps, checked_messages
 from .options import LoopOptions
 from .result import RunResult
 from .run_limits import check_count
-from .transcript import TranscriptWriter
+from .transcript_writer import TranscriptWriter
 
 __all__ = ["AsyncRoutingLoop", "SyncTools"]
 

@@ -44,8 +44,7 @@ from .._parse_calls import parse_routes
 from .._route_schema import route_schema, route_tool_names
 from .._routed_backend import can_route, routed_backend, routing_cap
 from .._shortlist import shortlist
-from .answer import answer_conversation, answer_request
-from .calls import commit, one_call, several_calls
+from .answer_request import answer_conversation, answer_request
 from .effects import CommitOffer, Effect, Emit
 from .events import (
     ActionChosen,
@@ -56,16 +55,18 @@ from .events import (
     RoundStarted,
     RunFinished,
 )
-from .feedback import repair_message, truncated_problem
-from .instructions import checked_instructions, instructed
-from .offer import checked_shortlist, offered_tools
+from .offer import checked_shortlist, offer_effects
 from .options import LoopOptions, checked_names, limits_of
+from .repair_feedback import repair_message, truncated_problem
 from .replay import resume_point
+from .requests import RetryPolicy, complete
 from .result import Action, RoundUsage, RunResult
-from .retries import RetryPolicy, complete
 from .run_limits import check_count
 from .state import RunState
-from .transcript import OFFERS_VERSION, TRANSCRIPT_VERSION, TranscriptWriter, drop_torn_line
+from .system_instructions import checked_instructions, instructed
+from .tool_calls import commit, one_call, several_calls
+from .transcript_format import OFFERS_VERSION, TRANSCRIPT_VERSION
+from .transcript_writer import TranscriptWriter, drop_torn_line
 
 __all__ = ["StepMachine", "Steps", "checked_messages"]
 
@@ -205,7 +206,7 @@ class StepMachine(abc.ABC):
 
     def _steps(self, state: RunState, pending: str | None) -> Steps:
         while not state.done:
-            tools, catalogue = yield from offered_tools(
+            tools, catalogue = yield from offer_effects(
                 state, self.provider, self.shortlist, self.ranker, self.transcript
             )
             names = route_tool_names(tools)

@@ -24,13 +24,13 @@ from .._names import NONE_TOOL
 from .._route_schema import route_tool_names
 from .._shortlist import Ranker, shortlist
 from .effects import CommitOffer, Effect
-from .feedback import is_repair_message
+from .repair_feedback import is_repair_message
 from .result import Action
 from .run_limits import check_count
 from .state import RunState
-from .transcript import RecordedOffer
+from .transcript_reader import RecordedOffer
 
-__all__ = ["checked_shortlist", "kept_tools", "offered_tools", "recorded_tools", "round_offer"]
+__all__ = ["checked_shortlist", "kept_tools", "offer_effects", "recorded_tools", "round_offer"]
 
 _Tool = dict[str, Any]
 
@@ -47,10 +47,11 @@ def checked_shortlist(k: object, ranker: object) -> tuple[int | None, Ranker | N
     return k, ranker  # type: ignore[return-value]  # checked above
 
 
-def offered_tools(
+def offer_effects(
     state: RunState, provider: Any, k: int | None, ranker: Ranker | None, path: str | None
 ) -> Generator[Effect, Any, tuple[list[_Tool], int | None]]:
-    """The tools a request offers, and with a shortlist the catalogue's size it chose from.
+    """The effects that choose the tools a request offers (the offer's :class:`CommitOffer`, with a
+    shortlist); it returns them, and with a shortlist the catalogue's size it chose from.
 
     Without ``shortlist=`` (and no offer recorded) every request reads the catalogue anew, as
     the loop always did. With it, the offer is chosen as the round begins, recorded in the

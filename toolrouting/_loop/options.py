@@ -14,8 +14,8 @@ from typing import TypedDict
 
 from .._shortlist import Ranker
 from .events import Event
-from .instructions import Instructions
 from .run_limits import RunLimits
+from .system_instructions import Instructions
 
 __all__ = ["LoopOptions", "checked_names", "limits_of"]
 

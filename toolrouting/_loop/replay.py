@@ -12,12 +12,12 @@ from .._parse import Route, parse_route
 from .._parse_calls import parse_routes
 from .._provider import ToolOutput
 from .._result_messages import routed_call_id, routed_result_header, split_routed_result
-from .answer import is_answer_request
-from .feedback import is_repair_message
+from .answer_request import is_answer_request
+from .repair_feedback import is_repair_message
 from .result import Action
 from .run_limits import RunLimits
 from .state import RunState, call_key, tripped_limit
-from .transcript import TranscriptRead, read_transcript
+from .transcript_reader import TranscriptRead, read_transcript
 
 __all__ = ["replayed", "resume_point"]
 

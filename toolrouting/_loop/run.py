@@ -29,7 +29,7 @@ from .events import Event, RunFinished
 from .machine import StepMachine, Steps, checked_messages
 from .options import LoopOptions
 from .result import RunResult
-from .transcript import TranscriptWriter
+from .transcript_writer import TranscriptWriter
 
 __all__ = ["RoutingLoop"]
 
@@ -39,11 +39,11 @@ class RoutingLoop(StepMachine):
 
     Each round reads the provider's catalogue again, so a provider may narrow it as the run
     goes. ``instructions`` is what the model is told first, in a system message (see
-    :mod:`.instructions`): ``True`` renders the run-start catalogue, a string is sent as it is,
+    :mod:`.system_instructions`): ``True`` renders the run-start catalogue, a string is sent as it is,
     ``False`` sends the caller's messages alone. ``thought=N`` gives every routed reply a
     reasoning slot of at most ``N`` characters before ``tool`` (see :func:`route_schema`). With
     ``answer=True`` the original backend, with its own settings, is then asked for a final
-    answer, from the question and the tool results alone (see :mod:`.answer`). ``transcript``
+    answer, from the question and the tool results alone (see :mod:`.answer_request`). ``transcript``
     names a JSON Lines file that receives every message as it is committed, which
     :meth:`resume` can continue from (sending the instructions it holds, never rendering them
     again; resume with the same ``thought=``). ``sleep`` waits between retries.

@@ -10,7 +10,7 @@ from .._backends import Message, Usage
 from .._provider import RecordedCall
 from .result import Action, LimitName
 from .run_limits import RunLimits
-from .transcript import RecordedOffer
+from .transcript_reader import RecordedOffer
 
 __all__ = ["RunState", "call_key", "tripped_limit"]
 

@@ -6,7 +6,8 @@ departs from JSON Schema in its own way: it ignores a keyword, refuses one, trea
 object may carry keys ``properties`` does not list. :func:`preflight` names each such
 place by its JSON pointer. Every rule cites the compiler's documentation or source; the
 rules for llama.cpp, llguidance and outlines are tested on the compilers themselves
-(tests/test_preflight.py), those for xgrammar are from its documentation.
+(tests/test_preflight_llama_cpp.py, tests/test_preflight_llguidance.py and
+tests/test_preflight_outlines.py), those for xgrammar are from its documentation.
 
 Severity: ``error`` the compiler refuses the schema (no grammar: the request fails, or a
 server such as KoboldCpp generates unconstrained); ``warning`` the grammar accepts values
@@ -25,8 +26,8 @@ from .._limits import MAX_CAUSE_QUOTE, SHOWN_VALUE_CHARS
 from .findings import TARGETS, Finding
 from .llama_cpp import LLAMA_CPP
 from .llguidance import LLGUIDANCE
-from .ours import our_findings
 from .outlines import OUTLINES
+from .route_grammar import route_grammar_findings
 from .rules import CompilerRules, NodeFindings, subschemas
 from .xgrammar import XGRAMMAR
 
@@ -58,7 +59,7 @@ def preflight(schema: Mapping[str, Any], target: str) -> list[Finding]:
     except (TypeError, ValueError, RecursionError) as error:
         raise ValueError(f"the schema is not JSON ({str(error)[:MAX_CAUSE_QUOTE]})") from None
     if rules is None:
-        return our_findings(schema)
+        return route_grammar_findings(schema)
     findings = rules.whole(schema)
     for pointer, node in subschemas(schema):
         found = NodeFindings(pointer, rules.source)

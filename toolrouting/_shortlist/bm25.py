@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._catalogue import CheckedTool, checked_catalogue
+from .._catalogue_checks import CheckedTool, checked_catalogue
 from .._limits import SHORTLIST_QUERY_TERMS
 from .terms import query_terms, tool_text
 

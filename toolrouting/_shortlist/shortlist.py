@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from .._catalogue import checked_catalogue
+from .._catalogue_checks import checked_catalogue
 from .bm25 import checked_bm25_scores
 from .query import shortlist_query
 

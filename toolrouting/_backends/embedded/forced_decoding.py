@@ -1,0 +1,298 @@
+"""Routed requests on the embedded model with forced tokens evaluated, not sampled.
+
+In a routed reply much of the text is fixed by the grammar: ``{"tool":"``, the rest of a tool
+name once its prefix is unique, ``","arguments":{"``, each required key. llama.cpp's grammar
+sampler still samples those one token at a time, each a full decode of the model. This
+decoder asks llguidance for the tokens the grammar forces at each step (the forced bytes in
+the tokenizer's own split) and evaluates them with the token sampled before them as one
+batch, so a decode costs one call per token the model actually chooses; the rest it samples
+from the logits masked to what the grammar allows. The grammar is ``forced_grammar``'s.
+
+The prompt is evaluated only past what the model's context already holds (llama-cpp-python's
+own prefix reuse), so a run's later rounds, which extend the earlier ones, start sooner.
+numpy is imported only when a :class:`ForcedTokens` is made.
+"""
+
+from __future__ import annotations
+
+import codecs
+import functools
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from ..._errors import BackendError, GrammarError, ModelLoadError
+from ..._settings import GrammarChoice
+from ..base import Completion, TextDelta, Usage, is_truncated, quoted_cause
+from .decoding import Conversation, GrammarSampler, Pieces, Sampling
+from .forced_grammar import ForcedGrammars
+from .llama_internals import token_text
+
+__all__ = ["ForcedTokens"]
+
+
+class ForcedTokens:
+    """Forced-token decoding over one loaded ``llama_cpp.Llama``: a :class:`Decoding`.
+
+    A request with no schema has nothing to force: llama-cpp-python samples it as it would
+    (:class:`GrammarSampler`, with no grammar).
+    """
+
+    def __init__(self, llama_cpp: Any, llama: Any) -> None:
+        import numpy
+
+        self._numpy = numpy
+        self._llama_cpp = llama_cpp
+        self._vocab = llama_cpp.llama_model_get_vocab(llama.model)
+        self._chat_format = _chat_formatter(llama)
+        self._grammars = ForcedGrammars(llama_cpp, llama)
+        self._unconstrained = GrammarSampler(llama_cpp, llama)
+
+    def compile(self, schema_text: str, choice: GrammarChoice, bounded: bool, spaced: bool) -> Any:
+        """The ``LLMatcher`` of a schema's JSON text, checked (``forced_grammar``)."""
+        return self._grammars.compile(schema_text, choice, bounded, spaced)
+
+    def run(
+        self, llama: Any, conversation: Conversation, compiled: Any, sampling: Sampling, stream: bool
+    ) -> Pieces:
+        """One chat completion under ``compiled`` (an ``LLMatcher``, left as it is): its text as each
+        forced run or sampled token is evaluated, streamed or not, then the whole :class:`Completion`."""
+        if compiled is None:
+            return self._unconstrained.run(llama, conversation, None, sampling, stream)
+        return self._forced(llama, conversation, compiled, sampling)
+
+    def _forced(self, llama: Any, conversation: Conversation, compiled: Any, sampling: Sampling) -> Pieces:
+        started = time.perf_counter()
+        formatted = self._chat_format(messages=list(conversation))
+        prompt: list[int] = llama.tokenize(
+            formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True
+        )
+        n_ctx = llama.n_ctx()
+        if len(prompt) >= n_ctx:
+            raise BackendError(
+                f"the conversation is {len(prompt)} tokens, past the context; a conversation longer "
+                f"than the context needs a larger n_ctx (this backend has n_ctx={n_ctx})"
+            )
+        room = n_ctx - len(prompt)
+        cap = room if sampling.max_tokens is None else min(sampling.max_tokens, room)
+        text = _Text(llama, prompt, [*sampling.stop, *_stops(formatted.stop)])
+        matcher = compiled.deep_copy()
+        choose = functools.partial(
+            self._sample, llama, matcher, sampling, self._numpy.random.default_rng(sampling.seed)
+        )
+        decode = _Decode(llama, matcher, prompt, cap, choose, self._is_end)
+        for _ in decode.steps():
+            if piece := text.add(decode.written):
+                yield TextDelta(piece)
+            if text.stopped:
+                decode.finish_reason = "stop"
+                break
+        if piece := text.rest():
+            yield TextDelta(piece)
+        usage = Usage(prompt_tokens=len(prompt), completion_tokens=len(decode.written))
+        first = decode.first_choice
+        yield Completion(
+            text=text.text,
+            finish_reason=decode.finish_reason,
+            usage=usage,
+            truncated=is_truncated(decode.finish_reason, usage.completion_tokens, sampling.max_tokens),
+            raw={
+                "forced_tokens": decode.forced,
+                "prompt_tokens": len(prompt),
+                "reused_prompt_tokens": decode.reused,
+                "completion_tokens": len(decode.written),
+                "seconds_to_first_choice": None if first is None else first - started,
+            },
+        )
+
+    def _sample(self, llama: Any, matcher: Any, sampling: Sampling, rng: Any) -> int:
+        """The next token from the last logits, masked to what the grammar allows, sampled as llama.cpp does.
+
+        llama-cpp-python's chain after its grammar: top-k, top-p and min-p on the model's
+        distribution, then the temperature, then a draw; greedy at temperature 0.
+        """
+        np = self._numpy
+        n_vocab = llama.n_vocab()
+        bitmask = np.zeros((n_vocab + 31) // 32, dtype=np.int32)
+        matcher.unsafe_compute_mask_ptr(bitmask.ctypes.data, bitmask.nbytes)
+        if matcher.is_error():
+            raise _stopped("could not compute the next tokens", matcher)
+        allowed = np.flatnonzero(np.unpackbits(bitmask.view(np.uint8), bitorder="little")[:n_vocab])
+        if allowed.size == 0:
+            raise BackendError("llguidance allows no token here: the grammar has no way to go on")
+        pointer = self._llama_cpp.llama_get_logits_ith(llama.ctx, -1)
+        logits = np.ctypeslib.as_array(pointer, shape=(n_vocab,))[allowed].astype(np.float64)
+        if sampling.temperature <= 0 or allowed.size == 1:
+            return int(allowed[int(np.argmax(logits))])
+        order = np.argsort(-logits, kind="stable")
+        if sampling.top_k > 0:
+            order = order[: sampling.top_k]
+        ranked = logits[order]
+        probabilities = np.exp(ranked - ranked[0])
+        probabilities /= probabilities.sum()
+        if sampling.top_p < 1.0:
+            keep = int(np.searchsorted(np.cumsum(probabilities), sampling.top_p)) + 1
+            order, ranked, probabilities = order[:keep], ranked[:keep], probabilities[:keep]
+        if sampling.min_p > 0.0:
+            keep = int(np.count_nonzero(probabilities >= sampling.min_p * probabilities[0]))
+            order, ranked = order[:keep], ranked[:keep]
+        weights = np.exp((ranked - ranked[0]) / sampling.temperature)
+        choice = int(rng.choice(order.size, p=weights / weights.sum()))
+        return int(allowed[order[choice]])
+
+    def _is_end(self, token: int) -> bool:
+        return bool(self._llama_cpp.llama_vocab_is_eog(self._vocab, token))
+
+
+class _Decode:
+    """One reply's decode: the tokens written, how many were forced, why it ended."""
+
+    def __init__(
+        self,
+        llama: Any,
+        matcher: Any,
+        prompt: list[int],
+        cap: int,
+        choose: Callable[[], int],
+        is_end: Callable[[int], bool],
+    ) -> None:
+        self._llama = llama
+        self._matcher = matcher
+        self._cap = cap
+        self._choose = choose
+        """The model's next token, sampled under the matcher from the last logits."""
+        self._is_end = is_end
+        self.reused = _reuse_prefix(llama, prompt)
+        self._pending = prompt[self.reused :]
+        self.written: list[int] = []
+        self.forced = 0
+        self.finish_reason = "length"
+        self.first_choice: float | None = None
+        """When the model's first own token was sampled (``time.perf_counter()``), if it chose one."""
+
+    def steps(self) -> Iterator[list[int]]:
+        """Each run of tokens as it is written: the forced ones, then the one the model chose."""
+        matcher, cap, written = self._matcher, self._cap, self.written
+        llama = self._llama
+        while True:
+            forced = list(matcher.compute_ff_tokens())[: cap - len(written)]
+            if forced:
+                if not matcher.consume_tokens(forced):
+                    raise _stopped("refused its own forced tokens", matcher)
+                written += forced
+                self.forced += len(forced)
+                yield forced
+            if matcher.is_stopped():
+                self.finish_reason = "stop"  # the reply is complete: its tail needs no decode
+                return
+            if len(written) >= cap:
+                return
+            llama.eval(self._pending + forced)
+            token = self._choose()
+            if self.first_choice is None:
+                self.first_choice = time.perf_counter()
+            if self._is_end(token):
+                self.finish_reason = "stop"
+                return
+            if not matcher.consume_token(token):
+                raise _stopped("refused a token its mask allowed", matcher)
+            written.append(token)
+            self._pending = [token]
+            yield [token]
+            if len(written) >= cap:
+                if matcher.is_stopped():
+                    self.finish_reason = "stop"
+                return
+
+
+class _Text:
+    """The reply's text as its tokens come, held back only where it might be a stop string's start."""
+
+    def __init__(self, llama: Any, prompt: list[int], stops: Sequence[str]) -> None:
+        self._llama = llama
+        self._prompt = prompt
+        self._stops = [stop for stop in stops if stop]
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
+        self._bytes = 0
+        self.text = ""
+        self._sent = 0
+        self.stopped = False
+
+    def add(self, written: list[int]) -> str:
+        """The new text that can be handed out now that ``written`` are the reply's tokens."""
+        data = self._llama.detokenize(written, prev_tokens=self._prompt)
+        self.text += self._decoder.decode(data[self._bytes :])
+        self._bytes = len(data)
+        start = max(0, self._sent - max((len(stop) for stop in self._stops), default=0))
+        found = [at for stop in self._stops if (at := self.text.find(stop, start)) >= 0]
+        if found:
+            self.text, self.stopped = self.text[: min(found)], True
+            return self.rest()
+        held = max((_held(self.text, stop) for stop in self._stops), default=0)
+        piece = self.text[self._sent : len(self.text) - held]
+        self._sent += len(piece)
+        return piece
+
+    def rest(self) -> str:
+        """The text not handed out yet; the reply has ended."""
+        piece = self.text[self._sent :]
+        self._sent = len(self.text)
+        return piece
+
+
+def _held(text: str, stop: str) -> int:
+    """How many characters at the end of ``text`` could begin ``stop``."""
+    for size in range(min(len(stop) - 1, len(text)), 0, -1):
+        if text.endswith(stop[:size]):
+            return size
+    return 0
+
+
+def _chat_formatter(llama: Any) -> Any:
+    """The GGUF's own chat template as llama-cpp-python formats it for ``create_chat_completion``."""
+    from llama_cpp import llama_chat_format
+
+    template = llama.metadata.get("tokenizer.chat_template")
+    if not template:
+        raise ModelLoadError(
+            "forced-token decoding formats the conversation with the model's own chat template, and this "
+            "GGUF has none; pass forced_tokens=False (toolrouting run --decoding grammar)"
+        )
+    eos, bos = llama.token_eos(), llama.token_bos()
+    return llama_chat_format.Jinja2ChatFormatter(
+        template=template,
+        eos_token=token_text(llama, eos) if eos != -1 else "",
+        bos_token=token_text(llama, bos) if bos != -1 else "",
+        stop_token_ids=[eos],
+    )
+
+
+def _reuse_prefix(llama: Any, prompt: list[int]) -> int:
+    """How much of ``prompt`` the model's context holds already, as llama-cpp-python reuses it.
+
+    At least the last prompt token is evaluated again, for its logits; ``eval`` drops what the
+    context holds past the common prefix.
+    """
+    held = llama.input_ids[: llama.n_tokens].tolist()
+    common = 0
+    for mine, theirs in zip(held, prompt[:-1], strict=False):
+        if mine != theirs:
+            break
+        common += 1
+    llama.n_tokens = common
+    return common
+
+
+def _stops(stop: str | list[str] | None) -> list[str]:
+    if stop is None:
+        return []
+    return [stop] if isinstance(stop, str) else list(stop)
+
+
+def _stopped(what: str, matcher: Any) -> GrammarError:
+    # The matcher stops where the grammar outgrows its parser limits (FORCED_PARSER_LIMITS), or on
+    # a fault of its own: either way the grammar cannot be decoded here, and the sampler can.
+    return GrammarError(
+        f"llguidance {what} ({quoted_cause(matcher.get_error())}); llama.cpp's grammar sampler decodes "
+        "this route instead: forced_tokens=False, or toolrouting run --decoding grammar"
+    )
