@@ -39,7 +39,7 @@ def add_serve(subparsers: Subparsers) -> None:
         "response), POST /v1/messages and /v1/messages/count_tokens (Anthropic's Messages API), "
         "GET /v1/models and GET /health. A request with tools gets one "
         "grammar-constrained decision (a tool call, or with tool_choice auto the answer); the client "
-        "runs the tool and sends its result back, as with either API. With no options it serves the "
+        "runs the tool and sends its result back, as with each of these APIs. With no options it serves the "
         "embedded default model (SmolLM2-135M-Instruct).",
     )
     parser.add_argument(
