@@ -2,7 +2,8 @@
 
 Parts: the flat routing core (``toolrouting._*.py``), then one package each for the route
 grammar, the backends, the loop, the catalogues, the preflight, the demo, batch runs, traces, the
-server, the shortlist and the command line; and, outside the package, the benchmarks (``benchmarks/``).
+server, the shortlist, grounding and the command line; and, outside the package, the benchmarks
+(``benchmarks/``).
 docs/architecture.md draws the same table.
 """
 
@@ -37,6 +38,7 @@ MAY_IMPORT = {
     "_traces": {"core", "_backends", "_loop"},
     "_serve": {"core", "_backends", "_loop", "_preflight", "_shortlist"},
     "_shortlist": {"core"},
+    "_grounding": {"core"},
     "_cli": {
         "core",
         "_grammar",
@@ -49,6 +51,7 @@ MAY_IMPORT = {
         "_traces",
         "_serve",
         "_shortlist",
+        "_grounding",
     },
 }
 

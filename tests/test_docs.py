@@ -46,13 +46,8 @@ def test_the_readme_draws_the_error_tree_of_the_code() -> None:
 
 PACKAGE = ROOT / "toolrouting"
 #: The counts the docs write out in words.
-NUMBERS = dict(
-    zip(
-        ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"],
-        range(1, 13),
-        strict=True,
-    )
-)
+_COUNTS = "one two three four five six seven eight nine ten eleven twelve thirteen"
+NUMBERS = {word: number for number, word in enumerate(_COUNTS.split(" "), 1)}
 
 
 def _section(text: str, heading: str) -> str:

@@ -1,0 +1,141 @@
+"""The words of a text, compared as a user and a model write them: case, accents, punctuation,
+plurals and the way identifiers are spelled set aside.
+
+"São Paulo", "sao-paulo" and "SaoPaulo" are the same words; "stocks" is "stock"; "3x**2"
+is "3 x 2", so a formula's letters and digits meet the question's "3x^2". A value made of
+words is grounded by the share of its words the conversation holds, stop words left out
+unless the value is nothing else; a word written as two in the conversation ("New York" for
+"newyork") is found among its letters run together.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+__all__ = ["STOPWORDS", "squashed", "stem", "word_share", "words"]
+
+#: Words too common to ground anything: articles, prepositions, pronouns and the like. A value
+#: that is only these ("the", "it") is compared as it is.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "can",
+        "could",
+        "do",
+        "for",
+        "from",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "please",
+        "so",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
+)
+
+# Runs of letters, or runs of digits: "3x2" is "3 x 2".
+_WORD = re.compile(r"[^\W\d_]+|\d+")
+# A case change inside a word: "readFile" -> "read File", "HTTPStatus" -> "HTTP Status".
+_CASE_CHANGE = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+# How short a word run together may be and still be looked for among the letters of the text:
+# below that, "an" or "is" would be found inside any longer word.
+_SQUASHED_LEAST = 4
+
+
+def _plain(text: str, *, split: bool = True) -> str:
+    """``text`` without accents, and split where an identifier changes case (``split``)."""
+    decomposed = unicodedata.normalize("NFKD", _CASE_CHANGE.sub(" ", text) if split else text)
+    return "".join(char for char in decomposed if not unicodedata.combining(char))
+
+
+def stem(word: str) -> str:
+    """A word's plural and possessive endings taken off: "cities" -> "city", "boxes" -> "box"."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def words(text: str) -> set[str]:
+    """The stems of ``text``'s words, lower-case, read with identifiers split at a change of case
+    ("firstName": "first", "name") and whole ("firstname")."""
+    return {stem(word) for split in (True, False) for word in _written(text, split=split)}
+
+
+def _written(text: str, *, split: bool) -> list[str]:
+    return _WORD.findall(_plain(text, split=split).casefold())
+
+
+def squashed(text: str) -> str:
+    """``text``'s letters and digits alone, lower-case, accents off: where a word the text splits is found."""
+    return "".join(_WORD.findall(_plain(text).casefold()))
+
+
+def word_share(value: str, known: Iterable[str] | frozenset[str], letters: str) -> tuple[float, list[str]]:
+    """The share of ``value``'s words among ``known`` (or inside ``letters``, the text's letters run
+    together, for a long one), and the words not found."""
+    known = known if isinstance(known, frozenset) else frozenset(known)
+    readings = []
+    # Read with identifiers split at a change of case, then whole: the better reading counts.
+    for split in (True, False):
+        mine = _written(value, split=split)
+        content = [word for word in mine if word not in STOPWORDS] or mine
+        if not content:
+            return 1.0, []
+        missing = [
+            word
+            for word in content
+            if stem(word) not in known and not (len(word) >= _SQUASHED_LEAST and word in letters)
+        ]
+        readings.append((1 - len(missing) / len(content), missing))
+    return max(readings, key=lambda reading: reading[0])
