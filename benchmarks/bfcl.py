@@ -1,0 +1,339 @@
+"""A public benchmark's own clients, pointed at ``toolrouting serve`` or at llama-server's tool calling.
+
+    scripts/bfcl-venv.sh    # the scratch venv: bfcl-eval without its long list of dependencies
+    /tmp/bfclvenv/bin/python benchmarks/bfcl.py --model MODEL.gguf --api chat \\
+        --categories irrelevance,simple_python,multiple --cases 100 --out off.json -- --abstain off
+
+The Berkeley Function Calling Leaderboard (PyPI ``bfcl-eval``, Apache-2.0) ships a handler for
+OpenAI's chat completions (``OpenAICompletionsHandler``) and one for its Responses API
+(``OpenAIResponsesHandler``); each builds its ``openai`` client from ``OPENAI_BASE_URL`` and
+``OPENAI_API_KEY``. This script starts the server under test in a process of its own, points
+those two variables at it, and runs the handler's own ``inference`` on the first ``--cases``
+entries of each category. Each answer is scored by the leaderboard's own evaluation: the AST
+checker (``_evaluate_single_ast_entry``) for a category with answers, the relevance rule
+(``_evaluate_single_relevance_entry``: no call is right) for ``irrelevance``.
+
+The server under test (``--server``):
+
+- ``serve``: ``toolrouting serve`` under ``--serve-python`` (the project's venv), on the embedded
+  model (``--backend embedded``) or in front of llama-server (``--backend llama-server``, the
+  ``llama.cpp`` dialect); everything after ``--`` is passed to it (``--abstain``, ``--shortlist``);
+- ``llama-server``: llama.cpp's server with ``--jinja``, its own tool calling from the model's
+  chat template, as a user of native tool calling runs it.
+
+``--distractors N`` hides each case's functions among N others, drawn with a seed of the case's
+own (``SEED:ID``) from every function of the three categories, none named like one of its own;
+the checker still reads the case's own functions, so a distractor called is a wrong call.
+
+Every case is saved as it is scored (``--out``, JSON: the run's settings and one record a case,
+with the tools sent, the calls or the text, the verdict, tokens and seconds), so grounding and
+abstention policies can be scored offline from the same decisions (benchmarks/bfcl_grounding.py),
+and ``--resume`` goes on from a file cut short.
+
+One module of bfcl-eval is replaced before the import: ``constants.model_config``, its table of
+every model it knows, imports each vendor's SDK. The checker reads one field of it,
+``underscore_to_dot``, for the model under test; the replacement holds that one entry, set as the
+table sets it for OpenAI's function-calling models (``True``: a dotted function name is sent as
+``math_factorial`` and read back so). Run it under the scratch venv (it imports bfcl_eval, which
+the project's venv does not hold); it imports nothing of toolrouting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import types
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from servers import local_server
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The registry name the checker looks the model up by; "FC": the handler's function-calling mode.
+REGISTRY_NAME = "toolrouting-FC"
+#: The leaderboard's default sampling temperature for its generation runs.
+TEMPERATURE = 0.001
+#: The categories of one function call a question, with or without a function that fits.
+CATEGORIES = ("irrelevance", "simple_python", "multiple")
+#: Tokens an answer in words may take (serve's ``--answer-tokens``, llama-server's ``--n-predict``):
+#: the handler sends no ``max_tokens``, and a small model's answer to a question no function fits
+#: can run on to the context's end. A call is far shorter.
+ANSWER_CAP = 256
+#: The context llama-server gives its one slot: the catalogue, the question and a reply.
+CONTEXT = 8192
+
+Record = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _ConfigEntry:
+    """The one field of bfcl-eval's ModelConfig that its AST checker reads."""
+
+    underscore_to_dot: bool
+
+
+def _without_vendor_sdks() -> None:
+    """Put a one-entry model table where bfcl-eval's own would import every vendor's SDK."""
+    table = types.ModuleType("bfcl_eval.constants.model_config")
+    vars(table)["MODEL_CONFIG_MAPPING"] = {REGISTRY_NAME: _ConfigEntry(underscore_to_dot=True)}
+    sys.modules["bfcl_eval.constants.model_config"] = table
+
+
+@contextlib.contextmanager
+def _serve(args: argparse.Namespace) -> Iterator[str]:
+    """``toolrouting serve`` on a free port, over the chosen backend: its base URL (``.../v1``)."""
+    with contextlib.ExitStack() as stack:
+        backend = ["--model", str(args.model)]
+        if args.backend == "llama-server":
+            url = stack.enter_context(local_server("llama-server", args.model, args.threads, CONTEXT))
+            backend = ["--base-url", url + "/v1", "--dialect", "llama.cpp", "--model", Path(args.model).name]
+        else:
+            backend += ["--threads", str(args.threads)]
+        command = [
+            args.serve_python, "-m", "toolrouting", "serve", *backend, "--port", "0", "--quiet",
+            "--answer-tokens", str(args.answer_cap), *args.serve_options,
+        ]  # fmt: skip
+        env = {**os.environ, "OMP_WAIT_POLICY": "passive", "PYTHONPATH": str(ROOT)}
+        process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+        stack.callback(_stop, process)
+        assert process.stderr is not None
+        for line in process.stderr:
+            if "serving http://" in line:
+                yield line.split("serving ", 1)[1].strip()
+                return
+            print(line, end="", file=sys.stderr)
+        process.wait()
+        raise SystemExit(f"toolrouting serve exited ({process.returncode}) before serving")
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@contextlib.contextmanager
+def _native(args: argparse.Namespace) -> Iterator[str]:
+    """llama-server with its chat template's tool calling (``--jinja``): its base URL (``.../v1``)."""
+    extra = ["--jinja", "--n-predict", str(args.answer_cap)]
+    with local_server("llama-server", args.model, args.threads, CONTEXT, extra=extra) as url:
+        yield url + "/v1"
+
+
+def _handler(api: str) -> Any:
+    _without_vendor_sdks()
+    if api == "responses":
+        from bfcl_eval.model_handler.api_inference.openai_response import OpenAIResponsesHandler as Handler
+    else:
+        from bfcl_eval.model_handler.api_inference.openai_completion import (
+            OpenAICompletionsHandler as Handler,
+        )
+    return Handler(
+        model_name="toolrouting", temperature=TEMPERATURE, registry_name=REGISTRY_NAME, is_fc_model=True
+    )
+
+
+def _with_distractors(entry: Record, everything: Sequence[Record], count: int, seed: int) -> Record:
+    """``entry`` with ``count`` functions of other cases drawn for it, its own at seeded places."""
+    if count == 0:
+        return entry
+    own = [function["name"] for function in entry["function"]]
+    rng = random.Random(f"{seed}:{entry['id']}")
+    drawn = rng.sample([function for function in everything if function["name"] not in own], count)
+    for function in entry["function"]:
+        drawn.insert(rng.randrange(len(drawn) + 1), function)
+    return {**entry, "function": drawn}
+
+
+def _function_pool() -> list[Record]:
+    """Every distinct function of the three categories, by name, in the order first met."""
+    from bfcl_eval.utils import load_dataset_entry
+
+    pool: dict[str, Record] = {}
+    for category in CATEGORIES:
+        for entry in load_dataset_entry(category, include_language_specific_hint=False):
+            for function in entry["function"]:
+                pool.setdefault(function["name"], function)
+    return list(pool.values())
+
+
+def _run_case(handler: Any, category: str, entry: Record, prompt: Record, answer: Record | None) -> Record:
+    """One case asked and scored: what was sent and answered, and the checker's verdict."""
+    import openai
+    from bfcl_eval.constants.enums import Language, ReturnFormat
+    from bfcl_eval.eval_checker.eval_runner import (
+        _evaluate_single_ast_entry,
+        _evaluate_single_relevance_entry,
+    )
+
+    record: Record = {
+        "id": entry["id"],
+        "category": category,
+        "question": entry["question"][0],
+        "tools": handler._compile_tools({}, json.loads(json.dumps(entry)))["tools"],
+    }
+    started_at = time.perf_counter()
+    try:
+        result, metadata = handler.inference(
+            json.loads(json.dumps(entry)), include_input_log=False, exclude_state_log=True
+        )
+    except openai.APIError as error:
+        return {**record, "outcome": "error", "valid": False, "note": str(error)[:300]}
+    calls = []
+    if isinstance(result, list):
+        for call in result:
+            ((name, arguments),) = call.items()
+            calls.append({"name": name, "arguments": arguments})
+    if answer is None:
+        verdict = _evaluate_single_relevance_entry(
+            handler, entry["id"], result, prompt, REGISTRY_NAME, category
+        )
+    else:
+        verdict = _evaluate_single_ast_entry(
+            handler, entry["id"], result, answer["ground_truth"], prompt, REGISTRY_NAME, category,
+            Language.PYTHON, ReturnFormat.PYTHON,
+        )  # fmt: skip
+    return {
+        **record,
+        "outcome": "answered",
+        "calls": calls,
+        "text": None if isinstance(result, list) else str(result),
+        "valid": bool(verdict["valid"]),
+        "error_type": verdict.get("error_type"),
+        "input_tokens": metadata.get("input_token_count"),
+        "output_tokens": metadata.get("output_token_count"),
+        "seconds": round(time.perf_counter() - started_at, 3),
+    }
+
+
+def _cases(
+    categories: Sequence[str], count: int, distractors: int, seed: int
+) -> Iterator[tuple[str, Record, Record, Record | None]]:
+    """``(category, entry as sent, prompt as scored, answer)`` of the first ``count`` of each category."""
+    from bfcl_eval.utils import is_relevance_or_irrelevance, load_dataset_entry, load_ground_truth_entry
+
+    everything = _function_pool() if distractors else []
+    for category in categories:
+        # As the leaderboard runs them: generation reads the entries with the language hint,
+        # evaluation reads the functions without it.
+        entries = load_dataset_entry(category)[:count]
+        prompts = {
+            p["id"]: p
+            for p in load_dataset_entry(category, include_prereq=False, include_language_specific_hint=False)
+        }
+        answers = (
+            {}
+            if is_relevance_or_irrelevance(category)
+            else {a["id"]: a for a in load_ground_truth_entry(category)}
+        )
+        for entry in entries:
+            sent = _with_distractors(entry, everything, distractors, seed)
+            yield category, sent, prompts[entry["id"]], answers.get(entry["id"])
+
+
+def summary(records: Sequence[Record]) -> list[str]:
+    """One line a category: right, calls, errors, tokens and seconds."""
+    lines = []
+    for category in dict.fromkeys(record["category"] for record in records):
+        mine = [record for record in records if record["category"] == category]
+        answered = [record for record in mine if record["outcome"] == "answered"]
+        right = sum(record["valid"] for record in mine)
+        called = sum(bool(record.get("calls")) for record in answered)
+
+        def middle(field: str, among: Sequence[Record] = answered) -> str:
+            values = [record[field] for record in among if record.get(field) is not None]
+            return f"{median(values):g}" if values else "-"
+
+        lines.append(
+            f"{category:14} {right}/{len(mine)} right ({100 * right / len(mine):.1f}%), "
+            f"{called} with a call, {len(mine) - len(answered)} errors; median "
+            f"{middle('input_tokens')} prompt + {middle('output_tokens')} completion tokens, "
+            f"{middle('seconds')} s"
+        )
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    given = list(sys.argv[1:] if argv is None else argv)
+    serve_options = given[given.index("--") + 1 :] if "--" in given else []
+    given = given[: given.index("--")] if "--" in given else given
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--model", required=True, type=Path, help="the GGUF model served")
+    parser.add_argument(
+        "--api", choices=("chat", "responses"), default="chat", help="the handler (default chat)"
+    )
+    parser.add_argument(
+        "--categories", default="simple_python", help="comma-separated (default simple_python)"
+    )
+    parser.add_argument(
+        "--cases", type=int, default=30, help="the first N cases of each category (default 30)"
+    )
+    parser.add_argument("--server", choices=("serve", "llama-server"), default="serve", help="what answers")
+    parser.add_argument("--backend", choices=("embedded", "llama-server"), default="embedded", help="serve's")
+    parser.add_argument("--distractors", type=int, default=0, help="functions of other cases beside a case's")
+    parser.add_argument("--seed", type=int, default=0, help="the distractors' seed (default 0)")
+    parser.add_argument(
+        "--answer-cap", type=int, default=ANSWER_CAP, help=f"an answer's tokens ({ANSWER_CAP})"
+    )
+    parser.add_argument("--threads", type=int, default=2, help="the model's threads (default 2)")
+    parser.add_argument("--out", type=Path, help="the records, JSON, written as each case is scored")
+    parser.add_argument("--resume", action="store_true", help="keep --out's records and ask only the rest")
+    parser.add_argument(
+        "--serve-python",
+        default=str(ROOT / ".venv" / "bin" / "python"),
+        help="the Python that has toolrouting and its serve extra (default: the repository's .venv)",
+    )
+    args = parser.parse_args(given)
+    args.serve_options = serve_options
+    # Stopped (SIGTERM), the servers it started are stopped too, as on Ctrl-C.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    categories = [name for name in args.categories.split(",") if name]
+    unknown = sorted(set(categories) - set(CATEGORIES))
+    if unknown:
+        parser.error(f"--categories: {', '.join(unknown)} is not one of {', '.join(CATEGORIES)}")
+    settings = {
+        key: str(value) if isinstance(value, Path) else value
+        for key, value in vars(args).items()
+        if key not in ("out", "resume", "serve_python")
+    }
+    records: list[Record] = []
+    if args.resume and args.out and args.out.exists():
+        records = json.loads(args.out.read_text())["records"]
+    done = {record["id"] for record in records if record["outcome"] == "answered"}
+    records = [record for record in records if record["id"] in done]
+
+    with _native(args) if args.server == "llama-server" else _serve(args) as base_url:
+        # The handler builds its client from these two, as a user pointing it at a server would.
+        os.environ["OPENAI_BASE_URL"] = base_url
+        os.environ["OPENAI_API_KEY"] = "unused"
+        handler = _handler(args.api)
+        for category, entry, prompt, answer in _cases(categories, args.cases, args.distractors, args.seed):
+            if entry["id"] in done:
+                continue
+            record = _run_case(handler, category, entry, prompt, answer)
+            records.append(record)
+            mark = "right" if record["valid"] else "wrong"
+            shown = record.get("calls") or (record.get("text") or record.get("note") or "")[:80]
+            print(f"{record['id']:18} {mark:5} {record.get('seconds', '-')!s:>7} s  {shown}", flush=True)
+            if args.out:
+                args.out.write_text(json.dumps({"settings": settings, "records": records}, indent=1) + "\n")
+    print()
+    for line in summary(records):
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
