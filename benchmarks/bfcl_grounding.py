@@ -1,32 +1,39 @@
-"""Grounding scored offline on a BFCL run's recorded decisions: each rule's abstentions, fit on one half.
+"""Abstention scored offline on a BFCL run's decisions: grounding and the model's doubt, fit on one half.
 
-    .venv/bin/python benchmarks/bfcl_grounding.py RUN.json [RUN.json ...]   # records of benchmarks/bfcl.py
+    .venv/bin/python benchmarks/bfcl_grounding.py RUN.json [--signals SIGNALS.json]
 
 A run of benchmarks/bfcl.py records every case's calls as the server made them, with the tools
-it was sent and the question. Here each call is held against the question (``grounding``) and
-every rule of abstention is applied to the same decisions: an abstained call becomes no call,
-which the leaderboard scores right on ``irrelevance`` and wrong on a category with answers.
+it was sent and the question. Here every policy of abstention is applied to the same decisions:
+an abstained call becomes no call, which the leaderboard scores right on ``irrelevance`` and
+wrong on a category with answers.
 
-- **The signal alone**: a call is bad when the checker fails it (a call on ``irrelevance``, a
-  wrong call elsewhere); grounding's precision and recall at telling the bad from the right.
-- **The rules**: abstain when any checked argument is ungrounded (``any``), when all are
-  (``all``), when half are (``half``), or only for numbers and dates (``numbers``) or only for
-  words (``words``); each at several shares of a text's words (``WORD_SHARE``).
-- **Fit and held out**: a rule is chosen on the even-numbered cases of each category (the most
-  irrelevance right with simple and multiple each within ``--within`` points of the run as it
-  was), and reported on the odd-numbered ones.
+- **Grounding** (``toolrouting._grounding``): each call held against the question. The rules:
+  abstain when any checked argument is ungrounded (``any``), when all are (``all``), when half
+  are (``half``), only for numbers and dates (``numbers``) or only for words (``words``); each
+  at several shares of a text's words (``WORD_SHARE``).
+- **The model's doubt** (``--signals``, from benchmarks/bfcl_margin.py): abstain when the margin
+  of the chosen tool over ``none`` is below a threshold (``margin``; ``calibrated``, less the
+  same margin for a content-free question), or when an argument's first token is more uncertain
+  than one (``entropy``, the largest of a call's arguments); alone, and beside grounding's rule
+  (either abstains).
+- **Fit and held out**: every choice (a rule, a share, a threshold) is made on the even-numbered
+  cases of each category, as the most irrelevance right with simple and multiple each within
+  ``--within`` points of the run as it was, and reported on the odd-numbered ones.
+- **Each signal alone**: its precision and recall at telling a bad call (a call on
+  ``irrelevance``, a wrong call elsewhere) from a right one, on the held-out half.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolrouting._grounding import Evidence, Grounding, conversation_evidence, grounding
+from toolrouting._grounding import Grounding, conversation_evidence, grounding
 
 Record = dict[str, Any]
 Rule = Callable[[Grounding], bool]
@@ -40,23 +47,31 @@ RULES: dict[str, Rule] = {
 }
 SHARES = (0.25, 0.5, 0.75, 1.0)
 SCORED = ("irrelevance", "simple_python", "multiple")
+#: Each signal of the model's doubt, and whether a call is doubted below a threshold or above it.
+SIGNALS = {"margin": "below", "calibrated": "below", "entropy": "above"}
 
 
 @dataclass(frozen=True)
 class Decision:
-    """One case: its half, its category, whether it made a call, was right, and what grounding found."""
+    """One case: its half, its category, whether it called and was right, and what was found of it."""
 
     id: str
     category: str
     even: bool
     called: bool
     right: bool
-    groundings: tuple[Grounding, ...]
+    groundings: dict[float, tuple[Grounding, ...]]
+    """Each call held against the question, at each share of a text's words."""
+    signals: dict[str, float]
 
 
-def groundings(record: Record, share: float, evidence: Evidence | None = None) -> tuple[Grounding, ...]:
+Policy = Callable[[Decision], bool]
+"""Whether a policy abstains on a decision that made a call."""
+
+
+def groundings(record: Record, share: float) -> tuple[Grounding, ...]:
     """Each call of a record held against its question."""
-    evidence = evidence or conversation_evidence(record["question"])
+    evidence = conversation_evidence(record["question"])
     tools = {tool["function"]["name"]: tool["function"] for tool in record["tools"]}
     found = []
     for call in record.get("calls") or []:
@@ -70,7 +85,20 @@ def groundings(record: Record, share: float, evidence: Evidence | None = None) -
     return tuple(found)
 
 
-def decisions(records: Sequence[Record], share: float) -> list[Decision]:
+def _signals(scored: dict[str, Any] | None) -> dict[str, float]:
+    if scored is None:
+        return {}
+    scores, free, chosen = scored["scores"], scored["content_free"], scored["chosen"]
+    found = {
+        "margin": scores[chosen] - scores["none"],
+        "calibrated": (scores[chosen] - free[chosen]) - (scores["none"] - free["none"]),
+    }
+    if scored["entropies"]:
+        found["entropy"] = max(scored["entropies"].values())
+    return found
+
+
+def decisions(records: Sequence[Record], signals: dict[str, Any]) -> list[Decision]:
     made = []
     for record in records:
         if record.get("outcome") != "answered" or record["category"] not in SCORED:
@@ -83,24 +111,39 @@ def decisions(records: Sequence[Record], share: float) -> list[Decision]:
                 even=index % 2 == 0,
                 called=bool(record.get("calls")),
                 right=bool(record["valid"]),
-                groundings=groundings(record, share),
+                groundings={share: groundings(record, share) for share in SHARES},
+                signals=_signals(signals.get(record["id"])) if record.get("calls") else {},
             )
         )
     return made
 
 
-def right_under(decision: Decision, rule: Rule | None) -> bool:
-    """Whether the case is right once ``rule`` has abstained where it would (``None``: as run)."""
-    if rule is None or not decision.called or not any(rule(found) for found in decision.groundings):
+def ruled(rule: str, share: float) -> Policy:
+    return lambda d: any(RULES[rule](found) for found in d.groundings[share])
+
+
+def doubted(signal: str, threshold: float) -> Policy:
+    if SIGNALS[signal] == "below":
+        return lambda d: signal in d.signals and d.signals[signal] < threshold
+    return lambda d: signal in d.signals and d.signals[signal] > threshold
+
+
+def either(first: Policy, second: Policy) -> Policy:
+    return lambda d: first(d) or second(d)
+
+
+def right_under(decision: Decision, policy: Policy | None) -> bool:
+    """Whether the case is right once ``policy`` has abstained where it would (``None``: as run)."""
+    if policy is None or not decision.called or not policy(decision):
         return decision.right
     return decision.category == "irrelevance"
 
 
-def rates(made: Sequence[Decision], rule: Rule | None) -> dict[str, tuple[int, int]]:
-    """``(right, cases)`` a category under ``rule``."""
+def rates(made: Sequence[Decision], policy: Policy | None) -> dict[str, tuple[int, int]]:
+    """``(right, cases)`` a category under ``policy``."""
     return {
         category: (
-            sum(right_under(d, rule) for d in made if d.category == category),
+            sum(right_under(d, policy) for d in made if d.category == category),
             sum(d.category == category for d in made),
         )
         for category in SCORED
@@ -111,83 +154,114 @@ def percent(right: int, cases: int) -> float:
     return 100 * right / cases if cases else 0.0
 
 
-def signal(made: Sequence[Decision], rule: Rule) -> str:
-    """Precision and recall of ``rule`` at flagging bad calls, among the calls made."""
+def holds(got: dict[str, tuple[int, int]], off: dict[str, tuple[int, int]], within: float) -> bool:
+    """Whether simple and multiple are each within ``within`` points of the run as it was."""
+    return all(percent(*off[c]) - percent(*got[c]) <= within + 1e-9 for c in SCORED[1:])
+
+
+def best(made: Sequence[Decision], policies: dict[str, Policy], within: float) -> str | None:
+    """The policy with the most irrelevance right on the even half that holds the other two."""
+    fit = [d for d in made if d.even]
+    off = rates(fit, None)
+    found: tuple[tuple[int, int], str] | None = None
+    for name, policy in policies.items():
+        got = rates(fit, policy)
+        # The most irrelevance right; of those, the most right on the other two.
+        score = (got["irrelevance"][0], got["simple_python"][0] + got["multiple"][0])
+        if holds(got, off, within) and (found is None or score > found[0]):
+            found = (score, name)
+    return None if found is None else found[1]
+
+
+def thresholds(made: Sequence[Decision], signal: str) -> list[float]:
+    """Every threshold that tells the fit half's values apart: the midpoints between them."""
+    values = sorted({d.signals[signal] for d in made if d.even and signal in d.signals})
+    return [(low + high) / 2 for low, high in itertools.pairwise(values)]
+
+
+def precision_recall(made: Sequence[Decision], policy: Policy) -> str:
+    """How well ``policy`` tells a bad call from a right one, among the calls made."""
     calls = [d for d in made if d.called]
-    flagged = [d for d in calls if any(rule(found) for found in d.groundings)]
-    bad = [d for d in calls if not d.right]
-    hits = [d for d in flagged if not d.right]
-    precision = percent(len(hits), len(flagged))
-    recall = percent(len(hits), len(bad))
-    by = {c: sum(d.category == c for d in flagged) for c in SCORED}
-    bad_by = {c: sum(d.category == c for d in bad) for c in SCORED}
-    right_flagged = {c: sum(d.category == c and d.right for d in flagged) for c in SCORED}
+    flagged = [d for d in calls if policy(d)]
+    hits = sum(not d.right for d in flagged)
+    bad = sum(not d.right for d in calls)
+    wrongly = {c: sum(d.category == c and d.right for d in flagged) for c in SCORED[1:]}
     return (
-        f"precision {precision:.1f}% ({len(hits)}/{len(flagged)}), "
-        f"recall {recall:.1f}% ({len(hits)}/{len(bad)}); "
-        + ", ".join(
-            f"{c}: {by[c]} flagged, {right_flagged[c]} of them right, {bad_by[c]} bad" for c in SCORED
-        )
+        f"precision {percent(hits, len(flagged)):.1f}% ({hits}/{len(flagged)}), "
+        f"recall {percent(hits, bad):.1f}% ({hits}/{bad}); right calls flagged: "
+        + ", ".join(f"{c} {n}" for c, n in wrongly.items())
     )
 
 
-def table(by_share: dict[float, list[Decision]], within: float) -> tuple[str, list[str]]:
-    """Every rule and share on both halves, and the one chosen on the even half."""
-    made = by_share[SHARES[0]]
-    base = {half: rates([d for d in made if d.even == half], None) for half in (True, False)}
-    lines = [
-        "| rule | word share | irrelevance (fit) | simple (fit) | multiple (fit) "
-        "| irrelevance (held out) | simple (held out) | multiple (held out) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+def row(name: str, made: Sequence[Decision], policy: Policy | None) -> str:
+    cells = []
+    for half in (True, False):
+        got = rates([d for d in made if d.even == half], policy)
+        cells += [f"{percent(*got[c]):.1f}% ({got[c][0]}/{got[c][1]})" for c in SCORED]
+    return f"| {name} | " + " | ".join(cells) + " |"
+
+
+HEADER = [
+    "| policy | irrelevance (fit) | simple (fit) | multiple (fit) "
+    "| irrelevance (held out) | simple (held out) | multiple (held out) |",
+    "|---|---:|---:|---:|---:|---:|---:|",
+]
+
+
+def report(made: Sequence[Decision], within: float) -> list[str]:
+    """The tables of one run: every policy on both halves, what was chosen, and each signal alone."""
+    held = [d for d in made if not d.even]
+    lines = [*HEADER, row("off", made, None)]
+    grounded = {
+        f"grounding `{rule}`, word share {share}": ruled(rule, share) for share in SHARES for rule in RULES
+    }
+    lines += [row(name, made, policy) for name, policy in grounded.items()]
+    chosen = best(made, grounded, within)
+    alone = [
+        f"- {name} alone: {precision_recall(held, policy)}"
+        for name, policy in grounded.items()
+        if "0.5" in name
     ]
-
-    def row(name: str, share: float | None, got: dict[bool, dict[str, tuple[int, int]]]) -> str:
-        cells = [
-            f"{percent(*got[half][c]):.1f}% ({got[half][c][0]}/{got[half][c][1]})"
-            for half in (True, False)
-            for c in SCORED
-        ]
-        return f"| {name} | {'-' if share is None else share} | " + " | ".join(cells) + " |"
-
-    lines.append(row("off", None, base))
-    best: tuple[float, str] | None = None
-    for share in SHARES:
-        made_at = by_share[share]
-        for name, rule in RULES.items():
-            got = {half: rates([d for d in made_at if d.even == half], rule) for half in (True, False)}
-            lines.append(row(name, share, got))
-            fit, off = got[True], base[True]
-            holds = all(percent(*off[c]) - percent(*fit[c]) <= within for c in SCORED[1:])
-            if holds and (best is None or percent(*fit["irrelevance"]) > best[0]):
-                best = (percent(*fit["irrelevance"]), f"{name} at word share {share}")
-    return ("none holds" if best is None else best[1]), lines
+    if chosen is not None:
+        lines.append(row(f"**chosen: {chosen}**", made, grounded[chosen]))
+    for signal in SIGNALS:
+        if not any(signal in d.signals for d in made):
+            continue
+        cuts = {f"{signal} {SIGNALS[signal]} {t:.3g}": doubted(signal, t) for t in thresholds(made, signal)}
+        fitted = best(made, cuts, within)
+        if fitted is not None:
+            lines.append(row(f"{fitted} (fit)", made, cuts[fitted]))
+            alone.append(f"- {fitted} alone: {precision_recall(held, cuts[fitted])}")
+        if chosen is not None:
+            beside = {
+                f"{chosen} or {name}": either(grounded[chosen], policy) for name, policy in cuts.items()
+            }
+            paired = best(made, beside, within)
+            if paired is not None:
+                lines.append(row(f"{paired} (fit)", made, beside[paired]))
+    return [*lines, "", "Each signal alone, on the held-out half:", "", *alone]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("runs", nargs="+", type=Path, help="records of benchmarks/bfcl.py")
+    parser.add_argument("run", type=Path, help="records of benchmarks/bfcl.py")
+    parser.add_argument("--signals", type=Path, help="the signals of benchmarks/bfcl_margin.py")
     parser.add_argument("--within", type=float, default=3.0, help="points simple and multiple may lose (3)")
-    parser.add_argument("--show", action="store_true", help="list the fit half's flagged right calls")
+    parser.add_argument("--show", action="store_true", help="list the fit half's misjudged calls")
     args = parser.parse_args(argv)
-    for path in args.runs:
-        run = json.loads(path.read_text())
-        records = run["records"]
-        by_share = {share: decisions(records, share) for share in SHARES}
-        print(f"## {path.name}: {Path(run['settings']['model']).name}, {len(records)} cases\n")
-        made = by_share[0.5]
-        for name, rule in RULES.items():
-            print(f"- signal `{name}` (word share 0.5): {signal(made, rule)}")
-        chosen, lines = table(by_share, args.within)
-        print()
-        print("\n".join(lines))
-        print(f"\nchosen on the even half: {chosen}\n")
-        if args.show:
-            for d in made:
-                if d.even and d.called and d.right and any(RULES["any"](g) for g in d.groundings):
-                    missing = [(u.argument, u.missing) for g in d.groundings for u in g.ungrounded]
-                    print(f"  right but flagged: {d.id}: {missing}")
-                if d.even and d.called and not d.right and not any(RULES["any"](g) for g in d.groundings):
-                    print(f"  bad, not flagged: {d.id}: {[(g.tool, g.checked) for g in d.groundings]}")
+    run = json.loads(args.run.read_text())
+    signals = json.loads(args.signals.read_text()) if args.signals else {}
+    made = decisions(run["records"], signals)
+    print(f"## {args.run.name}: {Path(run['settings']['model']).name}, {len(made)} cases\n")
+    print("\n".join(report(made, args.within)))
+    if args.show:
+        for d in made:
+            flagged = any(RULES["any"](g) for g in d.groundings[0.5])
+            if d.even and d.called and d.right and flagged:
+                missing = [(u.argument, u.missing) for g in d.groundings[0.5] for u in g.ungrounded]
+                print(f"  right but flagged: {d.id}: {missing}")
+            if d.even and d.called and not d.right and not flagged:
+                print(f"  bad, not flagged: {d.id}: {[(g.tool, g.checked) for g in d.groundings[0.5]]}")
 
 
 if __name__ == "__main__":
