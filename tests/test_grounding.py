@@ -16,28 +16,9 @@ from hypothesis import strategies as st
 
 from toolrouting._grounding import Evidence, checked_arguments, conversation_evidence, grounding
 
-_ONES = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-]
+_NUMBER_WORDS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+_NUMBER_WORDS += " fifteen sixteen seventeen eighteen nineteen"
+_ONES = _NUMBER_WORDS.split(" ")
 _TENS = ["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 
 
@@ -181,6 +162,13 @@ def test_accents_plurals_and_identifiers() -> None:
     assert _grounded("city", "Which cities are near?")
     assert _grounded("firstName", "Sort by first name.")
     assert _grounded("newyork", "Flights to New York")  # one word for two
+
+
+def test_an_initialism_is_grounded_by_the_words_it_stands_for() -> None:
+    assert _grounded(["email", "ssn"], "Remove their email addresses and social security numbers.")
+    assert _grounded("NYC", "Flights to New York City")
+    assert _grounded("USA", "the United States of America")  # stop words passed over
+    assert not _grounded("SF", "San Francisco")  # two letters would be found in any long text
 
 
 # Lists element by element, and objects by their properties.

@@ -5,7 +5,8 @@ plurals and the way identifiers are spelled set aside.
 is "3 x 2", so a formula's letters and digits meet the question's "3x^2". A value made of
 words is grounded by the share of its words the conversation holds, stop words left out
 unless the value is nothing else; a word written as two in the conversation ("New York" for
-"newyork") is found among its letters run together.
+"newyork") is found among its letters run together, and an initialism among the initials of the
+conversation's words ("SSN" for "social security numbers").
 """
 
 from __future__ import annotations
@@ -18,72 +19,19 @@ __all__ = ["STOPWORDS", "squashed", "stem", "word_share", "words"]
 
 #: Words too common to ground anything: articles, prepositions, pronouns and the like. A value
 #: that is only these ("the", "it") is compared as it is.
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "can",
-        "could",
-        "do",
-        "for",
-        "from",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "no",
-        "not",
-        "of",
-        "on",
-        "or",
-        "our",
-        "please",
-        "so",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "to",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-    ]
+_STOPWORDS = (
+    "a an and are as at be but by can could do for from how i if in into is it its me my no not of on "
+    "or our please so such than that the their then there these they this those to was we were what "
+    "when where which who will with would you your"
 )
+STOPWORDS = frozenset(_STOPWORDS.split())
 
 # Runs of letters, or runs of digits: "3x2" is "3 x 2".
 _WORD = re.compile(r"[^\W\d_]+|\d+")
 # A case change inside a word: "readFile" -> "read File", "HTTPStatus" -> "HTTP Status".
 _CASE_CHANGE = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+# How many words an initialism stands for: two-letter ones would be found in any long text.
+_INITIALS = (3, 5)
 # How short a word run together may be and still be looked for among the letters of the text:
 # below that, "an" or "is" would be found inside any longer word.
 _SQUASHED_LEAST = 4
@@ -108,8 +56,14 @@ def stem(word: str) -> str:
 
 def words(text: str) -> set[str]:
     """The stems of ``text``'s words, lower-case, read with identifiers split at a change of case
-    ("firstName": "first", "name") and whole ("firstname")."""
-    return {stem(word) for split in (True, False) for word in _written(text, split=split)}
+    ("firstName": "first", "name") and whole ("firstname"); and the initials of each run of
+    three to five words, stop words passed over ("social security numbers": "ssn")."""
+    found = {stem(word) for split in (True, False) for word in _written(text, split=split)}
+    content = [word for word in _written(text, split=True) if word not in STOPWORDS and word.isalpha()]
+    for size in range(_INITIALS[0], _INITIALS[1] + 1):
+        for start in range(len(content) - size + 1):
+            found.add("".join(word[0] for word in content[start : start + size]))
+    return found
 
 
 def _written(text: str, *, split: bool) -> list[str]:
