@@ -2,33 +2,36 @@
 
     scripts/bfcl-venv.sh    # the scratch venv: bfcl-eval without its long list of dependencies
     /tmp/bfclvenv/bin/python benchmarks/bfcl.py --model MODEL.gguf --api chat \\
-        --categories irrelevance,simple_python,multiple --cases 100 --out off.json -- --abstain off
+        --categories irrelevance,simple_python,multiple --cases 100 --out run.json \\
+        --way "off=serve --abstain off" --way "grounding=serve --abstain grounding" --way native=llama-server
 
 The Berkeley Function Calling Leaderboard (PyPI ``bfcl-eval``, Apache-2.0) ships a handler for
 OpenAI's chat completions (``OpenAICompletionsHandler``) and one for its Responses API
 (``OpenAIResponsesHandler``); each builds its ``openai`` client from ``OPENAI_BASE_URL`` and
-``OPENAI_API_KEY``. This script starts the server under test in a process of its own, points
+``OPENAI_API_KEY``. This script starts each server under test in a process of its own, points
 those two variables at it, and runs the handler's own ``inference`` on the first ``--cases``
 entries of each category. Each answer is scored by the leaderboard's own evaluation: the AST
 checker (``_evaluate_single_ast_entry``) for a category with answers, the relevance rule
 (``_evaluate_single_relevance_entry``: no call is right) for ``irrelevance``.
 
-The server under test (``--server``):
+Each server under test is a way (``--way NAME=KIND [OPTIONS]``), and every case is asked of
+each way in turn, so their seconds are taken side by side:
 
-- ``serve``: ``toolrouting serve`` under ``--serve-python`` (the project's venv), on the embedded
-  model (``--backend embedded``) or in front of llama-server (``--backend llama-server``, the
-  ``llama.cpp`` dialect); everything after ``--`` is passed to it (``--abstain``, ``--shortlist``);
+- ``serve``: ``toolrouting serve`` on the embedded model, under ``--serve-python`` (the
+  project's venv), with OPTIONS (``--abstain``, ``--shortlist``, ...);
+- ``serve-llama``: the same in front of llama-server (the ``llama.cpp`` dialect);
 - ``llama-server``: llama.cpp's server with ``--jinja``, its own tool calling from the model's
   chat template, as a user of native tool calling runs it.
 
+Without ``--way``, one way, ``serve``, takes the options after ``--``.
 ``--distractors N`` hides each case's functions among N others, drawn with a seed of the case's
 own (``SEED:ID``) from every function of the three categories, none named like one of its own;
 the checker still reads the case's own functions, so a distractor called is a wrong call.
 
-Every case is saved as it is scored (``--out``, JSON: the run's settings and one record a case,
-with the tools sent, the calls or the text, the verdict, tokens and seconds), so grounding and
-abstention policies can be scored offline from the same decisions (benchmarks/bfcl_grounding.py),
-and ``--resume`` goes on from a file cut short.
+Every case is saved as it is scored (``--out``, JSON: the run's settings and one record a case
+and way, with the tools sent, the calls or the text, the verdict, tokens and seconds), so
+abstention can be scored offline from the same decisions (benchmarks/bfcl_grounding.py), and
+``--resume`` goes on from a file cut short.
 
 One module of bfcl-eval is replaced before the import: ``constants.model_config``, its table of
 every model it knows, imports each vendor's SDK. The checker reads one field of it,
@@ -45,16 +48,18 @@ import contextlib
 import json
 import os
 import random
+import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 import types
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
-from typing import Any
+from typing import IO, Any
 
 from servers import local_server
 
@@ -89,19 +94,45 @@ def _without_vendor_sdks() -> None:
     sys.modules["bfcl_eval.constants.model_config"] = table
 
 
+@dataclass(frozen=True)
+class Way:
+    """One server under test: its name in the records, what it is, and the options it is started with."""
+
+    name: str
+    kind: str
+    options: tuple[str, ...]
+
+    @classmethod
+    def of(cls, text: str) -> Way:
+        """``NAME=KIND [OPTIONS]``: KIND ``serve`` (the embedded model), ``serve-llama`` (in front
+        of llama-server) or ``llama-server`` (its own tool calling); OPTIONS are the server's."""
+        name, _, spec = text.partition("=")
+        kind, *options = shlex.split(spec) or [""]
+        if not name or kind not in KINDS:
+            raise ValueError(f"a way is NAME=KIND [OPTIONS], KIND one of {', '.join(KINDS)}, not {text!r}")
+        return cls(name, kind, tuple(options))
+
+
+KINDS = ("serve", "serve-llama", "llama-server")
+
+
 @contextlib.contextmanager
-def _serve(args: argparse.Namespace) -> Iterator[str]:
-    """``toolrouting serve`` on a free port, over the chosen backend: its base URL (``.../v1``)."""
+def _started(way: Way, args: argparse.Namespace) -> Iterator[str]:
+    """The way's server on a free port: its base URL (``.../v1``), until the block ends."""
+    if way.kind == "llama-server":
+        # Its chat template's tool calling (--jinja), as a user of native tool calling runs it.
+        extra = ["--jinja", "--n-predict", str(args.answer_cap), *way.options]
+        with local_server("llama-server", args.model, args.threads, CONTEXT, extra=extra) as url:
+            yield url + "/v1"
+        return
     with contextlib.ExitStack() as stack:
-        backend = ["--model", str(args.model)]
-        if args.backend == "llama-server":
+        backend = ["--model", str(args.model), "--threads", str(args.threads)]
+        if way.kind == "serve-llama":
             url = stack.enter_context(local_server("llama-server", args.model, args.threads, CONTEXT))
             backend = ["--base-url", url + "/v1", "--dialect", "llama.cpp", "--model", Path(args.model).name]
-        else:
-            backend += ["--threads", str(args.threads)]
         command = [
             args.serve_python, "-m", "toolrouting", "serve", *backend, "--port", "0", "--quiet",
-            "--answer-tokens", str(args.answer_cap), *args.serve_options,
+            "--answer-tokens", str(args.answer_cap), *way.options,
         ]  # fmt: skip
         env = {**os.environ, "OMP_WAIT_POLICY": "passive", "PYTHONPATH": str(ROOT)}
         process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
@@ -109,11 +140,18 @@ def _serve(args: argparse.Namespace) -> Iterator[str]:
         assert process.stderr is not None
         for line in process.stderr:
             if "serving http://" in line:
+                # What it says after this (errors) is passed on, so its pipe never fills.
+                threading.Thread(target=_passed_on, args=(process.stderr,), daemon=True).start()
                 yield line.split("serving ", 1)[1].strip()
                 return
             print(line, end="", file=sys.stderr)
         process.wait()
         raise SystemExit(f"toolrouting serve exited ({process.returncode}) before serving")
+
+
+def _passed_on(stream: IO[str]) -> None:
+    for line in stream:
+        print(line, end="", file=sys.stderr)
 
 
 def _stop(process: subprocess.Popen[str]) -> None:
@@ -125,15 +163,10 @@ def _stop(process: subprocess.Popen[str]) -> None:
         process.wait()
 
 
-@contextlib.contextmanager
-def _native(args: argparse.Namespace) -> Iterator[str]:
-    """llama-server with its chat template's tool calling (``--jinja``): its base URL (``.../v1``)."""
-    extra = ["--jinja", "--n-predict", str(args.answer_cap)]
-    with local_server("llama-server", args.model, args.threads, CONTEXT, extra=extra) as url:
-        yield url + "/v1"
-
-
-def _handler(api: str) -> Any:
+def _handler(api: str, base_url: str) -> Any:
+    """The leaderboard's handler of ``api``, its client built from the two variables a user sets."""
+    os.environ["OPENAI_BASE_URL"] = base_url
+    os.environ["OPENAI_API_KEY"] = "unused"
     _without_vendor_sdks()
     if api == "responses":
         from bfcl_eval.model_handler.api_inference.openai_response import OpenAIResponsesHandler as Handler
@@ -245,10 +278,11 @@ def _cases(
 
 
 def summary(records: Sequence[Record]) -> list[str]:
-    """One line a category: right, calls, errors, tokens and seconds."""
+    """One line a way and category: right, calls, errors, tokens and seconds."""
     lines = []
-    for category in dict.fromkeys(record["category"] for record in records):
-        mine = [record for record in records if record["category"] == category]
+    kinds = dict.fromkeys((record.get("way", "serve"), record["category"]) for record in records)
+    for way, category in kinds:
+        mine = [r for r in records if r.get("way", "serve") == way and r["category"] == category]
         answered = [record for record in mine if record["outcome"] == "answered"]
         right = sum(record["valid"] for record in mine)
         called = sum(bool(record.get("calls")) for record in answered)
@@ -258,7 +292,7 @@ def summary(records: Sequence[Record]) -> list[str]:
             return f"{median(values):g}" if values else "-"
 
         lines.append(
-            f"{category:14} {right}/{len(mine)} right ({100 * right / len(mine):.1f}%), "
+            f"{way:12} {category:14} {right}/{len(mine)} right ({100 * right / len(mine):.1f}%), "
             f"{called} with a call, {len(mine) - len(answered)} errors; median "
             f"{middle('input_tokens')} prompt + {middle('output_tokens')} completion tokens, "
             f"{middle('seconds')} s"
@@ -281,8 +315,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--cases", type=int, default=30, help="the first N cases of each category (default 30)"
     )
-    parser.add_argument("--server", choices=("serve", "llama-server"), default="serve", help="what answers")
-    parser.add_argument("--backend", choices=("embedded", "llama-server"), default="embedded", help="serve's")
+    parser.add_argument(
+        "--way",
+        action="append",
+        type=Way.of,
+        help="NAME=KIND [OPTIONS], each asked every case in turn (default: serve=serve OPTIONS-AFTER---)",
+    )
     parser.add_argument("--distractors", type=int, default=0, help="functions of other cases beside a case's")
     parser.add_argument("--seed", type=int, default=0, help="the distractors' seed (default 0)")
     parser.add_argument(
@@ -297,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="the Python that has toolrouting and its serve extra (default: the repository's .venv)",
     )
     args = parser.parse_args(given)
-    args.serve_options = serve_options
+    ways: list[Way] = args.way or [Way("serve", "serve", tuple(serve_options))]
     # Stopped (SIGTERM), the servers it started are stopped too, as on Ctrl-C.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     categories = [name for name in args.categories.split(",") if name]
@@ -307,29 +345,30 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = {
         key: str(value) if isinstance(value, Path) else value
         for key, value in vars(args).items()
-        if key not in ("out", "resume", "serve_python")
+        if key not in ("out", "resume", "serve_python", "way")
     }
+    settings["ways"] = {way.name: [way.kind, *way.options] for way in ways}
     records: list[Record] = []
     if args.resume and args.out and args.out.exists():
-        records = json.loads(args.out.read_text())["records"]
-    done = {record["id"] for record in records if record["outcome"] == "answered"}
-    records = [record for record in records if record["id"] in done]
+        records = [r for r in json.loads(args.out.read_text())["records"] if r["outcome"] == "answered"]
+    done = {(record.get("way", "serve"), record["id"]) for record in records}
 
-    with _native(args) if args.server == "llama-server" else _serve(args) as base_url:
-        # The handler builds its client from these two, as a user pointing it at a server would.
-        os.environ["OPENAI_BASE_URL"] = base_url
-        os.environ["OPENAI_API_KEY"] = "unused"
-        handler = _handler(args.api)
+    with contextlib.ExitStack() as stack:
+        handlers = {way.name: _handler(args.api, stack.enter_context(_started(way, args))) for way in ways}
         for category, entry, prompt, answer in _cases(categories, args.cases, args.distractors, args.seed):
-            if entry["id"] in done:
-                continue
-            record = _run_case(handler, category, entry, prompt, answer)
-            records.append(record)
-            mark = "right" if record["valid"] else "wrong"
-            shown = record.get("calls") or (record.get("text") or record.get("note") or "")[:80]
-            print(f"{record['id']:18} {mark:5} {record.get('seconds', '-')!s:>7} s  {shown}", flush=True)
-            if args.out:
-                args.out.write_text(json.dumps({"settings": settings, "records": records}, indent=1) + "\n")
+            for way in ways:
+                if (way.name, entry["id"]) in done:
+                    continue
+                record = {"way": way.name, **_run_case(handlers[way.name], category, entry, prompt, answer)}
+                records.append(record)
+                mark = "right" if record["valid"] else "wrong"
+                shown = record.get("calls") or (record.get("text") or record.get("note") or "")[:80]
+                seconds = record.get("seconds", "-")
+                print(f"{way.name:10} {record['id']:18} {mark:5} {seconds!s:>7} s  {shown}", flush=True)
+                if args.out:
+                    args.out.write_text(
+                        json.dumps({"settings": settings, "records": records}, indent=1) + "\n"
+                    )
     print()
     for line in summary(records):
         print(line)

@@ -174,9 +174,12 @@ def best(made: Sequence[Decision], policies: dict[str, Policy], within: float) -
 
 
 def thresholds(made: Sequence[Decision], signal: str) -> list[float]:
-    """Every threshold that tells the fit half's values apart: the midpoints between them."""
+    """Every threshold that tells the fit half's values apart: the midpoints between them, and one
+    past each end (never doubted, always doubted)."""
     values = sorted({d.signals[signal] for d in made if d.even and signal in d.signals})
-    return [(low + high) / 2 for low, high in itertools.pairwise(values)]
+    if not values:
+        return []
+    return [values[0] - 1, *((low + high) / 2 for low, high in itertools.pairwise(values)), values[-1] + 1]
 
 
 def precision_recall(made: Sequence[Decision], policy: Policy) -> str:
@@ -232,13 +235,15 @@ def report(made: Sequence[Decision], within: float) -> list[str]:
         if fitted is not None:
             lines.append(row(f"{fitted} (fit)", made, cuts[fitted]))
             alone.append(f"- {fitted} alone: {precision_recall(held, cuts[fitted])}")
-        if chosen is not None:
-            beside = {
-                f"{chosen} or {name}": either(grounded[chosen], policy) for name, policy in cuts.items()
-            }
-            paired = best(made, beside, within)
-            if paired is not None:
-                lines.append(row(f"{paired} (fit)", made, beside[paired]))
+        beside = {
+            f"{rule} or {name}": either(grounded[rule], policy)
+            for rule in grounded
+            if "0.5" in rule
+            for name, policy in cuts.items()
+        }
+        paired = best(made, beside, within)
+        if paired is not None:
+            lines.append(row(f"{paired} (fit)", made, beside[paired]))
     return [*lines, "", "Each signal alone, on the held-out half:", "", *alone]
 
 
@@ -246,13 +251,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("run", type=Path, help="records of benchmarks/bfcl.py")
     parser.add_argument("--signals", type=Path, help="the signals of benchmarks/bfcl_margin.py")
+    parser.add_argument("--way", help="the way whose records are scored (default: the run's first)")
     parser.add_argument("--within", type=float, default=3.0, help="points simple and multiple may lose (3)")
     parser.add_argument("--show", action="store_true", help="list the fit half's misjudged calls")
     args = parser.parse_args(argv)
     run = json.loads(args.run.read_text())
     signals = json.loads(args.signals.read_text()) if args.signals else {}
-    made = decisions(run["records"], signals)
-    print(f"## {args.run.name}: {Path(run['settings']['model']).name}, {len(made)} cases\n")
+    way = args.way or next(iter(run["settings"].get("ways", {"serve": None})))
+    made = decisions([r for r in run["records"] if r.get("way", "serve") == way], signals)
+    print(f"## {args.run.name}, {way}: {Path(run['settings']['model']).name}, {len(made)} cases\n")
     print("\n".join(report(made, args.within)))
     if args.show:
         for d in made:

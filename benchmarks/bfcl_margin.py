@@ -151,8 +151,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--model", required=True, type=Path, help="the GGUF the run served")
     parser.add_argument("--out", required=True, type=Path, help="the signals, JSON, by case id")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--way", help="the way whose calls are scored (default: the run's first)")
     args = parser.parse_args(argv)
-    records = [r for r in json.loads(args.run.read_text())["records"] if r.get("calls")]
+    run = json.loads(args.run.read_text())
+    way = args.way or next(iter(run["settings"].get("ways", {"serve": None})))
+    records = [r for r in run["records"] if r.get("calls") and r.get("way", "serve") == way]
     found: dict[str, Any] = json.loads(args.out.read_text()) if args.out.exists() else {}
     scorer = Scorer(args.model, args.threads)
     calibration: dict[str, dict[str, float]] = {}
