@@ -119,6 +119,12 @@ def test_a_date_in_a_common_form_grounds_the_same_day(day: datetime.date, form: 
     assert not _grounded(other.isoformat(), text)
 
 
+def test_a_date_in_digits_is_read_both_ways_and_a_month_may_run_into_its_day() -> None:
+    assert _grounded("10/12/2022", "starting from 10th December 2022")  # day first
+    assert _grounded("12/10/2022", "starting from 10th December 2022")  # month first
+    assert _grounded("2022-03-11", "at closing March.11, 2022")
+
+
 def test_a_date_without_its_year_grounds_any_year_and_a_month_grounds_no_day() -> None:
     assert _grounded("2019-12-13", "Book it for December 13.")
     assert _grounded("2019-12", "Book it for December 13, 2019.")  # less precise: grounded
@@ -162,6 +168,20 @@ def test_accents_plurals_and_identifiers() -> None:
     assert _grounded("city", "Which cities are near?")
     assert _grounded("firstName", "Sort by first name.")
     assert _grounded("newyork", "Flights to New York")  # one word for two
+
+
+def test_word_forms_meet() -> None:
+    assert _grounded("detailed", "Give me detail information.")
+    assert _grounded("baking", "What can I bake?")
+    assert _grounded("stopped", "Which trains stop here?")
+
+
+def test_an_abbreviation_and_a_longer_form_are_grounded_by_the_word() -> None:
+    assert _grounded("EUR", "Convert 150 euros.")
+    assert _grounded("info", "Give me information on it.")
+    assert _grounded("Germany", "Key events in German history")
+    assert not _grounded("eu", "Convert 150 euros.")  # two letters would begin any long text's words
+    assert not _grounded("Gerald", "Key events in German history")
 
 
 def test_an_initialism_is_grounded_by_the_words_it_stands_for() -> None:

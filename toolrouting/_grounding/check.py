@@ -157,12 +157,14 @@ def _text_lacks(value: str, evidence: Evidence, share: float) -> tuple[Kind, str
         return "number", f"the number {_shown(value)}"
     moments = moments_of(value)
     if moments is not None:
-        days, clocks = moments
+        # Each date and time written is grounded by one of its readings.
         dates = set(evidence.dates)
-        if all(same_day(day, dates) for day in days) and clocks <= evidence.times:
+        if all(any(same_day(day, dates) for day in readings) for readings in moments.days) and all(
+            readings & evidence.times for readings in moments.clocks
+        ):
             return None
-        return "moment", f"the {'date' if days else 'time'} {_shown(value)}"
-    found, missing = word_share(value, evidence.words, evidence.letters)
+        return "moment", f"the {'date' if moments.days else 'time'} {_shown(value)}"
+    found, missing = word_share(value, evidence.words, evidence.shortened, evidence.letters)
     if found >= share:
         return None
     return "words", f"the word{'s' if len(missing) > 1 else ''} {_shown(' '.join(missing))}"

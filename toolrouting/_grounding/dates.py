@@ -21,7 +21,7 @@ import dataclasses
 import re
 from collections.abc import Iterator
 
-__all__ = ["Clock", "Day", "dates_in", "moments_of", "same_day", "times_in"]
+__all__ = ["Clock", "Day", "Moments", "dates_in", "moments_of", "same_day", "times_in"]
 
 _MONTHS = (
     "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
@@ -31,7 +31,9 @@ _ORDINAL = r"(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>\d{4})"
 _NAMED = [
     # December 13, 2019 / Dec. 13th 2019 / December 13
-    re.compile(rf"\b(?P<month>{_MONTHS})\.?\s+(?P<day>\d{{1,2}}){_ORDINAL}\b(?:,?\s+{_YEAR}\b)?", re.I),
+    re.compile(
+        rf"\b(?P<month>{_MONTHS})(?:\.\s*|\s+)(?P<day>\d{{1,2}}){_ORDINAL}\b(?:,?\s+{_YEAR}\b)?", re.I
+    ),
     # 13 December 2019 / the 13th of December, 2019
     re.compile(
         rf"\b(?P<day>\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<month>{_MONTHS})\b\.?(?:,?\s+{_YEAR}\b)?", re.I
@@ -138,28 +140,39 @@ def times_in(text: str) -> set[Clock]:
     return {clock for _, _, clock in _clock_spans(text)}
 
 
-def moments_of(value: str) -> tuple[set[Day], set[Clock]] | None:
+@dataclasses.dataclass(frozen=True)
+class Moments:
+    """The dates and times a value is made of: for each date or time written, every reading of it."""
+
+    days: list[set[Day]]
+    clocks: list[set[Clock]]
+
+
+def moments_of(value: str) -> Moments | None:
     """The dates and times of a value that is wholly a date, a time or both ("2019-12-13",
-    "2019-12-13T15:00:00Z", "3:30 PM", "December 13, 2019"), or ``None`` for any other text."""
+    "2019-12-13T15:00:00Z", "3:30 PM", "December 13, 2019"), or ``None`` for any other text.
+
+    Each date or time written is one set of readings: "10/12/2022" is October 12th or December
+    10th, and "3:30" half past three in the morning or in the afternoon."""
     covered = [False] * len(value)
-    days: set[Day] = set()
-    clocks: set[Clock] = set()
+    days: dict[tuple[int, int], set[Day]] = {}
+    clocks: dict[tuple[int, int], set[Clock]] = {}
     for start, end, day in _spans(value):
-        days.add(day)
+        days.setdefault((start, end), set()).add(day)
         covered[start:end] = [True] * (end - start)
     for start, end, clock in _clock_spans(value):
-        if not any(covered[start:end]):
-            clocks.add(clock)
+        if not any(covered[start:end]) or (start, end) in clocks:
+            clocks.setdefault((start, end), set()).add(clock)
             covered[start:end] = [True] * (end - start)
-    if days:
-        clocks.discard((0, 0))  # a date-time's midnight is the day itself: "2019-12-13T00:00:00"
+    if days:  # a date-time's midnight is the day itself: "2019-12-13T00:00:00"
+        clocks = {span: readings for span, readings in clocks.items() if (0, 0) not in readings}
     if not days and not clocks:
         return None
     rest = "".join(char for char, done in zip(value, covered, strict=True) if not done)
     # What may be left around a date and a time: separators, "T", "Z", a zone offset, "at", "on".
     if re.fullmatch(r"(?:[\s,.:T]|Z\b|[+-]\d{2}:?\d{2}|\bat\b|\bon\b|\bUTC\b)*", rest, re.I) is None:
         return None
-    return days, clocks
+    return Moments(days=list(days.values()), clocks=list(clocks.values()))
 
 
 def same_day(value: Day, given: set[Day]) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 from .._result_messages import read_routed_result
 from .dates import Clock, Day, dates_in, times_in
 from .numbers import numbers_in
-from .words import squashed, words
+from .words import heads, squashed, words
 
 __all__ = ["Evidence", "conversation_evidence"]
 
@@ -27,6 +27,8 @@ class Evidence:
 
     words: frozenset[str]
     """The stems of every word (``words.words``)."""
+    shortened: frozenset[str]
+    """The first letters of every word (``words.heads``), for a value that abbreviates one."""
     letters: str
     """Every letter and digit run together, for a word the texts split ("New York" for "newyork")."""
     numbers: frozenset[float]
@@ -37,15 +39,18 @@ class Evidence:
     def of(cls, texts: Iterable[str]) -> Evidence:
         """The evidence of ``texts``, each read alone (no word, number or date spans two)."""
         found_words: set[str] = set()
+        shortened: set[str] = set()
         letters, numbers, dates, times = [], set(), set(), set()
         for text in texts:
             found_words.update(words(text))
+            shortened.update(heads(text))
             letters.append(squashed(text))
             numbers.update(numbers_in(text))
             dates.update(dates_in(text))
             times.update(times_in(text))
         return cls(
             words=frozenset(found_words),
+            shortened=frozenset(shortened),
             letters=" ".join(letters),
             numbers=frozenset(numbers),
             dates=frozenset(dates),

@@ -5,17 +5,18 @@ plurals and the way identifiers are spelled set aside.
 is "3 x 2", so a formula's letters and digits meet the question's "3x^2". A value made of
 words is grounded by the share of its words the conversation holds, stop words left out
 unless the value is nothing else; a word written as two in the conversation ("New York" for
-"newyork") is found among its letters run together, and an initialism among the initials of the
-conversation's words ("SSN" for "social security numbers").
+"newyork") is found among its letters run together, an initialism among the initials of the
+conversation's words ("SSN" for "social security numbers"), an abbreviation among their first
+letters ("EUR" for "euros"), and a longer form by its first five letters and more ("Germany"
+for "German").
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
 
-__all__ = ["STOPWORDS", "squashed", "stem", "word_share", "words"]
+__all__ = ["STOPWORDS", "heads", "squashed", "stem", "word_share", "words"]
 
 #: Words too common to ground anything: articles, prepositions, pronouns and the like. A value
 #: that is only these ("the", "it") is compared as it is.
@@ -26,10 +27,15 @@ _STOPWORDS = (
 )
 STOPWORDS = frozenset(_STOPWORDS.split())
 
+_VOWEL = re.compile(r"[aeiouy]")
 # Runs of letters, or runs of digits: "3x2" is "3 x 2".
 _WORD = re.compile(r"[^\W\d_]+|\d+")
 # A case change inside a word: "readFile" -> "read File", "HTTPStatus" -> "HTTP Status".
 _CASE_CHANGE = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+# How short an abbreviation may be ("eur"), and how long a word must be for a longer form of it
+# to be its ("german" for "germany"): shorter, they would be found in any long text.
+_HEAD_LEAST = 3
+_LONGER_LEAST = 5
 # How many words an initialism stands for: two-letter ones would be found in any long text.
 _INITIALS = (3, 5)
 # How short a word run together may be and still be looked for among the letters of the text:
@@ -44,14 +50,21 @@ def _plain(text: str, *, split: bool = True) -> str:
 
 
 def stem(word: str) -> str:
-    """A word's plural and possessive endings taken off: "cities" -> "city", "boxes" -> "box"."""
+    """A word's endings taken off, so that its forms meet: plurals ("cities" -> "city", "boxes"
+    -> "box"), "-ed" and "-ing" ("detailed" -> "detail", "stopping" -> "stop"), a final "e"
+    ("baked" and "bake" -> "bak")."""
     if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+        word = word[:-3] + "y"
+    elif len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes", "zes")):
+        word = word[:-2]
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for ending in ("ing", "ed"):
+        rest = word[: -len(ending)]
+        if word.endswith(ending) and len(rest) >= 3 and _VOWEL.search(rest):
+            word = rest[:-1] if rest[-1] == rest[-2] and rest[-1] not in "lsz" else rest
+            break
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
 def words(text: str) -> set[str]:
@@ -75,10 +88,28 @@ def squashed(text: str) -> str:
     return "".join(_WORD.findall(_plain(text).casefold()))
 
 
-def word_share(value: str, known: Iterable[str] | frozenset[str], letters: str) -> tuple[float, list[str]]:
-    """The share of ``value``'s words among ``known`` (or inside ``letters``, the text's letters run
-    together, for a long one), and the words not found."""
-    known = known if isinstance(known, frozenset) else frozenset(known)
+def heads(text: str) -> set[str]:
+    """The first three letters and more of each of ``text``'s words, short of the whole word:
+    what a value that abbreviates one is ("eur" for "euros", "info" for "information")."""
+    return {word[:size] for word in _written(text, split=True) for size in range(_HEAD_LEAST, len(word))}
+
+
+def _found(word: str, known: frozenset[str], shortened: frozenset[str], letters: str) -> bool:
+    """Whether a value's word is among the text's: as a word, an abbreviation of one, a longer
+    form of one ("germany" for "german"), or a long one among its letters run together."""
+    return (
+        stem(word) in known
+        or word in shortened
+        or any(word[:size] in known for size in range(_LONGER_LEAST, len(word)))
+        or (len(word) >= _SQUASHED_LEAST and word in letters)
+    )
+
+
+def word_share(
+    value: str, known: frozenset[str], shortened: frozenset[str], letters: str
+) -> tuple[float, list[str]]:
+    """The share of ``value``'s words found among the text's (``known``, their stems; ``shortened``,
+    their :func:`heads`; ``letters``, all of it run together), and the words not found."""
     readings = []
     # Read with identifiers split at a change of case, then whole: the better reading counts.
     for split in (True, False):
@@ -86,10 +117,6 @@ def word_share(value: str, known: Iterable[str] | frozenset[str], letters: str) 
         content = [word for word in mine if word not in STOPWORDS] or mine
         if not content:
             return 1.0, []
-        missing = [
-            word
-            for word in content
-            if stem(word) not in known and not (len(word) >= _SQUASHED_LEAST and word in letters)
-        ]
+        missing = [word for word in content if not _found(word, known, shortened, letters)]
         readings.append((1 - len(missing) / len(content), missing))
     return max(readings, key=lambda reading: reading[0])
