@@ -26,6 +26,7 @@ GROUPS = {
     "traces": "toolrouting._traces.",
     "the server": "toolrouting._serve.",
     "the shortlist": "toolrouting._shortlist.",
+    "grounding": "toolrouting._grounding.",
 }
 
 

@@ -93,7 +93,7 @@ def test_both_drivers_take_one_set_of_options_with_their_defaults(driver: Driver
     parameters = inspect.signature(made).parameters.values()
     own = {parameter.name for parameter in parameters if parameter.kind is inspect.Parameter.KEYWORD_ONLY}
     assert own == ({"sleep"} if driver.name == "sync" else {"sleep", "sync_tools", "max_concurrent_calls"})
-    assert (loop.max_calls, loop.shortlist, loop.ranker) == (1, None, None)
+    assert (loop.max_calls, loop.shortlist, loop.ranker, loop.abstain) == (1, None, None, "off")
     assert LoopOptions.__optional_keys__ == {
         "cap",
         "limits",
@@ -111,6 +111,7 @@ def test_both_drivers_take_one_set_of_options_with_their_defaults(driver: Driver
         "transcript",
         "shortlist",
         "ranker",
+        "abstain",
     }
 
 

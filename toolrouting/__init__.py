@@ -6,8 +6,8 @@ carries the schema and a low completion cap, and parsed strictly.
 
 The public API lives here, grouped by the part that owns it, in the same order among the
 imports and in ``__all__``: the routing core (flat modules), then the route grammar, the
-backends, the loop, the catalogues, the preflight, batch runs, traces, the server
-and the shortlist (a package each).
+backends, the loop, the catalogues, the preflight, batch runs, traces, the server,
+the shortlist and grounding (a package each).
 The demo's notes store is ``toolrouting.demo``.
 """
 
@@ -89,6 +89,7 @@ from ._backends import (
 # isort: split
 # --- the loop: both drivers and their options, runs' limits, events, results and transcripts ---
 from ._loop import (
+    Abstained,
     Action,
     ActionChosen,
     AnswerDelta,
@@ -156,6 +157,18 @@ from ._serve import serve_app, server_config
 # isort: split
 # --- the shortlist: a large catalogue narrowed to the tools ranked best for the conversation ---
 from ._shortlist import Ranker, bm25_scores, shortlist, shortlist_query
+
+# isort: split
+# --- grounding: whether a call's required arguments come from the conversation, and abstention ---
+from ._grounding import (
+    ABSTAIN_POLICIES,
+    AbstainPolicy,
+    Evidence,
+    Grounding,
+    Ungrounded,
+    conversation_evidence,
+    grounding,
+)
 
 __version__ = "0.1.0"
 
@@ -242,6 +255,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "Usage",
     "default_model_path",
     # the loop
+    "Abstained",
     "Action",
     "ActionChosen",
     "AnswerDelta",
@@ -306,4 +320,12 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "bm25_scores",
     "shortlist",
     "shortlist_query",
+    # grounding
+    "ABSTAIN_POLICIES",
+    "AbstainPolicy",
+    "Evidence",
+    "Grounding",
+    "Ungrounded",
+    "conversation_evidence",
+    "grounding",
 ]

@@ -20,6 +20,7 @@ from .._backends import AsyncBackend, Backend
 from .._errors import ToolRoutingError
 from .._limits import DEFAULT_BATCH_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
 from .._loop import (
+    AbstainPolicy,
     ActionChosen,
     AsyncRoutingLoop,
     Event,
@@ -86,6 +87,7 @@ def run_batch(
     answer: bool = False,
     max_calls: int = 1,
     shortlist: int | None = None,
+    abstain: AbstainPolicy = "off",
     on_progress: Callable[[BatchProgress], object] | None = None,
     on_event: Callable[[str, Event], object] | None = None,
     trace: Tracing | None = None,
@@ -109,6 +111,7 @@ def run_batch(
             answer=answer,
             max_calls=max_calls,
             shortlist=shortlist,
+            abstain=abstain,
             on_progress=on_progress,
             on_event=on_event,
             trace=trace,
@@ -131,6 +134,7 @@ async def arun_batch(
     answer: bool = False,
     max_calls: int = 1,
     shortlist: int | None = None,
+    abstain: AbstainPolicy = "off",
     on_progress: Callable[[BatchProgress], object] | None = None,
     on_event: Callable[[str, Event], object] | None = None,
     trace: Tracing | None = None,
@@ -144,8 +148,8 @@ async def arun_batch(
     ``out/ID.jsonl``, and its result ``out/ID.result.json`` once it ends. Questions finished
     before are skipped; a run a kill cut short is resumed from its transcript; a failed one is
     run again from the start only with ``retry_failed=True``. ``cap``, ``limits``,
-    ``retries``, ``answer``, ``max_calls`` and ``shortlist`` are every run's, as :class:`RoutingLoop`
-    takes them.
+    ``retries``, ``answer``, ``max_calls``, ``shortlist`` and ``abstain`` are every run's, as
+    :class:`RoutingLoop` takes them.
     ``on_progress`` gets the counts each time a run starts or ends; ``on_event`` every run's
     events with its question's id, from the thread that drives the run. ``trace`` makes each
     run's tracer (a :class:`RunTracer` a run), entered around it.
@@ -163,6 +167,8 @@ async def arun_batch(
         options["max_calls"] = max_calls
     if shortlist is not None:  # every tool offered is the loop's default
         options["shortlist"] = shortlist
+    if abstain != "off":  # never abstaining is the loop's default
+        options["abstain"] = abstain
     # A bad backend or option is refused before any run.
     if is_async_backend(backend):
         AsyncRoutingLoop(backend, _NO_TOOLS, **options)  # type: ignore[arg-type]

@@ -101,6 +101,7 @@ def _batch(args: argparse.Namespace) -> int:
                 answer=args.answer,
                 max_calls=args.max_calls,
                 shortlist=args.shortlist,
+                abstain=args.abstain,
                 on_progress=bar,
             )
         )

@@ -8,6 +8,7 @@ from typing import TextIO
 
 from .._limits import PROGRESS_PREVIEW_CHARS
 from .._loop import (
+    Abstained,
     ActionChosen,
     AnswerDelta,
     Event,
@@ -86,6 +87,8 @@ def _line(event: Event) -> str | None:
         return f"  <- {'error: ' if event.is_error else ''}{_preview(event.content)}"
     if isinstance(event, LimitReached):
         return f"  limit {event.limit}: the {event.tool} call was not run; only none is offered now"
+    if isinstance(event, Abstained):
+        return f"  abstained: {event.reason}; the call was not run"
     return None
 
 

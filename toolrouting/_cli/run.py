@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from .._backends import AsyncBackend, Backend, Message
+from .._grounding import ABSTAIN_POLICIES
 from .._limits import DEFAULT_ANSWER_TOKENS, DEFAULT_MAX_ROUNDS, DEFAULT_ROUTING_CAP
 from .._loop import Event, RoutingLoop, RunResult
 from .._provider import ToolProvider
@@ -127,6 +128,13 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         help="offer each round only the K tools ranked best for the question and the results read "
         "(BM25), and the tools the run has called, when the tools are more than K (default: every tool)",
     )
+    parser.add_argument(
+        "--abstain",
+        choices=ABSTAIN_POLICIES,
+        default="off",
+        help="grounding: a decision whose required arguments the conversation does not give is not "
+        "run, and the answer says what was missing (default: %(default)s)",
+    )
     parser.add_argument("--answer", action="store_true", help="after the handoff, ask for a final answer")
     parser.add_argument(
         "--answer-tokens",
@@ -194,6 +202,7 @@ def _run(args: argparse.Namespace) -> int:
             max_rounds=args.max_rounds,
             max_calls=args.max_calls,
             shortlist=args.shortlist,
+            abstain=args.abstain,
             answer=args.answer,
             stream_answer=streamed is not None,
             on_event=_both(progress, streamed),
@@ -356,6 +365,8 @@ def _print_outcome(result: RunResult, *, as_json: bool, answer_shown: bool = Fal
         print(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
         return
     calls = sum(1 for action in result.actions if action.tool != "none")
+    if result.abstained is not None:  # the last decision's calls were not run
+        calls -= sum(1 for action in result.actions if action.round == result.rounds)
     rounds = "round" if result.rounds == 1 else "rounds"
     print(f"ended: {result.reason} after {result.rounds} {rounds}, {calls} tool call{'s' * (calls != 1)}")
     if result.answer is not None and not answer_shown:

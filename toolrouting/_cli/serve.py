@@ -16,6 +16,7 @@ import socket
 import sys
 from pathlib import Path
 
+from .._grounding import ABSTAIN_POLICIES
 from .._limits import DEFAULT_ROUTING_CAP
 from .._serve import SERVE_ANSWER_TOKENS
 from .arguments import Subparsers, UsageError, positive
@@ -88,6 +89,13 @@ def add_serve(subparsers: Subparsers) -> None:
         "(BM25 over the user messages and tool results), after its tool_choice narrows them "
         "(default: every tool)",
     )
+    parser.add_argument(
+        "--abstain",
+        choices=ABSTAIN_POLICIES,
+        default="off",
+        help="grounding: a decision under tool_choice auto whose required arguments the conversation "
+        "does not give becomes the answer, which says what was missing (default: %(default)s)",
+    )
     add_decoding_options(parser)
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="on stderr only the address served and errors"
@@ -125,6 +133,7 @@ def _serve(args: argparse.Namespace) -> int:
             owned=True,
             max_calls=args.max_calls,
             shortlist=args.shortlist,
+            abstain=args.abstain,
         )
         host, port = listener.getsockname()[:2]
         config = server_config(app, host=host, port=port, log_level="warning" if args.quiet else "info")

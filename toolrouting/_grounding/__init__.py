@@ -2,20 +2,27 @@
 
 The numbers a text names (``numbers``), its dates and times (``dates``), its words compared
 without case, accents, punctuation or plurals (``words``); a conversation read into the evidence
-a call is checked against (``evidence``); and a call's arguments held against it (``check``).
+a call is checked against (``evidence``); a call's arguments held against it (``check``); and
+abstention, the policy that turns a decision with an ungrounded argument into ``none`` (``policy``).
 Pure functions of their arguments: no model, no I/O.
 """
 
 from .check import WORD_SHARE, Grounding, Kind, Ungrounded, checked_arguments, grounding
 from .evidence import Evidence, conversation_evidence
+from .policy import ABSTAIN_POLICIES, AbstainPolicy, Abstention, abstention, checked_policy
 
 __all__ = [
+    "ABSTAIN_POLICIES",
     "WORD_SHARE",
+    "AbstainPolicy",
+    "Abstention",
     "Evidence",
     "Grounding",
     "Kind",
     "Ungrounded",
+    "abstention",
     "checked_arguments",
+    "checked_policy",
     "conversation_evidence",
     "grounding",
 ]

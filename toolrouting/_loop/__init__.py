@@ -9,7 +9,9 @@
 failed with an error result); ``transcript_format`` is the JSON Lines record a run can resume
 from, which ``transcript_writer`` writes under ``transcript_lock``'s lock and
 ``transcript_reader`` reads back, and ``replay`` rebuilds a run's state from it; ``events``
-are what a caller watches. The loop's own texts to the model are three: the
+are what a caller watches; ``abstaining`` holds a decision against the conversation with
+``abstain=``, and ``abstention_notice`` words the message that records one it turned into
+``none``. The loop's own texts to the model are three: the
 ``system_instructions`` (the catalogue in the system message), the ``repair_feedback`` (what
 answers a reply that is no valid action) and the ``answer_request`` (after the handoff);
 ``result`` is what a finished run returns. ``instructed``, ``answer_request`` and
@@ -22,6 +24,7 @@ benchmarks that set the loop's texts against earlier ones.
 from .answer_request import EARLIER_ANSWER_PROMPT, answer_conversation, answer_request, earlier_answer_request
 from .async_run import AsyncRoutingLoop
 from .events import (
+    Abstained,
     ActionChosen,
     AnswerDelta,
     DecisionDelta,
@@ -35,7 +38,7 @@ from .events import (
     RunFinished,
     ToolReturned,
 )
-from .options import LoopOptions
+from .options import AbstainPolicy, LoopOptions
 from .result import Action, EndReason, LimitName, RoundUsage, RunResult
 from .run import RoutingLoop
 from .run_limits import RunLimits
@@ -45,6 +48,8 @@ from .transcript_reader import RecordedOffer, TranscriptRead, read_transcript
 __all__ = [
     "EARLIER_ANSWER_PROMPT",
     "INSTRUCTIONS_SEPARATOR",
+    "AbstainPolicy",
+    "Abstained",
     "Action",
     "ActionChosen",
     "AnswerDelta",

@@ -28,10 +28,12 @@ from .._backends import Message
 from .._limits import ANSWER_CONTEXT_CHARS, ANSWER_HISTORY_CHARS, ANSWER_RESULT_CHARS
 from .._provider import cut_middle
 from .._result_messages import read_routed_result
+from .abstention_notice import abstention_notice, is_abstention_notice
 from .repair_feedback import is_repair_message
 from .system_instructions import Instructions, caller_system
 
 __all__ = [
+    "ABSTAINED_ASK",
     "ANSWER_LEAD",
     "ANSWER_PROMPT",
     "EARLIER_ANSWER_PROMPT",
@@ -48,6 +50,9 @@ ANSWER_LEAD = "What was found:"
 #: tool result with one more action, in the shape it has been writing.
 ANSWER_PROMPT = "Answer the question in plain words, from what was found above."
 
+#: After an abstention's reason: what the answer does about it.
+ABSTAINED_ASK = "Ask the user for what is missing, or say that no tool here does what is asked."
+
 #: The answer prompt of earlier versions: transcripts written before the answer request existed
 #: hold it as a message of its own, and later ones end their answer request with it.
 EARLIER_ANSWER_PROMPT = "Now answer the question in plain words, from the tool results above."
@@ -58,9 +63,14 @@ _LEFT_OUT = "({count} earlier result{s} left out, to fit.)"
 _QUESTION = "Question: "
 
 
-def answer_request(messages: Sequence[Message], conversation: int) -> str:
-    """The answer request for a run whose first ``conversation`` messages are the caller's."""
+def answer_request(messages: Sequence[Message], conversation: int, *, abstained: str | None = None) -> str:
+    """The answer request for a run whose first ``conversation`` messages are the caller's.
+
+    After an abstention (the run's notice, or the reason ``abstained`` gives), the request says
+    what was not called and why, and to ask the user for what is missing."""
     question = _question(messages[:conversation])
+    notices = [m["content"] for m in messages[conversation:] if is_abstention_notice(m["content"])]
+    notice = abstention_notice(abstained) if abstained else next(iter(notices), None)
     results = _results(messages[conversation:])
     kept: list[str] = []
     used = 0
@@ -77,7 +87,8 @@ def answer_request(messages: Sequence[Message], conversation: int) -> str:
         left_out = len(results) - len(kept)
         note = f"\n{_LEFT_OUT.format(count=left_out, s='s' * (left_out != 1))}" if left_out else ""
         found = f"{ANSWER_LEAD}{note}\n" + "\n\n".join(kept)
-    return f"{found}\n\n{_QUESTION}{question}\n{ANSWER_PROMPT}"
+    said = f"\n\n{notice} {ABSTAINED_ASK}" if notice else ""
+    return f"{found}{said}\n\n{_QUESTION}{question}\n{ANSWER_PROMPT}"
 
 
 def answer_conversation(
@@ -86,12 +97,13 @@ def answer_conversation(
     *,
     instructions: Instructions = False,
     asked: str | None = None,
+    abstained: str | None = None,
 ) -> list[Message]:
     """What the answer is asked with, for a run whose first ``conversation`` messages are the
     caller's: the caller's system text, the earlier turns, then the answer request, ``asked``
     as committed or else built. ``instructions`` are what the loop put into the first message
     (``False`` for none), so that they are left out. A request of an earlier shape goes alone."""
-    request = answer_request(messages, conversation) if asked is None else asked
+    request = answer_request(messages, conversation, abstained=abstained) if asked is None else asked
     last = Message(role="user", content=request)
     if not request.startswith(ANSWER_LEAD):
         return [last]
@@ -186,7 +198,12 @@ def _is_turn(message: Message) -> bool:
     result, or a request the loop wrote."""
     text = message["content"]
     if message["role"] == "user":
-        return not (read_routed_result(text) or is_answer_request(text) or is_repair_message(text))
+        return not (
+            read_routed_result(text)
+            or is_answer_request(text)
+            or is_repair_message(text)
+            or is_abstention_notice(text)
+        )
     try:
         action = json.loads(text)
     except (ValueError, RecursionError):

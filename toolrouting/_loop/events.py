@@ -5,7 +5,8 @@ answer, the final answer's too, gives :class:`ReplyReceived` with what the serve
 (model, tokens, finish reason); a refused reply gives
 :class:`RepairRequested`, and the repaired request starts again under the same round number.
 An accepted reply gives :class:`ActionChosen`, then :class:`ToolReturned` (or
-:class:`LimitReached` when the action trips a limit and is not run). :class:`RetryScheduled`
+:class:`LimitReached` when the action trips a limit and is not run, or :class:`Abstained` when
+``abstain=`` turns the decision into ``none``). :class:`RetryScheduled`
 comes before a retried request, :class:`Resumed` first on a resumed run, and
 :class:`RunFinished` last. A final answer asked for with ``stream_answer=True`` comes as
 :class:`AnswerDelta` pieces before its :class:`ReplyReceived`, and a routed decision with
@@ -22,6 +23,7 @@ from .._backends import Usage
 from .result import LimitName, RunResult
 
 __all__ = [
+    "Abstained",
     "ActionChosen",
     "AnswerDelta",
     "DecisionDelta",
@@ -129,6 +131,18 @@ class LimitReached:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class Abstained:
+    """The decision's calls were not run (``abstain=``): the conversation does not give the
+    ``arguments`` of ``tool``'s call, as ``reason`` says; the run ends as after a handoff."""
+
+    round: int
+    tool: str
+    arguments: tuple[str, ...]
+    reason: str
+    """``get_weather needs city, which the conversation does not give``."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class DecisionDelta:
     """A piece of a routed decision as it streams (``stream_decisions=True``), for a host to show.
 
@@ -168,6 +182,7 @@ Event = (
     | ActionChosen
     | ToolReturned
     | LimitReached
+    | Abstained
     | DecisionDelta
     | AnswerDelta
     | RunFinished

@@ -38,15 +38,19 @@ from typing import Any
 
 from .._backends import ROLES, Message, Usage
 from .._errors import RepairsExhaustedError
+from .._grounding import checked_policy
 from .._limits import DEFAULT_RETRIES, DEFAULT_ROUTING_CAP
 from .._names import NONE_TOOL
 from .._parse_calls import parse_routes
 from .._route_schema import route_schema, route_tool_names
 from .._routed_backend import can_route, routed_backend, routing_cap
 from .._shortlist import shortlist
+from .abstaining import abstained_decision
+from .abstention_notice import abstention_notice
 from .answer_request import answer_conversation, answer_request
 from .effects import CommitOffer, Effect, Emit
 from .events import (
+    Abstained,
     ActionChosen,
     AnswerDelta,
     DecisionDelta,
@@ -117,6 +121,7 @@ class StepMachine(abc.ABC):
         route_schema([], thought=thought, max_calls=max_calls)
         self.thought = thought
         self.max_calls = max_calls
+        self.abstain = checked_policy(options.get("abstain", "off"))
         self.shortlist, self.ranker = checked_shortlist(options.get("shortlist"), options.get("ranker"))
         self.on_event = options.get("on_event")
         transcript = options.get("transcript")
@@ -289,8 +294,14 @@ class StepMachine(abc.ABC):
             yield Emit(RepairRequested(round=state.round, attempt=state.repairs, problem=problem))
             return
         actions = [Action.from_route(state.round, call) for call in routes.calls]
-        if not committed:
-            yield from commit(state, Message(role="assistant", content=str(routes.text)))
+        held = abstained_decision(
+            self.abstain, actions, tools, state.messages, state.conversation, self.instructions
+        )
+        # An abstained decision's notice is committed with the reply, so a kill never leaves one
+        # without the other (a reply committed before a resume gets its notice alone).
+        notice = [] if held is None else [Message(role="user", content=abstention_notice(held.reason))]
+        reply = [] if committed else [Message(role="assistant", content=str(routes.text))]
+        yield from commit(state, *reply, *notice)
         state.actions.extend(actions)
         for action in actions:
             yield Emit(
@@ -298,6 +309,12 @@ class StepMachine(abc.ABC):
                     round=action.round, tool=action.tool, arguments=action.arguments, text=action.text
                 )
             )
+        if held is not None:
+            state.done, state.abstained = True, held.reason
+            yield Emit(
+                Abstained(round=state.round, tool=held.tool, arguments=held.arguments, reason=held.reason)
+            )
+            return
         if actions[0].tool == NONE_TOOL:
             state.done = True
             return
@@ -326,7 +343,8 @@ def _result(state: RunState) -> RunResult:
             for r, (n, p, c) in sorted(state.usage.items())
         ),
         answer_usage=state.answer_usage,
-        reason=state.limited or "handoff",
+        reason=state.limited or ("abstained" if state.abstained is not None else "handoff"),
+        abstained=state.abstained,
         torn_line=state.torn_line,
     )
 

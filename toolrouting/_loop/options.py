@@ -12,12 +12,13 @@ import os
 from collections.abc import Callable
 from typing import TypedDict
 
+from .._grounding import AbstainPolicy
 from .._shortlist import Ranker
 from .events import Event
 from .run_limits import RunLimits
 from .system_instructions import Instructions
 
-__all__ = ["LoopOptions", "checked_names", "limits_of"]
+__all__ = ["AbstainPolicy", "LoopOptions", "checked_names", "limits_of"]
 
 
 class LoopOptions(TypedDict, total=False):
@@ -49,6 +50,9 @@ class LoopOptions(TypedDict, total=False):
     "The shortlist")."""
     ranker: Ranker | None
     """What ranks the tools for ``shortlist=`` (``None``: :func:`bm25_scores`, BM25 on SQLite FTS5)."""
+    abstain: AbstainPolicy
+    """Turn a decision whose arguments the conversation does not give into ``none``, whose answer
+    says what was missing: ``"off"`` or ``"grounding"`` (``"off"``; docs/loop.md, "Abstention")."""
     thought: int | None
     """A reasoning slot of at most this many characters before ``tool`` (``None``: none)."""
     stream_answer: bool

@@ -12,6 +12,7 @@ from .._parse import Route, parse_route
 from .._parse_calls import parse_routes
 from .._provider import ToolOutput
 from .._result_messages import routed_call_id, routed_result_header, split_routed_result
+from .abstention_notice import is_abstention_notice, notice_reason
 from .answer_request import is_answer_request
 from .repair_feedback import is_repair_message
 from .result import Action
@@ -94,6 +95,13 @@ def _replayed_from(
         if following["role"] != "user":
             return None
         content = following["content"]
+        held = _abstained(reply["content"], content, rest[1:], state.round, thought, max_calls)
+        if held is not None:
+            state.actions.extend(held)
+            state.done, state.abstained = True, notice_reason(content)
+            state.answer_prompted = len(rest) > 1
+            state.answer = rest[2]["content"] if len(rest) == 3 else None
+            return state, None
         found = (
             None if handoff.ok else _replayed_calls(state.calls, reply["content"], rest, thought, max_calls)
         )
@@ -116,6 +124,29 @@ def _replayed_from(
         else:
             return None
     return state, None
+
+
+def _abstained(
+    reply: str, notice: str, rest: Sequence[Message], round: int, thought: int | None, max_calls: int
+) -> list[Action] | None:
+    """The actions of a decision the run abstained from, when ``notice`` follows its ``reply`` and
+    the run ends after them (nothing, or the answer request and perhaps the answer), else ``None``."""
+    if not is_abstention_notice(notice) or not _ends_run(rest):
+        return None
+    try:
+        value = json.loads(reply)
+    except (ValueError, RecursionError):
+        return None
+    items = value if isinstance(value, list) and max_calls > 1 else [value]
+    tools = [item.get("tool") if isinstance(item, dict) else None for item in items]
+    if not all(
+        isinstance(tool, str) and tool != NONE_TOOL and tool_name_problem(tool) is None for tool in tools
+    ):
+        return None
+    routes = parse_routes(reply, tuple(str(tool) for tool in tools), max_calls=max_calls, thought=thought)
+    if not routes.ok or routes.text != reply:
+        return None
+    return [Action.from_route(round, route) for route in routes.calls]
 
 
 def _replayed_calls(

@@ -10,9 +10,10 @@ from .._parse import Route
 
 __all__ = ["Action", "EndReason", "LimitName", "RoundUsage", "RunResult"]
 
-#: Why a run ended: the model handed off on its own (``handoff``), or after a named limit
-#: tripped and left it only ``none`` (``max_rounds``, ``max_repeats``).
-EndReason = Literal["handoff", "max_rounds", "max_repeats"]
+#: Why a run ended: the model handed off on its own (``handoff``), after a named limit
+#: tripped and left it only ``none`` (``max_rounds``, ``max_repeats``), or the loop turned a
+#: decision the conversation cannot fill into ``none`` (``abstained``, with ``abstain=``).
+EndReason = Literal["handoff", "max_rounds", "max_repeats", "abstained"]
 
 #: The named limits a run can trip (the loop's keyword arguments of the same names).
 LimitName = Literal["max_rounds", "max_repeats"]
@@ -63,13 +64,16 @@ class RunResult:
     messages: tuple[Message, ...]
     """The whole conversation, as the transcript holds it: the caller's messages, then the run's."""
     actions: tuple[Action, ...]
-    """Every accepted action in order, the final ``none`` included."""
+    """Every accepted action in order, the final ``none`` included (after an abstention, the
+    decision that was not run is the last)."""
     answer: str | None
     """The final answer, when the run was asked for one."""
     usage: tuple[RoundUsage, ...]
     """Usage of the rounds this process ran (a resumed run's earlier rounds are not known)."""
     answer_usage: Usage | None
     reason: EndReason
+    abstained: str | None = None
+    """Why the last decision was not run, when the loop abstained (``reason`` ``abstained``)."""
     torn_line: str | None = None
     """On a resumed run: the start of what a kill left uncommitted at the transcript's end (a torn
     last line, or a commit of several lines cut short) and resume dropped, if anything."""
@@ -97,5 +101,6 @@ class RunResult:
             ],
             "answer_usage": dataclasses.asdict(self.answer_usage) if self.answer_usage else None,
             "messages": [dict(message) for message in self.messages],
+            "abstained": self.abstained,
             "torn_line": self.torn_line,
         }

@@ -30,6 +30,8 @@ class RunState:
     runs: dict[str, int] = dataclasses.field(default_factory=dict)
     """Times each call (tool and canonical arguments) has run."""
     limited: LimitName | None = None
+    abstained: str | None = None
+    """Why the decision that ended the run was not run (``abstain=``), ``None`` otherwise."""
     done: bool = False
     actions: list[Action] = dataclasses.field(default_factory=list)
     usage: dict[int, tuple[int, int, int]] = dataclasses.field(default_factory=dict)

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
 from .._backends import AsyncBackend, AsyncEmbeddedLlama
+from .._grounding import AbstainPolicy
 from .._limits import DEFAULT_ROUTING_CAP
 from .limits import SERVE_ANSWER_TOKENS, SERVE_EMBEDDED_QUEUE, SERVE_MAX_BODY_BYTES, SERVE_MAX_IN_FLIGHT
 from .serving import RoutedServing
@@ -37,6 +38,7 @@ def serve_app(
     owned: bool = False,
     max_calls: int = 1,
     shortlist: int | None = None,
+    abstain: AbstainPolicy = "off",
 ) -> Starlette:
     """The server over ``backend``, with every front (chat completions, Responses, Messages): a
     Starlette app.
@@ -51,7 +53,10 @@ def serve_app(
     ``max_calls`` above 1 lets a decision make up to that many calls when the request's
     ``parallel_tool_calls`` is true or absent (docs/serve.md). ``shortlist=K`` offers a request
     of more than K tools only the K ranked best for its conversation, in the instructions and
-    the route (docs/serve.md, "Large catalogues"); ``None`` offers every tool. Needs the ``serve`` extra
+    the route (docs/serve.md, "Large catalogues"); ``None`` offers every tool. ``abstain="grounding"``
+    answers a decision under ``tool_choice`` auto whose required arguments the conversation does
+    not give, saying what was missing, instead of handing out its call (docs/serve.md,
+    "Abstention"). Needs the ``serve`` extra
     (``pip install 'toolrouting[serve]'``).
     """
     try:
@@ -73,7 +78,12 @@ def serve_app(
     app = Starlette(lifespan=lifespan, routes=ROUTES, exception_handlers=EXCEPTION_HANDLERS)
     app.state.server = ServerState(
         serving=RoutedServing(
-            backend, cap=cap, answer_tokens=answer_tokens, max_calls=max_calls, shortlist=shortlist
+            backend,
+            cap=cap,
+            answer_tokens=answer_tokens,
+            max_calls=max_calls,
+            shortlist=shortlist,
+            abstain=abstain,
         ),
         admission=Admission(in_flight or _in_flight(backend)),
         model=model,

@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._backends import Message
+from .._catalogue_checks import checked_catalogue
 from .._catalogue_prompt import catalogue_prompt
 from .._errors import ChatRequestError
 from .._loop import answer_conversation, instructed
@@ -66,6 +67,8 @@ class Offer:
     handoff: bool
     answers: bool = False
     """Whether ``none`` holds the answer under the request's ``response_format``."""
+    parameters: Mapping[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    """Each offered tool's parameters schema, by name: what abstention holds a call against."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -159,6 +162,7 @@ def offer_of(key: str) -> Offer:
         names=tuple(route_tool_names(offered)),
         handoff=mode == "auto",
         answers=answer_schema is not None,
+        parameters={tool.name: tool.parameters for tool in checked_catalogue(offered)},
     )
 
 
@@ -191,9 +195,12 @@ def _sampling(request: ServeRequest) -> dict[str, Any]:
     return {name: value for name, value in given.items() if value is not None}
 
 
-def answer_messages(request: ServeRequest, conversation: Conversation) -> list[Message]:
-    """What the answer is asked with: as the loop asks it over tools, the messages without."""
+def answer_messages(
+    request: ServeRequest, conversation: Conversation, *, abstained: str | None = None
+) -> list[Message]:
+    """What the answer is asked with: as the loop asks it over tools, the messages without;
+    after an abstention, its request says what was missing (``abstained``, the reason)."""
     if not request.tools:
         return list(conversation.messages)
     # The conversation holds no instructions: they go into a decision's messages alone.
-    return answer_conversation(conversation.messages, conversation.question)
+    return answer_conversation(conversation.messages, conversation.question, abstained=abstained)

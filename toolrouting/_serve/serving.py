@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import TypeGuard
 
 from .._backends import AsyncBackend, AsyncStreamingBackend, Completion, Message, TextDelta, Usage
 from .._errors import BackendResponseError, CatalogueError, ChatRequestError, GrammarError
+from .._grounding import AbstainPolicy, abstention, checked_policy, conversation_evidence
 from .._limits import DEFAULT_ROUTING_CAP
 from .._names import NONE_TOOL
 from .._parse import quote_reply
@@ -54,8 +56,10 @@ class RoutedServing:
         answer_tokens: int = SERVE_ANSWER_TOKENS,
         max_calls: int = 1,
         shortlist: int | None = None,
+        abstain: AbstainPolicy = "off",
     ) -> None:
         route_schema([], max_calls=max_calls)  # refuses a bad max_calls now, not at a request
+        self.abstain = checked_policy(abstain)
         self.backend = backend
         self.cap = cap
         self.max_calls = max_calls
@@ -70,6 +74,7 @@ class RoutedServing:
         self._check_format(request)
         conversation, planned = self._prepared(request)
         used = Usage()
+        abstained = None
         if planned is not None:
             decision, decider = planned
             try:
@@ -82,7 +87,8 @@ class RoutedServing:
                 finish: FinishReason = "length" if truncated else "stop"
                 return Reply(content=content, call=None, finish_reason=finish, usage=completion.usage)
             calls = self._accepted(decision, completion, conversation)
-            if calls:
+            abstained = self._abstained(decision, calls, conversation)
+            if calls and abstained is None:
                 return Reply(
                     content=None,
                     call=calls[0],
@@ -92,7 +98,8 @@ class RoutedServing:
                 )
             used = completion.usage
         try:
-            answer = await self._answerer(request).complete(answer_messages(request, conversation))
+            asked = answer_messages(request, conversation, abstained=abstained)
+            answer = await self._answerer(request).complete(asked)
         except GrammarError as error:
             raise self._refused(request, error) from None
         return Reply(
@@ -108,17 +115,21 @@ class RoutedServing:
         self._check_format(request)
         conversation, planned = self._prepared(request)
         used = Usage()
+        abstained = None
         if planned is not None:
             decision, decider = planned
             call_id = routed_call_id(conversation.calls + 1)
             # A call written as its object alone streams as it is written; an array of calls
             # (which the stream never takes for an object) goes out call by call once whole.
+            # A decision that may be abstained from goes out only once whole and held against
+            # the conversation: a call begun cannot be taken back.
             stream = CallStream(decision.names, call_id, spaced=self.spaced)
+            live = self.abstain == "off" or not decision.handoff
             completion = None
             try:
                 async for item in _pieces(decider, list(decision.messages)):
                     if isinstance(item, TextDelta):
-                        for piece in stream.feed(item.text):
+                        for piece in stream.feed(item.text) if live else ():
                             yield piece
                     else:
                         completion = item
@@ -134,7 +145,8 @@ class RoutedServing:
                 yield Piece(usage=completion.usage)
                 return
             calls = self._accepted(decision, completion, conversation)
-            if calls:
+            abstained = self._abstained(decision, calls, conversation)
+            if calls and abstained is None:
                 for piece in stream.finish(calls[0]) if len(calls) == 1 else several_pieces(calls):
                     yield piece
                 yield Piece(finish_reason="tool_calls")
@@ -143,7 +155,8 @@ class RoutedServing:
             used = completion.usage
         answer, started = None, False
         try:
-            async for item in _pieces(self._answerer(request), answer_messages(request, conversation)):
+            asked = answer_messages(request, conversation, abstained=abstained)
+            async for item in _pieces(self._answerer(request), asked):
                 if isinstance(item, TextDelta):
                     if item.text:
                         # Until a piece comes, a failure can still be answered with its status.
@@ -247,6 +260,18 @@ class RoutedServing:
         if completion.truncated and completion.text.startswith(head):
             return completion.text[len(head) :], True  # what the answer had so far
         return None
+
+    def _abstained(
+        self, decision: Decision, calls: Sequence[ToolCall], conversation: Conversation
+    ) -> str | None:
+        """Why the server abstains from a decision's ``calls``, ``None`` when they go out. Never
+        under a ``tool_choice`` that demands a call: the client asked for one."""
+        if self.abstain == "off" or not calls or not decision.handoff:
+            return None
+        parameters = self._routes(decision.key).offer.parameters
+        made = [(call.name, json.loads(call.arguments), parameters.get(call.name, {})) for call in calls]
+        found = abstention(self.abstain, made, conversation_evidence(conversation.messages))
+        return None if found is None else found.reason
 
     def _answerer(self, request: ServeRequest) -> AsyncBackend:
         settings = answer_settings(self.backend.settings, request, self.answer_tokens)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from .._limits import SPAN_STATUS_CHARS
 from .._loop import (
+    Abstained,
     ActionChosen,
     Event,
     LimitReached,
@@ -138,6 +139,11 @@ class RunTracer:
             self._tool_span(state, event)
         elif isinstance(event, LimitReached):
             state.tool_started = None  # the call was not run: there is no tool span
+        elif isinstance(event, Abstained):
+            state.tool_started = None  # nor here, and the run says why
+            state.run.set_attributes(
+                {"toolrouting.abstained.tool": event.tool, "toolrouting.abstained.reason": event.reason}
+            )
         elif isinstance(event, RunFinished):
             self._finished(state, event)
 
