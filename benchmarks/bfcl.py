@@ -50,18 +50,16 @@ import os
 import random
 import shlex
 import signal
-import subprocess
 import sys
-import threading
 import time
 import types
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
-from typing import IO, Any
+from typing import Any
 
-from servers import local_server
+from servers import answers, local_server, started
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The registry name the checker looks the model up by; "FC": the handler's function-calling mode.
@@ -129,38 +127,25 @@ def _started(way: Way, args: argparse.Namespace) -> Iterator[str]:
         backend = ["--model", str(args.model), "--threads", str(args.threads)]
         if way.kind == "serve-llama":
             url = stack.enter_context(local_server("llama-server", args.model, args.threads, CONTEXT))
-            backend = ["--base-url", url + "/v1", "--dialect", "llama.cpp", "--model", Path(args.model).name]
-        command = [
-            args.serve_python, "-m", "toolrouting", "serve", *backend, "--port", "0", "--quiet",
-            "--answer-tokens", str(args.answer_cap), *way.options,
-        ]  # fmt: skip
-        env = {**os.environ, "OMP_WAIT_POLICY": "passive", "PYTHONPATH": str(ROOT)}
-        process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-        stack.callback(_stop, process)
-        assert process.stderr is not None
-        for line in process.stderr:
-            if "serving http://" in line:
-                # What it says after this (errors) is passed on, so its pipe never fills.
-                threading.Thread(target=_passed_on, args=(process.stderr,), daemon=True).start()
-                yield line.split("serving ", 1)[1].strip()
-                return
-            print(line, end="", file=sys.stderr)
-        process.wait()
-        raise SystemExit(f"toolrouting serve exited ({process.returncode}) before serving")
+            backend = [
+                "--base-url",
+                url + "/v1",
+                "--dialect",
+                "llama.cpp",
+                "--model",
+                Path(args.model).name,
+            ]
 
+        def command(port: int) -> list[str]:
+            return [
+                args.serve_python, "-m", "toolrouting", "serve", *backend, "--port", str(port), "--quiet",
+                "--answer-tokens", str(args.answer_cap), *way.options,
+            ]  # fmt: skip
 
-def _passed_on(stream: IO[str]) -> None:
-    for line in stream:
-        print(line, end="", file=sys.stderr)
-
-
-def _stop(process: subprocess.Popen[str]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+        served = stack.enter_context(
+            started("toolrouting serve", command, lambda url: answers(url + "/health"))
+        )
+        yield served + "/v1"
 
 
 def _handler(api: str, base_url: str) -> Any:
@@ -169,13 +154,18 @@ def _handler(api: str, base_url: str) -> Any:
     os.environ["OPENAI_API_KEY"] = "unused"
     _without_vendor_sdks()
     if api == "responses":
-        from bfcl_eval.model_handler.api_inference.openai_response import OpenAIResponsesHandler as Handler
+        from bfcl_eval.model_handler.api_inference.openai_response import (
+            OpenAIResponsesHandler as Handler,
+        )
     else:
         from bfcl_eval.model_handler.api_inference.openai_completion import (
             OpenAICompletionsHandler as Handler,
         )
     return Handler(
-        model_name="toolrouting", temperature=TEMPERATURE, registry_name=REGISTRY_NAME, is_fc_model=True
+        model_name="toolrouting",
+        temperature=TEMPERATURE,
+        registry_name=REGISTRY_NAME,
+        is_fc_model=True,
     )
 
 
@@ -221,7 +211,9 @@ def _run_case(handler: Any, category: str, entry: Record, prompt: Record, answer
     started_at = time.perf_counter()
     try:
         result, metadata = handler.inference(
-            json.loads(json.dumps(entry)), include_input_log=False, exclude_state_log=True
+            json.loads(json.dumps(entry)),
+            include_input_log=False,
+            exclude_state_log=True,
         )
     except openai.APIError as error:
         return {**record, "outcome": "error", "valid": False, "note": str(error)[:300]}
@@ -256,7 +248,11 @@ def _cases(
     categories: Sequence[str], count: int, distractors: int, seed: int
 ) -> Iterator[tuple[str, Record, Record, Record | None]]:
     """``(category, entry as sent, prompt as scored, answer)`` of the first ``count`` of each category."""
-    from bfcl_eval.utils import is_relevance_or_irrelevance, load_dataset_entry, load_ground_truth_entry
+    from bfcl_eval.utils import (
+        is_relevance_or_irrelevance,
+        load_dataset_entry,
+        load_ground_truth_entry,
+    )
 
     everything = _function_pool() if distractors else []
     for category in categories:
@@ -307,13 +303,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--model", required=True, type=Path, help="the GGUF model served")
     parser.add_argument(
-        "--api", choices=("chat", "responses"), default="chat", help="the handler (default chat)"
+        "--api",
+        choices=("chat", "responses"),
+        default="chat",
+        help="the handler (default chat)",
     )
     parser.add_argument(
-        "--categories", default="simple_python", help="comma-separated (default simple_python)"
+        "--categories",
+        default="simple_python",
+        help="comma-separated (default simple_python)",
     )
     parser.add_argument(
-        "--cases", type=int, default=30, help="the first N cases of each category (default 30)"
+        "--cases",
+        type=int,
+        default=30,
+        help="the first N cases of each category (default 30)",
     )
     parser.add_argument(
         "--way",
@@ -321,14 +325,26 @@ def main(argv: Sequence[str] | None = None) -> None:
         type=Way.of,
         help="NAME=KIND [OPTIONS], each asked every case in turn (default: serve=serve OPTIONS-AFTER---)",
     )
-    parser.add_argument("--distractors", type=int, default=0, help="functions of other cases beside a case's")
+    parser.add_argument(
+        "--distractors",
+        type=int,
+        default=0,
+        help="functions of other cases beside a case's",
+    )
     parser.add_argument("--seed", type=int, default=0, help="the distractors' seed (default 0)")
     parser.add_argument(
-        "--answer-cap", type=int, default=ANSWER_CAP, help=f"an answer's tokens ({ANSWER_CAP})"
+        "--answer-cap",
+        type=int,
+        default=ANSWER_CAP,
+        help=f"an answer's tokens ({ANSWER_CAP})",
     )
     parser.add_argument("--threads", type=int, default=2, help="the model's threads (default 2)")
     parser.add_argument("--out", type=Path, help="the records, JSON, written as each case is scored")
-    parser.add_argument("--resume", action="store_true", help="keep --out's records and ask only the rest")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep --out's records and ask only the rest",
+    )
     parser.add_argument(
         "--serve-python",
         default=str(ROOT / ".venv" / "bin" / "python"),
@@ -359,12 +375,18 @@ def main(argv: Sequence[str] | None = None) -> None:
             for way in ways:
                 if (way.name, entry["id"]) in done:
                     continue
-                record = {"way": way.name, **_run_case(handlers[way.name], category, entry, prompt, answer)}
+                record = {
+                    "way": way.name,
+                    **_run_case(handlers[way.name], category, entry, prompt, answer),
+                }
                 records.append(record)
                 mark = "right" if record["valid"] else "wrong"
                 shown = record.get("calls") or (record.get("text") or record.get("note") or "")[:80]
                 seconds = record.get("seconds", "-")
-                print(f"{way.name:10} {record['id']:18} {mark:5} {seconds!s:>7} s  {shown}", flush=True)
+                print(
+                    f"{way.name:10} {record['id']:18} {mark:5} {seconds!s:>7} s  {shown}",
+                    flush=True,
+                )
                 if args.out:
                     args.out.write_text(
                         json.dumps({"settings": settings, "records": records}, indent=1) + "\n"

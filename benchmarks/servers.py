@@ -2,7 +2,8 @@
 
 - a GGUF's tokenizer without its weights (``Tokenizer``);
 - llama.cpp's ``llama-server`` and ``python -m llama_cpp.server`` serving a model on a free
-  loopback port (``local_server``), or any command that listens on one (``started``);
+  loopback port (``local_server``), or any command that listens on one (``started``, with
+  ``answers`` to say when it has started);
 - ``toolrouting serve``'s app served by uvicorn in this event loop (``serving``).
 
 Importing it loads no model and imports neither llama_cpp nor anything of tests/.
@@ -89,7 +90,7 @@ def local_server(
             ]  # fmt: skip
 
         ready = "/v1/models"
-    with started(kind, command, lambda url: _answers(url + ready)) as url:
+    with started(kind, command, lambda url: answers(url + ready)) as url:
         yield url
 
 
@@ -128,7 +129,8 @@ def started(what: str, command: Callable[[int], list[str]], ready: Callable[[str
                 process.wait()
 
 
-def _answers(url: str) -> bool:
+def answers(url: str) -> bool:
+    """Whether ``url`` answers a GET with 200 (a server that has started)."""
     try:
         return httpx.get(url, timeout=2.0).status_code == 200
     except httpx.TransportError:

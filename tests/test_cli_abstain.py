@@ -6,11 +6,11 @@ The scripted backends are fakes in place of the models, to drive the plumbing re
 from __future__ import annotations
 
 import json
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from support.tools_module import tools_module
 
 from toolrouting import AsyncScriptedBackend, ScriptedBackend, read_transcript
 from toolrouting._cli import main
@@ -29,12 +29,7 @@ TOOLS = textwrap.dedent('''
 
 @pytest.fixture
 def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    # A module name of its own, dropped from sys.modules after, as another test's tools may share one.
-    (tmp_path / "abstaining_tools.py").write_text(TOOLS, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "abstaining_tools", raising=False)
-    return "abstaining_tools:TOOLS"
+    return tools_module(tmp_path, monkeypatch, "abstaining_tools", TOOLS)
 
 
 def test_run_abstains_says_why_and_resumes_as_it_ended(

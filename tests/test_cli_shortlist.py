@@ -5,11 +5,11 @@ The scripted backends are fakes in place of the models, to drive the plumbing re
 
 from __future__ import annotations
 
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from support.tools_module import tools_module
 
 from toolrouting import AsyncScriptedBackend, ScriptedBackend, ScriptedRequest, read_transcript, run_batch
 from toolrouting._cli import main
@@ -37,13 +37,8 @@ TOOLS = textwrap.dedent('''
 
 @pytest.fixture
 def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    # A module name of its own, and dropped from sys.modules after: another test file imports a
-    # my_tools.py of other tools, and an import cached by one test would be the next one's.
-    (tmp_path / "shortlisted_tools.py").write_text(TOOLS, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "shortlisted_tools", raising=False)
-    return "shortlisted_tools:TOOLS"
+    # A module name of its own: another test file imports a my_tools.py of other tools.
+    return tools_module(tmp_path, monkeypatch, "shortlisted_tools", TOOLS)
 
 
 def _model(request: ScriptedRequest) -> str:

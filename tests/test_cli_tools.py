@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from support.mcp_servers import stdio_test_server, time_server
 from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, guaranteed_cap
+from support.tools_module import tools_module
 
 from toolrouting import MCPTools, ScriptedBackend, parse_route, route_schema, split_routed_result
 from toolrouting._cli import main
@@ -89,23 +90,18 @@ def test_python_tools_and_results_cut_to_size(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    (tmp_path / "my_tools.py").write_text(
-        textwrap.dedent('''
-            def read_log(lines: int) -> str:
-                """The last lines of the log."""
-                return "START" + "x" * 10_000 + "END"
+    source = textwrap.dedent('''
+        def read_log(lines: int) -> str:
+            """The last lines of the log."""
+            return "START" + "x" * 10_000 + "END"
 
-            def ping() -> str:
-                """Answer pong."""
-                return "pong"
+        def ping() -> str:
+            """Answer pong."""
+            return "pong"
 
-            TOOLS = [read_log, ping]
-        '''),
-        encoding="utf-8",
-    )
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "my_tools", raising=False)  # this file's, not a cached one
+        TOOLS = [read_log, ping]
+    ''')
+    tools_module(tmp_path, monkeypatch, "my_tools", source)
     scripted.enqueue('{"tool": "read_log", "arguments": {"lines": 3}}', NONE)
     transcript = tmp_path / "run.jsonl"
     assert (

@@ -19,7 +19,7 @@ import anthropic
 import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageFunctionToolCall as FunctionCall
-from support.serve import drained, served, served_embedded
+from support.serve import drained, served_embedded, served_to_sdk
 
 from toolrouting import AsyncScriptedBackend, conversation_evidence, grounding
 from toolrouting._loop.abstention_notice import ABSTAINED_LEAD
@@ -41,22 +41,20 @@ NOTICE = f"{ABSTAINED_LEAD}get_weather needs city, which the conversation does n
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[tuple[AsyncScriptedBackend, str]]:
-    backend = AsyncScriptedBackend()
-    with served(serve_app(backend, model="scripted", abstain="grounding")) as url:
-        yield backend, url
+def server() -> Iterator[tuple[AsyncScriptedBackend, openai.OpenAI]]:
+    with served_to_sdk("scripted", abstain="grounding") as served:
+        yield served
 
 
 @pytest.fixture
-def backend(server: tuple[AsyncScriptedBackend, str]) -> Iterator[AsyncScriptedBackend]:
+def backend(server: tuple[AsyncScriptedBackend, openai.OpenAI]) -> Iterator[AsyncScriptedBackend]:
     with drained(server[0]) as backend:
         yield backend
 
 
 @pytest.fixture
-def client(server: tuple[AsyncScriptedBackend, str]) -> Iterator[openai.OpenAI]:
-    with openai.OpenAI(base_url=server[1], api_key="unused", max_retries=0) as client:
-        yield client
+def client(server: tuple[AsyncScriptedBackend, openai.OpenAI]) -> openai.OpenAI:
+    return server[1]
 
 
 def _asked_why(backend: AsyncScriptedBackend) -> None:
@@ -183,7 +181,7 @@ def test_responses_answers_a_call_the_conversation_cannot_fill(
 
 
 def test_messages_answers_a_call_the_conversation_cannot_fill_unless_one_is_demanded(
-    backend: AsyncScriptedBackend, server: tuple[AsyncScriptedBackend, str]
+    backend: AsyncScriptedBackend, client: openai.OpenAI
 ) -> None:
     tools: Any = [
         {
@@ -193,30 +191,25 @@ def test_messages_answers_a_call_the_conversation_cannot_fill_unless_one_is_dema
         }
     ]
     ask: Any = {"model": "scripted", "max_tokens": 64, "messages": ASK, "tools": tools}
-    with anthropic.Anthropic(
-        base_url=server[1].removesuffix("/v1"), api_key="unused", max_retries=0
-    ) as client:
+    root = str(client.base_url).rstrip("/").removesuffix("/v1")
+    with anthropic.Anthropic(base_url=root, api_key="unused", max_retries=0) as messages:
         backend.enqueue(CALL, ANSWER)
-        message = client.messages.create(**ask)
+        message = messages.messages.create(**ask)
         assert (message.stop_reason, [block.type for block in message.content]) == ("end_turn", ["text"])
         _asked_why(backend)
         backend.requests.clear()
         backend.enqueue(CALL, ANSWER)
-        with client.messages.stream(**ask) as stream:
+        with messages.messages.stream(**ask) as stream:
             assert stream.get_final_message().stop_reason == "end_turn"
         _asked_why(backend)
         backend.requests.clear()
         backend.enqueue(CALL)
-        demanded = client.messages.create(**ask, tool_choice={"type": "any"})
+        demanded = messages.messages.create(**ask, tool_choice={"type": "any"})
         assert demanded.stop_reason == "tool_use"
 
 
 def test_off_hands_out_every_call() -> None:
-    backend = AsyncScriptedBackend()
-    with (
-        served(serve_app(backend, model="scripted")) as url,
-        openai.OpenAI(base_url=url, api_key="unused", max_retries=0) as client,
-    ):
+    with served_to_sdk("scripted") as (backend, client):
         backend.enqueue(CALL)
         reply = client.chat.completions.create(model="scripted", messages=ASK, tools=[WEATHER])
     assert reply.choices[0].finish_reason == "tool_calls"
