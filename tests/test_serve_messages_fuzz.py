@@ -104,8 +104,11 @@ def check(path: str, status: int, content: bytes, content_type: str) -> None:
         events = [event.split("\n", 1) for event in content.decode().strip().split("\n\n")]
         assert events[-1][0] == "event: message_stop"
         for head, data in events:
-            assert head == f"event: {json.loads(data.removeprefix('data: '))['type']}"
-            EVENTS.validate_json(data.removeprefix("data: "))
+            kind = json.loads(data.removeprefix("data: "))["type"]
+            assert head == f"event: {kind}"
+            # The SDK's stream passes a ping over, as the API's keep-alive, so its union omits it.
+            if kind != "ping":
+                EVENTS.validate_json(data.removeprefix("data: "))
     else:
         Message.model_validate_json(content)
 
