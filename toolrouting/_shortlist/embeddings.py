@@ -88,7 +88,7 @@ class StaticEmbeddings:
             if encoding.ids:
                 vectors[row] = self.table[encoding.ids].astype(np.float32).mean(axis=0)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.maximum(norms, np.float32(1e-12))
+        return np.asarray(vectors / np.maximum(norms, np.float32(1e-12)), dtype=np.float32)
 
 
 def static_embeddings() -> StaticEmbeddings:
@@ -98,11 +98,11 @@ def static_embeddings() -> StaticEmbeddings:
     :class:`ValueError` naming the file where the wheel's files are not what they should be.
     """
     global _loaded
+    missing = semantic_missing()
+    if missing is not None:
+        raise ImportError(f"the semantic ranker needs {missing}")
     with _loading:
         if _loaded is None:
-            missing = semantic_missing()
-            if missing is not None:
-                raise ImportError(f"the semantic ranker needs {missing}")
             spec = importlib.util.find_spec("wordllama")
             folders = list(spec.submodule_search_locations or []) if spec is not None else []
             if not folders:
@@ -126,7 +126,11 @@ def _read_table(path: Path) -> npt.NDArray[np.float16]:
         header: Any = json.loads(data[8 : 8 + length])
         entry = header[_TENSOR]
         start, end = entry["data_offsets"]
-        if entry["dtype"] != "F16" or tuple(entry["shape"]) != _SHAPE or end - start != 2 * _SHAPE[0] * _SHAPE[1]:
+        if (
+            entry["dtype"] != "F16"
+            or tuple(entry["shape"]) != _SHAPE
+            or end - start != 2 * _SHAPE[0] * _SHAPE[1]
+        ):
             raise ValueError(f"{_TENSOR} is {entry['dtype']} {entry['shape']}")
         body = data[8 + length + start : 8 + length + end]
         return np.frombuffer(body, dtype="<f2").reshape(_SHAPE)

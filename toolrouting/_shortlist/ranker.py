@@ -17,6 +17,7 @@ The weight was fitted on half the decision cases and the recall reported on the 
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import threading
@@ -25,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._catalogue_checks import CheckedTool, checked_catalogue
+from .._limits import MAX_SCHEMA_NESTING
 from .bm25 import Bm25Table
 from .embeddings import StaticEmbeddings, semantic_missing, static_embeddings
 from .terms import terms
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "HYBRID_BM25_WEIGHT",
     "INDEXED_CATALOGUES",
+    "INDEXED_VALUES",
     "CatalogueIndex",
     "IndexedRanker",
     "catalogue_key",
@@ -50,6 +53,12 @@ HYBRID_BM25_WEIGHT = 0.2
 #: Catalogues whose index a ranker keeps, the least recently ranked dropped first: a server's
 #: clients send a few catalogues, and an index of a thousand tools is about 2 MB.
 INDEXED_CATALOGUES = 8
+#: JSON values a catalogue may hold and still be kept indexed: a thousand tools of the MCP
+#: servers' hold about 30,000. A larger one is checked and ranked on every call, unkept.
+INDEXED_VALUES = 1_000_000
+#: Levels of a catalogue above its tools' parameters: the list, a tool, its function.
+_DECLARATION_LEVELS = 3
+_JSON_TYPES = frozenset({dict, list, str, int, float, bool, type(None)})
 #: Scores are rounded to this many decimals, so that two tools whose scores differ only in the
 #: last bits of a float (which a platform's vector arithmetic may round either way) tie, and
 #: the tie goes to the earlier tool, the same on every platform.
@@ -57,13 +66,33 @@ _SCORE_DECIMALS = 6
 
 
 def catalogue_key(tools: Sequence[Mapping[str, Any]]) -> str | None:
-    """A digest of the declarations' bytes as JSON, or ``None`` for what JSON cannot write (the
-    catalogue checks say what is wrong with it)."""
+    """A digest of the declarations' bytes as JSON, or ``None`` for a catalogue that is not plain
+    JSON data within :data:`INDEXED_VALUES` values (the catalogue checks say what is wrong with
+    it, or rank it unkept)."""
+    if not _plain_and_bounded(tools):
+        return None
     try:
         text = json.dumps(tools, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError, RecursionError):
         return None
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _plain_and_bounded(tools: object) -> bool:
+    """Whether ``tools`` is lists, dicts and scalars alone, within the values and the levels a
+    key is made of. Counted a level at a time before anything encodes it: one sub-dict shared
+    at every level is small in memory and doubles as text with each."""
+    level = [tools]
+    values = 0
+    for _ in range(MAX_SCHEMA_NESTING + _DECLARATION_LEVELS):
+        if not level:
+            return True
+        below = gc.get_referents(*level)  # in C: a dict's values, a list's items
+        values += len(below)
+        if values > INDEXED_VALUES or not set(map(type, below)) <= _JSON_TYPES:
+            return False
+        level = [item for item in below if type(item) in (dict, list)]
+    return not level
 
 
 def embedded_text(tool: CheckedTool) -> str:
@@ -114,9 +143,13 @@ class IndexedRanker:
         if semantic is not None and not isinstance(semantic, bool):
             raise TypeError(f"semantic is True, False or None, not {type(semantic).__name__}")
         if isinstance(catalogues, bool) or not isinstance(catalogues, int) or catalogues < 1:
-            raise ValueError(f"catalogues is the number of indexes kept, an int of at least 1, not {catalogues!r}")
+            raise ValueError(
+                f"catalogues is the number of indexes kept, an int of at least 1, not {catalogues!r}"
+            )
         self.fallback = semantic_missing() if semantic is None else None
-        self.embeddings = static_embeddings() if semantic or (semantic is None and not self.fallback) else None
+        self.embeddings = (
+            static_embeddings() if semantic or (semantic is None and not self.fallback) else None
+        )
         self.catalogues = catalogues
         self._indexes: OrderedDict[str, CatalogueIndex] = OrderedDict()
         self._lock = threading.Lock()
