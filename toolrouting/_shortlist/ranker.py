@@ -2,7 +2,7 @@
 installed, the meaning of the words.
 
 A catalogue's index (:class:`CatalogueIndex`) is built the first time the catalogue is ranked
-and kept, keyed on its bytes (the declarations as JSON), so a loop's rounds and a server's
+and kept, keyed on its bytes (the declarations pickled, hashed), so a loop's rounds and a server's
 requests over one catalogue check it, read it and embed it once, and then pay only the query:
 a catalogue that changes in any byte is a new key, and so a new index. The index holds the
 checked catalogue, its FTS5 table (``bm25``) and, semantic, a unit vector a tool from the
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import json
+import pickle
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -58,7 +58,7 @@ INDEXED_CATALOGUES = 8
 INDEXED_VALUES = 1_000_000
 #: Levels of a catalogue above its tools' parameters: the list, a tool, its function.
 _DECLARATION_LEVELS = 3
-_JSON_TYPES = frozenset({dict, list, str, int, float, bool, type(None)})
+_PLAIN_TYPES = frozenset({dict, list, str, int, float, bool, type(None)})
 #: Scores are rounded to this many decimals, so that two tools whose scores differ only in the
 #: last bits of a float (which a platform's vector arithmetic may round either way) tie, and
 #: the tie goes to the earlier tool, the same on every platform.
@@ -66,23 +66,42 @@ _SCORE_DECIMALS = 6
 
 
 def catalogue_key(tools: Sequence[Mapping[str, Any]]) -> str | None:
-    """A digest of the declarations' bytes as JSON, or ``None`` for a catalogue that is not plain
-    JSON data within :data:`INDEXED_VALUES` values (the catalogue checks say what is wrong with
-    it, or rank it unkept)."""
+    """A digest of the declarations' bytes, or ``None`` for a catalogue that is not lists,
+    dicts and scalars alone within :data:`INDEXED_VALUES` values (the catalogue checks say what
+    is wrong with it, or it is ranked unkept).
+
+    The bytes are the catalogue pickled without its memo: each value with its type (``1``,
+    ``1.0`` and ``true`` differ) and written out wherever it stands, so that equal catalogues
+    are equal bytes however their objects are shared; at a thousand tools the count and the
+    bytes take about 3 ms, where JSON text took 6 ms for the bytes alone.
+    """
     if not _plain_and_bounded(tools):
         return None
+    digest = _Digest()
+    pickler = pickle.Pickler(digest, protocol=5)
+    pickler.fast = True  # no memo: a shared object is written again wherever it stands
     try:
-        # ASCII, every other character escaped: a fifth faster to write than UTF-8 text.
-        text = json.dumps(tools, allow_nan=False, separators=(",", ":"))
-    except (TypeError, ValueError, RecursionError):
+        pickler.dump(tools)
+    except (pickle.PicklingError, TypeError, ValueError, RecursionError):
         return None
-    return hashlib.blake2b(text.encode("ascii"), digest_size=16).hexdigest()
+    return digest.hash.hexdigest()
+
+
+class _Digest:
+    """The file a key's pickler writes to: it hashes what is written."""
+
+    def __init__(self) -> None:
+        self.hash = hashlib.blake2b(digest_size=16)
+
+    def write(self, data: bytes) -> int:
+        self.hash.update(data)
+        return len(data)
 
 
 def _plain_and_bounded(tools: object) -> bool:
     """Whether ``tools`` is lists, dicts and scalars alone, within the values and the levels a
-    key is made of. Counted a level at a time before anything encodes it: one sub-dict shared
-    at every level is small in memory and doubles as text with each."""
+    key is made of. Counted a level at a time before anything writes it: a sub-dict shared at
+    every level is small in memory and doubles as bytes with each."""
     level = [tools]
     values = 0
     for _ in range(MAX_SCHEMA_NESTING + _DECLARATION_LEVELS):
@@ -90,7 +109,7 @@ def _plain_and_bounded(tools: object) -> bool:
             return True
         below = gc.get_referents(*level)  # in C: a dict's values, a list's items
         values += len(below)
-        if values > INDEXED_VALUES or not set(map(type, below)) <= _JSON_TYPES:
+        if values > INDEXED_VALUES or not set(map(type, below)) <= _PLAIN_TYPES:
             return False
         level = [item for item in below if type(item) in (dict, list)]
     return not level
