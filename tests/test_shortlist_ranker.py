@@ -18,7 +18,7 @@ import pytest
 
 import toolrouting._shortlist.ranker as ranker_module
 from toolrouting import CatalogueError, IndexedRanker, bm25_scores, default_ranker, shortlist
-from toolrouting._catalogue import checked_catalogue
+from toolrouting._catalogue_checks import checked_catalogue
 from toolrouting._shortlist import (
     HYBRID_BM25_WEIGHT,
     embedded_text,
