@@ -3,7 +3,7 @@
 Served on loopback over the scripted backend and asked through the real openai SDK, so what is
 asserted is what the backend was sent: the system message (the catalogue's instructions) and
 the route schema hold only the tools ``shortlist`` keeps for the request's conversation, with
-``none`` where ``tool_choice`` allows it. The ranking is our BM25 (``shortlist``), compared
+``none`` where ``tool_choice`` allows it. The ranking is the default ranker's (``shortlist``), compared
 with the function itself; a model's choice is never asserted.
 """
 

@@ -22,7 +22,7 @@ from .ranker import (
     default_ranker,
     embedded_text,
 )
-from .shortlist import Ranker, shortlist
+from .shortlist import Ranker, checked_ranker, shortlist
 from .terms import QUERY_STOPWORDS, ToolText, query_terms, terms, tool_text
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "ToolText",
     "bm25_scores",
     "catalogue_key",
+    "checked_ranker",
     "default_ranker",
     "embedded_text",
     "query_terms",

@@ -5,13 +5,13 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from .._catalogue_checks import checked_catalogue
 from .query import shortlist_query
 from .ranker import IndexedRanker, default_ranker
 
-__all__ = ["Ranker", "shortlist"]
+__all__ = ["Ranker", "checked_ranker", "shortlist"]
 
 _Tool = TypeVar("_Tool", bound=Mapping[str, Any])
 
@@ -26,6 +26,16 @@ class Ranker(Protocol):
     """
 
     def __call__(self, tools: Sequence[Mapping[str, Any]], query: str, /) -> Sequence[float]: ...
+
+
+def checked_ranker(ranker: object, k: int | None) -> Ranker | None:
+    """``ranker=`` as a loop and a server take it, beside their ``shortlist=K``: ``None``, or a
+    callable given with K; anything else is a clear error."""
+    if ranker is not None and not callable(ranker):
+        raise TypeError(f"ranker= takes a callable (tools, query) -> scores, not {type(ranker).__name__}")
+    if ranker is not None and k is None:
+        raise TypeError("ranker= ranks the tools of shortlist=K; give shortlist= too")
+    return cast("Ranker | None", ranker)  # a callable: its answers are checked as they come
 
 
 def shortlist(
