@@ -10,19 +10,16 @@ the backend was sent, never a model's choice.
 from __future__ import annotations
 
 import copy
-import subprocess
-import sys
-import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
-from support.processes import ROOT
+from support.processes import offline_python
 from support.serve import served_to_sdk
 from test_serve_process import _serving, _unreachable
 from test_serve_shortlist import MESSAGES, NAMES, QUESTION, TOOLS, K, offered
+from test_shortlist_ranker import indexes_built
 
-import toolrouting._shortlist.ranker as ranker_module
 from toolrouting import AsyncScriptedBackend, IndexedRanker, bm25_scores, default_ranker, shortlist
 from toolrouting._serve import serve_app
 
@@ -58,14 +55,7 @@ def test_without_a_ranker_the_server_ranks_with_the_default_and_a_bad_one_is_ref
 def test_each_catalogue_is_indexed_once_and_again_when_its_tools_change(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    built: list[int] = []
-    real = ranker_module.CatalogueIndex
-
-    def counting(tools: Sequence[Mapping[str, Any]], embeddings: Any) -> Any:
-        built.append(len(tools))
-        return real(tools, embeddings)
-
-    monkeypatch.setattr(ranker_module, "CatalogueIndex", counting)
+    built = indexes_built(monkeypatch)
     ranker = IndexedRanker(semantic=True)
     changed = copy.deepcopy(TOOLS)
     changed[NAMES.index("play_music")]["function"]["description"] = (
@@ -92,20 +82,10 @@ def test_each_catalogue_is_indexed_once_and_again_when_its_tools_change(
     assert built == [len(TOOLS), len(changed)]  # once each: the change is a new index, then both kept
 
 
-#: A fresh interpreter with every way out to the network refused: the server is made with a
-#: shortlist and the default ranker, and one request is served in process (Starlette's test
-#: client, no socket); it prints the ranker, what was offered and the attempts refused.
+#: A server made with a shortlist and the default ranker in a fresh interpreter with the
+#: network refused, one request served in process (Starlette's test client, no socket); it
+#: prints the ranker, what was offered and the attempts refused.
 _OFFLINE_SERVER = """
-import os, socket
-os.environ["HF_HUB_OFFLINE"] = "1"
-attempts = []
-def refuse(*args, **kwargs):
-    attempts.append(repr(args)[:80])
-    raise OSError("the network is out of bounds in this test")
-socket.socket.connect = refuse
-socket.socket.connect_ex = refuse
-socket.getaddrinfo = refuse
-socket.create_connection = refuse
 from starlette.testclient import TestClient
 from toolrouting import AsyncScriptedBackend
 from toolrouting._serve import serve_app
@@ -126,14 +106,7 @@ print(attempts)
 
 
 def test_a_server_ranks_by_meanings_with_the_network_refused() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(_OFFLINE_SERVER)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-        check=False,
-    )
+    done = offline_python(_OFFLINE_SERVER)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["200 True 3", "[]"]  # two tools and none; nothing connected
 

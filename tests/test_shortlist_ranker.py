@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
-import textwrap
 import threading
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from support.processes import offline_python
 
 import toolrouting._shortlist.ranker as ranker_module
 from toolrouting import CatalogueError, IndexedRanker, bm25_scores, default_ranker, shortlist
@@ -25,8 +22,6 @@ from toolrouting._shortlist import (
     semantic_missing,
     static_embeddings,
 )
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _tool(name: str, description: str) -> dict[str, Any]:
@@ -109,13 +104,8 @@ def test_the_least_recently_ranked_index_is_dropped_past_the_limit() -> None:
     assert "2 of 2 catalogues" in repr(ranker)
 
 
-def test_a_shortlist_asks_an_index_kept_and_checks_a_catalogue_only_when_it_indexes_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    ranker = IndexedRanker(semantic=True)
-    assert _names(shortlist(CATALOGUE, "email", 2, ranker=ranker)) == _names(
-        shortlist(copy.deepcopy(CATALOGUE), "email", 2, ranker=ranker)
-    )
+def indexes_built(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the catalogues indexed from now on, in order, as each index is built."""
     built: list[int] = []
     real = ranker_module.CatalogueIndex
 
@@ -124,6 +114,17 @@ def test_a_shortlist_asks_an_index_kept_and_checks_a_catalogue_only_when_it_inde
         return real(tools, embeddings)
 
     monkeypatch.setattr(ranker_module, "CatalogueIndex", counting)
+    return built
+
+
+def test_a_shortlist_asks_an_index_kept_and_checks_a_catalogue_only_when_it_indexes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ranker = IndexedRanker(semantic=True)
+    assert _names(shortlist(CATALOGUE, "email", 2, ranker=ranker)) == _names(
+        shortlist(copy.deepcopy(CATALOGUE), "email", 2, ranker=ranker)
+    )
+    built = indexes_built(monkeypatch)
     for query in ("email", "files", "weather"):
         shortlist(CATALOGUE, query, 2, ranker=ranker)
     assert built == []
@@ -180,21 +181,10 @@ def test_the_ranker_answers_threads_at_once_with_the_same_scores() -> None:
     assert found == [expected] * 80
 
 
-#: A fresh interpreter with every way out to the network refused: a socket's connect, a name's
-#: look-up, and the Hugging Face hub told it is offline. It loads the table, ranks, and prints
-#: the attempts it refused, which must be none.
+#: Loads the table in a fresh interpreter with the network refused, ranks, and prints the
+#: attempts refused, which must be none.
 _OFFLINE = """
-import os, socket, sys
-os.environ["HF_HUB_OFFLINE"] = "1"
-os.environ["TRANSFORMERS_OFFLINE"] = "1"
-attempts = []
-def refuse(*args, **kwargs):
-    attempts.append(repr(args)[:80])
-    raise OSError("the network is out of bounds in this test")
-socket.socket.connect = refuse
-socket.socket.connect_ex = refuse
-socket.getaddrinfo = refuse
-socket.create_connection = refuse
+import sys
 from toolrouting import IndexedRanker, shortlist
 ranker = IndexedRanker(semantic=True)
 tools = [
@@ -207,14 +197,7 @@ print("wordllama" in sys.modules, attempts)
 
 
 def test_the_table_loads_from_the_installed_wheel_with_the_network_refused() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(_OFFLINE)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-        check=False,
-    )
+    done = offline_python(_OFFLINE)
     assert done.returncode == 0, done.stderr
     # Three tools kept, by the hybrid; wordllama's own code never imported; no connection tried.
     assert done.stdout.splitlines() == ["3 True", "False []"]
