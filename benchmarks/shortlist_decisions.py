@@ -1,7 +1,7 @@
 """Large catalogues, the model's decisions: the full catalogue against the shortlist, one run.
 
 Run: .venv/bin/python benchmarks/shortlist_decisions.py  [--model PATH.gguf] [--limit N]
-         [--sizes 20,50,100,300] [--ks 8,4] [--seed 0] [--threads N]
+         [--sizes 20,50,100,300] [--ks 8,4] [--bm25] [--seed 0] [--threads N]
          [--out result.json] [--chart chart.svg] [--from-json result.json]
 
 The decision cases (``--limit`` of them spread over the set, as decisions.py picks them) are
@@ -13,7 +13,9 @@ the loop's defaults (native_ways.py's ``Routed``), per way, all ways of a case i
 - ``full``: the whole catalogue of a size, what ``RoutingLoop`` sends (``catalogue_prompt``
   under its default budget, and the route grammar of every tool);
 - ``K=8`` (each of ``--ks``): ``shortlist(tools, shortlist_query(messages), K)``, what the
-  first round of ``RoutingLoop(shortlist=K)`` offers.
+  first round of ``RoutingLoop(shortlist=K)`` offers, ranked by the default ranker (the hybrid
+  where the semantic extra is installed);
+- ``K=8 BM25`` (with ``--bm25``): the same with ``ranker=bm25_scores``, the default before.
 
 Without ``--model`` it measures the default model. Greedy, seed ``--seed``. Scored as
 versus_native.py scores a way (scoring.py): the right tool where one is expected, ``none``
@@ -47,7 +49,16 @@ from distractors import Tool, hidden_catalogues, pool
 from native_ways import Routed
 from scoring import line_chart, score, summary
 
-from toolrouting import DEFAULT_ROUTING_CAP, EmbeddedLlama, Settings, bm25_scores, shortlist, shortlist_query
+from toolrouting import (
+    DEFAULT_ROUTING_CAP,
+    EmbeddedLlama,
+    Ranker,
+    Settings,
+    bm25_scores,
+    default_ranker,
+    shortlist,
+    shortlist_query,
+)
 
 #: Room for the largest full catalogue (about 3,000 tokens under the default budget) beside a
 #: conversation.
@@ -65,8 +76,13 @@ def run_order(cases: Sequence[Case]) -> list[Case]:
 def offered(way: str, tools: list[Tool], case: Case) -> list[Tool]:
     """What the way offers of a size's catalogue."""
     if way.startswith("K="):
-        return shortlist(tools, shortlist_query(case.messages), int(way[2:]))
+        k, _, ranker = way[2:].partition(" ")
+        return shortlist(tools, shortlist_query(case.messages), int(k), ranker=RANKERS[ranker])
     return tools
+
+
+#: The ranker of a way by the word after its K: none is the default ranker.
+RANKERS: dict[str, Ranker | None] = {"": None, "BM25": bm25_scores}
 
 
 def measure(args: argparse.Namespace, out: Path) -> dict[str, Any]:
@@ -74,7 +90,7 @@ def measure(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     cases = spread(every, args.limit)
     everything = pool(every)
     _, catalogues = hidden_catalogues(cases, everything, args.sizes, args.seed)
-    ways = ["full", *(f"K={k}" for k in args.ks)]
+    ways = ["full", *(f"K={k}" for k in args.ks), *(f"K={k} BM25" for k in args.ks if args.bm25)]
     settings = Settings(temperature=0.0, seed=args.seed)
     result: dict[str, Any] = {
         "command": " ".join(sys.argv),
@@ -84,6 +100,7 @@ def measure(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         "threads": args.threads,
         "sizes": args.sizes,
         "ways": ways,
+        "ranker": repr(default_ranker()),
         "cap": DEFAULT_ROUTING_CAP,
         "tools": {
             str(size): statistics.mean(len(by_case[c.id]) for c in cases)
@@ -281,6 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="this many cases, spread evenly over the set")
     parser.add_argument("--sizes", type=_numbers, default=[20, 50, 100, 300], help="distractor counts")
     parser.add_argument("--ks", type=_numbers, default=[8, 4], help="shortlist sizes, comma-separated")
+    parser.add_argument("--bm25", action="store_true", help="each K again, ranked by BM25 alone")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int)
     parser.add_argument("--out", type=Path, default=Path("shortlist_decisions.json"))
@@ -300,7 +318,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"{result['model']}, {len(complete(result)) // per_case} of {result['cases']} cases, greedy, "
             f"seed {result['seed']}, {result['threads']} threads, routing cap {result['cap']}, "
-            f"{result['machine']}, {result.get('seconds', '?')} s in all\n"
+            f"{result['machine']}, {result.get('seconds', '?')} s in all, "
+            f"shortlists by {result.get('ranker', 'BM25')}\n"
         )
         print(outcomes_table(result), ratios_table(result), none_table(result), sep="\n\n", end="\n\n")
     return 0

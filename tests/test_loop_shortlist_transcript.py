@@ -16,7 +16,7 @@ from support.catalogues import QUESTION
 from support.drivers import Driver
 from test_loop_shortlist import ASKED, GIT, Repo, _script, offered
 
-from toolrouting import ScriptedBackend, read_transcript
+from toolrouting import IndexedRanker, ScriptedBackend, read_transcript
 from toolrouting._errors import TranscriptError
 from toolrouting._loop.transcript_format import OFFERS_VERSION, encode_header, encode_message, encode_offer
 
@@ -91,6 +91,25 @@ def test_the_recorded_offer_wins_over_another_ranker_and_catalogue_order(
     # The round recorded sends the run's bytes: its tools, in its order, through its repair.
     assert resumed[:2] == reference[1:3]
     assert offered(resumed[2]) != offered(reference[3])  # round 3 was not recorded: ranked anew
+
+
+def test_a_run_ranked_by_meanings_resumes_with_its_offers_where_words_alone_rank(
+    tmp_path: Path, driver: Driver
+) -> None:
+    """A run of the default ranker (the hybrid: the semantic extra is installed) resumed where
+    the extra is missing, BM25 alone: the recorded round sends what the run sent."""
+    whole = tmp_path / "whole.jsonl"
+    reference = _run(driver, whole).requests
+    lines = whole.read_bytes().splitlines(keepends=True)
+    words = IndexedRanker(semantic=False)
+    alone = _run(driver, tmp_path / "words.jsonl", ranker=words).requests
+    assert offered(alone[1]) != offered(reference[1])  # BM25 offers round 2 other tools
+    # Killed just after round 2's offer went on disk, before its request was answered.
+    path = tmp_path / "killed.jsonl"
+    path.write_bytes(b"".join(lines[:7]))
+    assert json.loads(lines[6])["offered"] == offered(reference[1])
+    resumed = _resume(driver, path, ranker=words).requests
+    assert resumed[:2] == reference[1:3]  # round 2 and its repair, byte for byte
 
 
 def test_a_recorded_tool_gone_from_the_catalogue_is_a_clear_error(tmp_path: Path, driver: Driver) -> None:

@@ -3,7 +3,7 @@
 Served on loopback over the scripted backend and asked through the real openai SDK, so what is
 asserted is what the backend was sent: the system message (the catalogue's instructions) and
 the route schema hold only the tools ``shortlist`` keeps for the request's conversation, with
-``none`` where ``tool_choice`` allows it. The ranking is our BM25 (``shortlist``), compared
+``none`` where ``tool_choice`` allows it. The ranking is the default ranker's (``shortlist``), compared
 with the function itself; a model's choice is never asserted.
 """
 
@@ -175,9 +175,9 @@ def test_a_history_call_off_the_shortlist_is_read_and_results_rank_the_next_turn
     server: tuple[AsyncScriptedBackend, openai.OpenAI, str],
 ) -> None:
     backend, client, _ = server
-    call = {"id": "c1", "type": "function", "function": {"name": "play_music", "arguments": '{"song":"x"}'}}
+    call = {"id": "c1", "type": "function", "function": {"name": "git_status", "arguments": '{"repo":"x"}'}}
     history: list[Any] = [
-        {"role": "user", "content": "And in euros?"},
+        {"role": "user", "content": "And now?"},
         {"role": "assistant", "content": None, "tool_calls": [call]},
         {"role": "tool", "tool_call_id": "c1", "content": "Twelve dollars, in the local currency."},
     ]
@@ -187,14 +187,14 @@ def test_a_history_call_off_the_shortlist_is_read_and_results_rank_the_next_turn
     [request] = backend.requests
     conversation = [dict(message) for message in request.messages[1:]]
     expected = kept(TOOLS, conversation)
-    assert "play_music" not in expected
+    assert "git_status" not in expected
     assert "convert_currency" in expected  # ranked in by the tool's result
     assert "convert_currency" not in kept(TOOLS, history[:1])
     assert offered(request) == [*expected, "none"]
     # The history is the whole conversation, the call off the shortlist written as its action.
     assert request.messages[2] == {
         "role": "assistant",
-        "content": '{"tool":"play_music","arguments":{"song":"x"}}',
+        "content": '{"tool":"git_status","arguments":{"repo":"x"}}',
     }
     assert shortlist_query(conversation).splitlines()[-1] == "Twelve dollars, in the local currency."
     assert called(reply) == "convert_currency"

@@ -11,7 +11,7 @@ import pytest
 from support.hostile_catalogues import HOSTILE
 
 import toolrouting
-from toolrouting import CatalogueError, Ranker, bm25_scores, shortlist, shortlist_query
+from toolrouting import CatalogueError, IndexedRanker, Ranker, bm25_scores, shortlist, shortlist_query
 from toolrouting._shortlist import query_terms, terms
 
 
@@ -51,28 +51,52 @@ def test_names_are_read_as_words_at_underscores_dots_dashes_and_case_changes() -
     assert query_terms("What is the weather, the weather in Köln?") == ["what", "weather", "köln"]
 
 
-def test_a_tool_is_found_by_the_words_of_its_name_description_and_parameters() -> None:
-    assert _names(shortlist(CATALOGUE, "weather in Paris", 1)) == ["get_weather"]
-    assert _names(shortlist(CATALOGUE, "What is the HTTP status of my working tree?", 1)) == ["git_status"]
-    assert _names(shortlist(CATALOGUE, "my RepoPath please", 1)) == ["git_status"]  # a parameter's name
-    assert _names(shortlist(CATALOGUE, "in Fahrenheit", 1)) == ["convert_units"]  # an enum value
-    assert _names(shortlist(CATALOGUE, "the target unit", 1)) == ["convert_units"]  # a parameter's text
-    assert _names(shortlist(CATALOGUE, "emails", 1)) == ["send_email"]  # stemmed
+#: BM25 unindexed, and indexed: the same scores, so every BM25 guarantee holds for both.
+BM25_RANKERS = [
+    pytest.param(bm25_scores, id="bm25_scores"),
+    pytest.param(IndexedRanker(semantic=False), id="indexed"),
+]
 
 
-def test_the_kept_tools_come_in_catalogue_order_and_are_the_callers_declarations() -> None:
-    kept = shortlist(CATALOGUE, "status of the email I sent about the weather", 3)
+@pytest.mark.parametrize("bm25", BM25_RANKERS)
+def test_a_tool_is_found_by_the_words_of_its_name_description_and_parameters(bm25: Ranker) -> None:
+    def best(query: str) -> list[str]:
+        return _names(shortlist(CATALOGUE, query, 1, ranker=bm25))
+
+    assert best("weather in Paris") == ["get_weather"]
+    assert best("What is the HTTP status of my working tree?") == ["git_status"]
+    assert best("my RepoPath please") == ["git_status"]  # a parameter's name
+    assert best("in Fahrenheit") == ["convert_units"]  # an enum value
+    assert best("the target unit") == ["convert_units"]  # a parameter's text
+    assert best("emails") == ["send_email"]  # stemmed
+
+
+@pytest.mark.parametrize("bm25", BM25_RANKERS)
+def test_the_kept_tools_come_in_catalogue_order_and_are_the_callers_declarations(bm25: Ranker) -> None:
+    kept = shortlist(CATALOGUE, "status of the email I sent about the weather", 3, ranker=bm25)
     assert _names(kept) == ["get_weather", "send_email", "git_status"]
     assert all(any(tool is given for given in CATALOGUE) for tool in kept)
+    for tool in shortlist(CATALOGUE, "status of the email I sent about the weather", 3):  # the default's
+        assert any(tool is given for given in CATALOGUE)
 
 
-def test_ranking_is_deterministic_and_ties_go_to_the_earlier_tool() -> None:
-    scores = bm25_scores(CATALOGUE, "weather email")
-    assert scores == bm25_scores(copy.deepcopy(CATALOGUE), "weather email")
-    assert _names(shortlist(CATALOGUE, "nothing here matches", 2)) == ["get_weather", "send_email"]
+@pytest.mark.parametrize("bm25", BM25_RANKERS)
+def test_ranking_is_deterministic_and_ties_go_to_the_earlier_tool(bm25: Ranker) -> None:
+    scores = bm25(CATALOGUE, "weather email")
+    assert (
+        scores == bm25(copy.deepcopy(CATALOGUE), "weather email") == bm25_scores(CATALOGUE, "weather email")
+    )
+    assert _names(shortlist(CATALOGUE, "nothing here matches", 2, ranker=bm25)) == [
+        "get_weather",
+        "send_email",
+    ]
     twins = [_tool(f"twin_{i}", "Read the notes.") for i in range(6)]
-    assert _names(shortlist(twins, "read notes", 3)) == ["twin_0", "twin_1", "twin_2"]
-    assert _names(shortlist(list(reversed(twins)), "read notes", 3)) == ["twin_5", "twin_4", "twin_3"]
+    assert _names(shortlist(twins, "read notes", 3, ranker=bm25)) == ["twin_0", "twin_1", "twin_2"]
+    assert _names(shortlist(list(reversed(twins)), "read notes", 3, ranker=bm25)) == [
+        "twin_5",
+        "twin_4",
+        "twin_3",
+    ]
 
 
 def test_a_tool_sharing_no_word_scores_zero_and_a_matching_one_more() -> None:
@@ -152,7 +176,8 @@ def test_the_query_is_the_question_and_the_results_read_not_the_instructions_nor
         {"role": "tool", "content": "umbrella advised"},
     ]
     assert shortlist_query(messages) == "Is it raining in Oslo?\noslo-forecast.txt\numbrella advised"
-    assert _names(shortlist(CATALOGUE, messages, 1)) == ["get_weather"]  # "forecast" is nowhere else
+    # "forecast" is nowhere else
+    assert _names(shortlist(CATALOGUE, messages, 1, ranker=bm25_scores)) == ["get_weather"]
     assert shortlist_query([]) == ""
 
 
@@ -196,5 +221,5 @@ def test_hostile_catalogues_are_ranked_or_refused_by_the_catalogue_checks(name: 
 
 
 def test_the_shortlist_names_are_exported_at_the_top() -> None:
-    for name in ("Ranker", "bm25_scores", "shortlist", "shortlist_query"):
+    for name in ("IndexedRanker", "Ranker", "bm25_scores", "default_ranker", "shortlist", "shortlist_query"):
         assert name in toolrouting.__all__

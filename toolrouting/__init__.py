@@ -156,7 +156,7 @@ from ._serve import serve_app, server_config
 
 # isort: split
 # --- the shortlist: a large catalogue narrowed to the tools ranked best for the conversation ---
-from ._shortlist import Ranker, bm25_scores, shortlist, shortlist_query
+from ._shortlist import IndexedRanker, Ranker, bm25_scores, default_ranker, shortlist, shortlist_query
 
 # isort: split
 # --- grounding: whether a call's required arguments come from the conversation, and abstention ---
@@ -316,8 +316,10 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "serve_app",
     "server_config",
     # the shortlist
+    "IndexedRanker",
     "Ranker",
     "bm25_scores",
+    "default_ranker",
     "shortlist",
     "shortlist_query",
     # grounding

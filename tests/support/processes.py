@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
-__all__ = ["ROOT", "python_m", "stop"]
+__all__ = ["ROOT", "offline_python", "python_m", "stop"]
 
 #: The checkout: where ``python -m toolrouting`` runs, as a user's shell would.
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,6 +30,36 @@ def python_m(
         cwd=ROOT,
         env={**environment, "OMP_WAIT_POLICY": "passive", **(env or {})},
         timeout=timeout,
+        check=False,
+    )
+
+
+#: What a script run by :func:`offline_python` starts with: every way out to the network
+#: refused (a socket's connect, a name's look-up, a connection made for it) and each attempt
+#: kept in ``attempts``; the Hugging Face hub told it is offline besides.
+_OFFLINE = """
+import os, socket
+os.environ["HF_HUB_OFFLINE"] = "1"
+attempts = []
+def refuse(*args, **kwargs):
+    attempts.append(repr(args)[:80])
+    raise OSError("the network is out of bounds in this test")
+socket.socket.connect = refuse
+socket.socket.connect_ex = refuse
+socket.getaddrinfo = refuse
+socket.create_connection = refuse
+"""
+
+
+def offline_python(script: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``script`` in a fresh interpreter with the network refused (it may print ``attempts``,
+    the connections tried); a failure's stderr is in the result."""
+    return subprocess.run(
+        [sys.executable, "-c", _OFFLINE + textwrap.dedent(script)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
         check=False,
     )
 

@@ -126,7 +126,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         type=positive,
         metavar="K",
         help="offer each round only the K tools ranked best for the question and the results read "
-        "(BM25), and the tools the run has called, when the tools are more than K (default: every tool)",
+        "(by the default ranker), and the tools the run has called, when the tools are more than K "
+        "(default: every tool)",
     )
     parser.add_argument(
         "--abstain",

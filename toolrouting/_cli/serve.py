@@ -19,6 +19,7 @@ from pathlib import Path
 from .._grounding import ABSTAIN_POLICIES
 from .._limits import DEFAULT_ROUTING_CAP
 from .._serve import SERVE_ANSWER_TOKENS
+from .._shortlist import IndexedRanker, default_ranker
 from .arguments import Subparsers, UsageError, positive
 from .exits import DONE
 from .http_backend import add_http_backend_options, api_key
@@ -28,6 +29,8 @@ __all__ = ["KEY_VARIABLE", "add_serve"]
 
 #: The environment variable read for the key clients must send, when ``--require-key`` is absent.
 KEY_VARIABLE = "TOOLROUTING_SERVE_KEY"
+#: What ``--ranker`` takes.
+RANKERS = ("hybrid", "bm25")
 
 
 def add_serve(subparsers: Subparsers) -> None:
@@ -86,8 +89,14 @@ def add_serve(subparsers: Subparsers) -> None:
         type=positive,
         metavar="K",
         help="offer a request of more than K tools only the K ranked best for its conversation "
-        "(BM25 over the user messages and tool results), after its tool_choice narrows them "
-        "(default: every tool)",
+        "(its user messages and tool results), after its tool_choice narrows them (default: every tool)",
+    )
+    parser.add_argument(
+        "--ranker",
+        choices=RANKERS,
+        help="what ranks a --shortlist, each catalogue indexed once: hybrid, the meaning of the words "
+        "beside BM25 (the semantic extra), or bm25, the words alone (default: hybrid where the "
+        "semantic extra is installed, bm25 where not)",
     )
     parser.add_argument(
         "--abstain",
@@ -119,6 +128,7 @@ def _serve(args: argparse.Namespace) -> int:
     except ImportError as error:
         raise UsageError(f"toolrouting serve needs pip install 'toolrouting[serve]' ({error})") from None
     require_key = args.require_key or os.environ.get(KEY_VARIABLE) or None
+    ranker = _ranker(args.ranker, args.shortlist)
     listener = _listener(args.host, args.port)
     try:
         backend = async_model_backend(args)  # loads the embedded model before the event loop starts
@@ -134,15 +144,41 @@ def _serve(args: argparse.Namespace) -> int:
             max_calls=args.max_calls,
             shortlist=args.shortlist,
             abstain=args.abstain,
+            ranker=ranker,
         )
         host, port = listener.getsockname()[:2]
         config = server_config(app, host=host, port=port, log_level="warning" if args.quiet else "info")
         # Said even with --quiet: with --port 0 it is the only place the port is told.
         print(f"toolrouting: serving http://{host}:{port}/v1", file=sys.stderr, flush=True)
+        if args.shortlist is not None and not args.quiet:
+            print(f"toolrouting: {_ranked_by(args.shortlist, ranker)}", file=sys.stderr, flush=True)
         asyncio.run(uvicorn.Server(config).serve(sockets=[listener]))
     finally:
         listener.close()
     return DONE
+
+
+def _ranker(name: str | None, shortlist: int | None) -> IndexedRanker | None:
+    """The ranker ``--ranker`` names (``None``: the default), or a usage error that says why not."""
+    if name is not None and shortlist is None:
+        raise UsageError("--ranker ranks the tools of --shortlist K; give --shortlist too")
+    if name is None or shortlist is None:
+        return default_ranker() if shortlist is not None else None
+    if name == "bm25":
+        return IndexedRanker(semantic=False)
+    try:
+        return IndexedRanker(semantic=True)
+    except ImportError as error:
+        raise UsageError(f"--ranker hybrid: {error}") from None
+
+
+def _ranked_by(shortlist: int, ranker: IndexedRanker | None) -> str:
+    """What the server's shortlist offers and what ranks it: the fallback said, and why."""
+    offered = f"a request of more than {shortlist} tools is offered the {shortlist} ranked best"
+    if ranker is None or ranker.semantic:
+        return f"{offered} by the meaning of its words and BM25"
+    reason = f" ({ranker.fallback})" if ranker.fallback else ""
+    return f"{offered} by BM25 alone{reason}"
 
 
 def _listener(host: str, port: int) -> socket.socket:

@@ -22,7 +22,7 @@ from .._errors import TranscriptError
 from .._limits import SHORTLIST_KEPT_TOOLS
 from .._names import NONE_TOOL
 from .._route_schema import route_tool_names
-from .._shortlist import Ranker, shortlist
+from .._shortlist import Ranker, checked_ranker, shortlist
 from .effects import CommitOffer, Effect
 from .repair_feedback import is_repair_message
 from .result import Action
@@ -40,11 +40,7 @@ def checked_shortlist(k: object, ranker: object) -> tuple[int | None, Ranker | N
     (or ``None``), a ranker a callable, given only with K."""
     if k is not None:
         check_count("shortlist", k, 1)
-    if ranker is not None and not callable(ranker):
-        raise TypeError(f"ranker= takes a callable (tools, query) -> scores, not {type(ranker).__name__}")
-    if ranker is not None and k is None:
-        raise TypeError("ranker= ranks the tools of shortlist=K; give shortlist= too")
-    return k, ranker  # type: ignore[return-value]  # checked above
+    return k, checked_ranker(ranker, k)  # type: ignore[return-value,arg-type]  # k checked above
 
 
 def offer_effects(

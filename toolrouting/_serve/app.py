@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from .._backends import AsyncBackend, AsyncEmbeddedLlama
 from .._grounding import AbstainPolicy
 from .._limits import DEFAULT_ROUTING_CAP
+from .._shortlist import Ranker
 from .limits import SERVE_ANSWER_TOKENS, SERVE_EMBEDDED_QUEUE, SERVE_MAX_BODY_BYTES, SERVE_MAX_IN_FLIGHT
 from .serving import RoutedServing
 
@@ -39,6 +40,7 @@ def serve_app(
     max_calls: int = 1,
     shortlist: int | None = None,
     abstain: AbstainPolicy = "off",
+    ranker: Ranker | None = None,
 ) -> Starlette:
     """The server over ``backend``, with every front (chat completions, Responses, Messages): a
     Starlette app.
@@ -53,10 +55,13 @@ def serve_app(
     ``max_calls`` above 1 lets a decision make up to that many calls when the request's
     ``parallel_tool_calls`` is true or absent (docs/serve.md). ``shortlist=K`` offers a request
     of more than K tools only the K ranked best for its conversation, in the instructions and
-    the route (docs/serve.md, "Large catalogues"); ``None`` offers every tool. ``abstain="grounding"``
-    answers a decision under ``tool_choice`` auto whose required arguments the conversation does
-    not give, saying what was missing, instead of handing out its call (docs/serve.md,
-    "Abstention"). Needs the ``serve`` extra
+    the route (docs/serve.md, "Large catalogues"); ``None`` offers every tool. ``ranker`` ranks
+    them (given only with ``shortlist``): ``None`` is :func:`default_ranker`, which indexes each
+    catalogue once, keyed on its bytes, and ranks by meanings and BM25 where the ``semantic``
+    extra is installed, by BM25 alone where not; any :class:`Ranker` may replace it.
+    ``abstain="grounding"`` answers a decision under ``tool_choice`` auto whose required
+    arguments the conversation does not give, saying what was missing, instead of handing out its
+    call (docs/serve.md, "Abstention"). Needs the ``serve`` extra
     (``pip install 'toolrouting[serve]'``).
     """
     try:
@@ -84,6 +89,7 @@ def serve_app(
             max_calls=max_calls,
             shortlist=shortlist,
             abstain=abstain,
+            ranker=ranker,
         ),
         admission=Admission(in_flight or _in_flight(backend)),
         model=model,

@@ -8,8 +8,10 @@ server caches, is the same whichever choice a request makes.
 
 A server with a shortlist of ``K`` narrows a request of more than ``K`` tools: the tools its
 ``tool_choice`` leaves (every tool, the ``allowed_tools`` list, or the named tool) are ranked
-against the conversation, its user messages and tool results (``shortlist``), and the best
-``K`` kept, in catalogue order; ``K`` or fewer are kept whole, unranked. The instructions and
+against the conversation, its user messages and tool results (``shortlist``, by the server's
+ranker: the default indexes each catalogue once, keyed on its bytes, so a client that sends
+the same tools with every request pays its index once), and the best ``K`` kept, in catalogue
+order; ``K`` or fewer are kept whole, unranked. The instructions and
 the route then list those alone, and the offer is keyed by them, so two requests that offer
 the same tools share one. A request of ``K`` tools or fewer is planned as without a shortlist.
 
@@ -40,6 +42,7 @@ from .._errors import ChatRequestError
 from .._loop import answer_conversation, instructed
 from .._route_schema import route_schema, route_tool_names
 from .._settings import Settings
+from .._shortlist import Ranker
 from .._shortlist import shortlist as shortlisted
 from .conversation import Conversation, ends_with_user
 from .protocol import ServeRequest
@@ -97,6 +100,7 @@ def decision_of(
     *,
     max_calls: int = 1,
     shortlist: int | None = None,
+    ranker: Ranker | None = None,
 ) -> Decision | None:
     """The decision a request asks for, ``None`` when it asks only for text.
 
@@ -105,7 +109,8 @@ def decision_of(
     is built (:func:`offer_of`). ``max_calls`` is the server's: the instructions always say it,
     so the system message is the same whatever a request's ``parallel_tool_calls``, and the
     route takes that many calls unless the request sets ``parallel_tool_calls`` false.
-    ``shortlist`` is the server's too: the most tools a decision offers, every tool when ``None``.
+    ``shortlist`` is the server's too: the most tools a decision offers, every tool when ``None``,
+    ranked by ``ranker`` (``None``: :func:`default_ranker`).
     """
     choice = request.tool_choice
     if not request.tools or choice.mode == "none":
@@ -113,7 +118,7 @@ def decision_of(
     calls = max_calls if request.parallel_tool_calls else 1
     asked: list[Any] = [request.tools, choice.mode, choice.names]
     if shortlist is not None and len(request.tools) > shortlist:
-        asked = [shortlisted_tools(request, conversation, shortlist), choice.mode, None]
+        asked = [shortlisted_tools(request, conversation, shortlist, ranker), choice.mode, None]
     answer = request.response_format if choice.mode == "auto" else None
     if max_calls > 1 or answer is not None:  # one call's key stays the key it always was
         asked += [max_calls, calls]
@@ -137,16 +142,18 @@ def decision_of(
     )
 
 
-def shortlisted_tools(request: ServeRequest, conversation: Conversation, k: int) -> list[dict[str, Any]]:
+def shortlisted_tools(
+    request: ServeRequest, conversation: Conversation, k: int, ranker: Ranker | None = None
+) -> list[dict[str, Any]]:
     """The tools a decision offers under a shortlist of ``k``: the ``k`` of those the request's
-    ``tool_choice`` leaves that rank best for the conversation, in catalogue order."""
+    ``tool_choice`` leaves that ``ranker`` ranks best for the conversation, in catalogue order."""
     chosen = request.tool_choice.names
     tools = list(request.tools)
     if chosen is not None:
         names = route_tool_names(tools)  # the whole catalogue checked, so an error names its index
         tools = [tool for tool, name in zip(tools, names, strict=True) if name in chosen]
     # Unnarrowed, the ranked catalogue is the request's, checked there with the same indices.
-    return shortlisted(tools, conversation.messages, k)
+    return shortlisted(tools, conversation.messages, k, ranker=ranker)
 
 
 def offer_of(key: str) -> Offer:

@@ -3,7 +3,8 @@ decision, then the answer when the decision is ``none``.
 
 A decision makes one call, or with ``max_calls`` above 1 (and the request's
 ``parallel_tool_calls`` not false) up to that many, each under its own call id. With a
-``shortlist`` of K, a request of more than K tools is offered the K ranked best (``plan``).
+``shortlist`` of K, a request of more than K tools is offered the K its ``ranker`` ranks best
+(``plan``): by default the process's ``default_ranker``, whose index of each catalogue is kept.
 
 The client drives its own loop, so the server never runs a tool and never asks twice: a reply
 that is not a valid action (cut at the routing cap, or from a server that ignores the route)
@@ -34,6 +35,7 @@ from .._result_messages import routed_call_id
 from .._route_schema import answer_head, route_schema
 from .._routed_backend import routed_backend
 from .._settings import Settings
+from .._shortlist import Ranker, checked_ranker, default_ranker
 from .call_pieces import CallStream, several_pieces
 from .conversation import Conversation, arguments_text, conversation_of
 from .limits import SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
@@ -57,6 +59,7 @@ class RoutedServing:
         max_calls: int = 1,
         shortlist: int | None = None,
         abstain: AbstainPolicy = "off",
+        ranker: Ranker | None = None,
     ) -> None:
         route_schema([], max_calls=max_calls)  # refuses a bad max_calls now, not at a request
         self.abstain = checked_policy(abstain)
@@ -64,6 +67,9 @@ class RoutedServing:
         self.cap = cap
         self.max_calls = max_calls
         self.shortlist = _checked_shortlist(shortlist)
+        # The ranker of a shortlist, chosen (and the default's table loaded) when the server is made.
+        chosen = checked_ranker(ranker, self.shortlist)
+        self.ranker = default_ranker() if chosen is None and self.shortlist is not None else chosen
         self.answer_tokens = answer_tokens
         self.spaced = bool(getattr(backend.settings, "spaced", False))
         # The one cache: each catalogue and choice a client sends, built once.
@@ -197,6 +203,7 @@ class RoutedServing:
                 lambda key: self._routes(key).offer,
                 max_calls=self.max_calls,
                 shortlist=self.shortlist,
+                ranker=self.ranker,
             )
             if decision is None:
                 return None
