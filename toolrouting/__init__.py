@@ -162,6 +162,7 @@ from ._shortlist import Ranker, bm25_scores, shortlist, shortlist_query
 # --- grounding: whether a call's required arguments come from the conversation, and abstention ---
 from ._grounding import (
     ABSTAIN_POLICIES,
+    ABSTAIN_SHARE,
     AbstainPolicy,
     Evidence,
     Grounding,
@@ -322,6 +323,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "shortlist_query",
     # grounding
     "ABSTAIN_POLICIES",
+    "ABSTAIN_SHARE",
     "AbstainPolicy",
     "Evidence",
     "Grounding",
