@@ -173,9 +173,10 @@ def _with_distractors(entry: Record, everything: Sequence[Record], count: int, s
     """``entry`` with ``count`` functions of other cases drawn for it, its own at seeded places."""
     if count == 0:
         return entry
-    own = [function["name"] for function in entry["function"]]
+    # As the handler sends them: a dot in a name is an underscore, so "a.b" is "a_b" too.
+    own = {function["name"].replace(".", "_") for function in entry["function"]}
     rng = random.Random(f"{seed}:{entry['id']}")
-    drawn = rng.sample([function for function in everything if function["name"] not in own], count)
+    drawn = rng.sample([f for f in everything if f["name"].replace(".", "_") not in own], count)
     for function in entry["function"]:
         drawn.insert(rng.randrange(len(drawn) + 1), function)
     return {**entry, "function": drawn}
@@ -274,8 +275,7 @@ def _cases(
             yield category, sent, prompts[entry["id"]], answers.get(entry["id"])
 
 
-# As benchmarks/bfcl_grounding.py fits and holds out: by the parity of the id's number.
-HALVES = ("fit", "held-out")
+HALVES = ("fit", "held-out")  # as benchmarks/bfcl_grounding.py splits them: by the id's parity
 
 
 def _in_half(case: str, half: str | None) -> bool:
