@@ -173,9 +173,10 @@ def _with_distractors(entry: Record, everything: Sequence[Record], count: int, s
     """``entry`` with ``count`` functions of other cases drawn for it, its own at seeded places."""
     if count == 0:
         return entry
-    own = [function["name"] for function in entry["function"]]
+    # As the handler sends them: a dot in a name is an underscore, so "a.b" is "a_b" too.
+    own = {function["name"].replace(".", "_") for function in entry["function"]}
     rng = random.Random(f"{seed}:{entry['id']}")
-    drawn = rng.sample([function for function in everything if function["name"] not in own], count)
+    drawn = rng.sample([f for f in everything if f["name"].replace(".", "_") not in own], count)
     for function in entry["function"]:
         drawn.insert(rng.randrange(len(drawn) + 1), function)
     return {**entry, "function": drawn}
@@ -245,20 +246,21 @@ def _run_case(handler: Any, category: str, entry: Record, prompt: Record, answer
 
 
 def _cases(
-    categories: Sequence[str], count: int, distractors: int, seed: int
+    categories: Sequence[str], args: argparse.Namespace
 ) -> Iterator[tuple[str, Record, Record, Record | None]]:
-    """``(category, entry as sent, prompt as scored, answer)`` of the first ``count`` of each category."""
+    """``(category, entry as sent, prompt as scored, answer)`` of the first ``--cases`` of each
+    category, those of ``--half`` only when one is named."""
     from bfcl_eval.utils import (
         is_relevance_or_irrelevance,
         load_dataset_entry,
         load_ground_truth_entry,
     )
 
-    everything = _function_pool() if distractors else []
+    everything = _function_pool() if args.distractors else []
     for category in categories:
         # As the leaderboard runs them: generation reads the entries with the language hint,
         # evaluation reads the functions without it.
-        entries = load_dataset_entry(category)[:count]
+        entries = [e for e in load_dataset_entry(category)[: args.cases] if _in_half(e["id"], args.half)]
         prompts = {
             p["id"]: p
             for p in load_dataset_entry(category, include_prereq=False, include_language_specific_hint=False)
@@ -269,8 +271,15 @@ def _cases(
             else {a["id"]: a for a in load_ground_truth_entry(category)}
         )
         for entry in entries:
-            sent = _with_distractors(entry, everything, distractors, seed)
+            sent = _with_distractors(entry, everything, args.distractors, args.seed)
             yield category, sent, prompts[entry["id"]], answers.get(entry["id"])
+
+
+HALVES = ("fit", "held-out")  # as benchmarks/bfcl_grounding.py splits them: by the id's parity
+
+
+def _in_half(case: str, half: str | None) -> bool:
+    return half is None or (int(case.rsplit("_", 1)[1]) % 2 == 0) == (half == "fit")
 
 
 def summary(records: Sequence[Record]) -> list[str]:
@@ -302,22 +311,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     given = given[: given.index("--")] if "--" in given else given
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--model", required=True, type=Path, help="the GGUF model served")
+    parser.add_argument("--api", choices=("chat", "responses"), default="chat", help="the handler")
+    parser.add_argument("--categories", default="simple_python", help="comma-separated")
+    parser.add_argument("--cases", type=int, default=30, help="the first N of each category")
     parser.add_argument(
-        "--api",
-        choices=("chat", "responses"),
-        default="chat",
-        help="the handler (default chat)",
-    )
-    parser.add_argument(
-        "--categories",
-        default="simple_python",
-        help="comma-separated (default simple_python)",
-    )
-    parser.add_argument(
-        "--cases",
-        type=int,
-        default=30,
-        help="the first N cases of each category (default 30)",
+        "--half",
+        choices=HALVES,
+        help="of those, only the fit half (an even-numbered id) or the held-out half (an odd one)",
     )
     parser.add_argument(
         "--way",
@@ -371,7 +371,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     with contextlib.ExitStack() as stack:
         handlers = {way.name: _handler(args.api, stack.enter_context(_started(way, args))) for way in ways}
-        for category, entry, prompt, answer in _cases(categories, args.cases, args.distractors, args.seed):
+        for category, entry, prompt, answer in _cases(categories, args):
             for way in ways:
                 if (way.name, entry["id"]) in done:
                     continue

@@ -2,8 +2,9 @@
 
 One test per rule of normalisation (numbers and number words, magnitudes, dates and times,
 case and punctuation, lists element by element, texts by their words), which arguments are
-checked, what counts as the conversation, and what grounding cannot see: values a model
-derives rightly that the conversation never writes.
+checked, what counts as the conversation, when the ``grounding`` policy abstains (half of a
+call's checked arguments ungrounded), and what grounding cannot see: values a model derives
+rightly that the conversation never writes.
 """
 
 from __future__ import annotations
@@ -14,7 +15,14 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolrouting._grounding import Evidence, checked_arguments, conversation_evidence, grounding
+from toolrouting._grounding import (
+    ABSTAIN_SHARE,
+    Evidence,
+    abstention,
+    checked_arguments,
+    conversation_evidence,
+    grounding,
+)
 
 _NUMBER_WORDS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
 _NUMBER_WORDS += " fifteen sixteen seventeen eighteen nineteen"
@@ -264,6 +272,37 @@ def test_the_reason_names_the_tool_and_what_is_missing() -> None:
     assert found.share == 1.0
     assert found.reason() == "get_weather needs city and days, which the conversation does not give"
     assert found.ungrounded[1].missing == "the number 3"
+
+
+# When the policy abstains.
+
+
+def test_grounding_abstains_when_half_of_a_calls_checked_arguments_are_ungrounded() -> None:
+    parameters = {
+        "type": "object",
+        "properties": {name: {"type": "string"} for name in ("origin", "destination", "airline")},
+        "required": ["origin", "destination", "airline"],
+    }
+    evidence = conversation_evidence([{"role": "user", "content": "A flight from Oslo to Rome, please."}])
+
+    def held(**arguments: str) -> tuple[str, ...] | None:
+        found = abstention("grounding", [("book", arguments, parameters)], evidence)
+        assert abstention("off", [("book", arguments, parameters)], evidence) is None
+        return None if found is None else found.arguments
+
+    assert ABSTAIN_SHARE == 0.5
+    assert held(origin="Oslo", destination="Rome", airline="SAS") is None  # one of three
+    assert held(origin="Oslo", destination="Paris", airline="SAS") == ("destination", "airline")
+    assert held(origin="Bergen") == ("origin",)  # one of one checked: the arguments left out are not
+    assert held() is None  # nothing filled, nothing invented
+    one = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    calls = [("book", {"origin": "Oslo"}, parameters), ("get_weather", {"city": "Lima"}, one)]
+    found = abstention("grounding", calls, evidence)
+    assert found is not None
+    assert (found.tool, found.reason) == (
+        "get_weather",
+        "get_weather needs city, which the conversation does not give",
+    )
 
 
 # What counts as the conversation.

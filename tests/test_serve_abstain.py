@@ -163,7 +163,7 @@ def test_a_later_call_is_grounded_by_an_earlier_result(
     assert "get_weather needs city" in backend.requests[1].messages[-1]["content"]
 
 
-def test_responses_answers_a_call_the_conversation_cannot_fill(
+def test_responses_answers_a_call_the_conversation_cannot_fill_unless_one_is_demanded(
     backend: AsyncScriptedBackend, client: openai.OpenAI
 ) -> None:
     flat: Any = [{"type": "function", **WEATHER["function"]}]
@@ -178,6 +178,13 @@ def test_responses_answers_a_call_the_conversation_cannot_fill(
         final = stream.get_final_response()
     assert final.output_text == ANSWER
     _asked_why(backend)
+    backend.requests.clear()
+    backend.enqueue(CALL)
+    demanded = client.responses.create(
+        model="scripted", input="Will it rain tomorrow?", tools=flat, tool_choice="required"
+    )
+    assert [item.type for item in demanded.output] == ["function_call"]
+    assert len(backend.requests) == 1
 
 
 def test_messages_answers_a_call_the_conversation_cannot_fill_unless_one_is_demanded(

@@ -162,6 +162,7 @@ from ._shortlist import IndexedRanker, Ranker, bm25_scores, default_ranker, shor
 # --- grounding: whether a call's required arguments come from the conversation, and abstention ---
 from ._grounding import (
     ABSTAIN_POLICIES,
+    ABSTAIN_SHARE,
     AbstainPolicy,
     Evidence,
     Grounding,
@@ -324,6 +325,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "shortlist_query",
     # grounding
     "ABSTAIN_POLICIES",
+    "ABSTAIN_SHARE",
     "AbstainPolicy",
     "Evidence",
     "Grounding",

@@ -3,16 +3,17 @@
 The numbers a text names (``numbers``), its dates and times (``dates``), its words compared
 without case, accents, punctuation or plurals (``words``); a conversation read into the evidence
 a call is checked against (``evidence``); a call's arguments held against it (``check``); and
-abstention, the policy that turns a decision with an ungrounded argument into ``none`` (``policy``).
+abstention, the policy that turns a decision whose call lacks half its arguments into ``none`` (``policy``).
 Pure functions of their arguments: no model, no I/O.
 """
 
 from .check import WORD_SHARE, Grounding, Kind, Ungrounded, checked_arguments, grounding
 from .evidence import Evidence, conversation_evidence
-from .policy import ABSTAIN_POLICIES, AbstainPolicy, Abstention, abstention, checked_policy
+from .policy import ABSTAIN_POLICIES, ABSTAIN_SHARE, AbstainPolicy, Abstention, abstention, checked_policy
 
 __all__ = [
     "ABSTAIN_POLICIES",
+    "ABSTAIN_SHARE",
     "WORD_SHARE",
     "AbstainPolicy",
     "Abstention",
