@@ -326,7 +326,7 @@ IMAGE = {"type": "image", "source": {"type": "url", "url": "https://example.com/
         ),
         ({"tool_choice": {"type": "any"}}, "tool_choice: tool_choice 'any' needs tools"),
         ({"temperature": 1.5}, "temperature: temperature is between 0 and 1"),
-        ({"messages": [{"role": "system", "content": "x"}]}, "messages[0].role: the role 'system'"),
+        ({"messages": [{"role": "tool", "content": "x"}]}, "messages[0].role: the role 'tool'"),
         (
             {
                 "messages": [

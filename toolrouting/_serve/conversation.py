@@ -199,5 +199,7 @@ class _Built:
 
 
 def ends_with_user(messages: Sequence[Message]) -> bool:
-    """Whether a decision can be asked: the conversation ends with a user message or a result."""
-    return bool(messages) and messages[-1]["role"] == "user"
+    """Whether a decision can be asked: the conversation ends with a user message or a result,
+    with only system text after it (a client may add its reminders after the question)."""
+    turns = [message for message in messages if message["role"] != "system"]
+    return bool(turns) and turns[-1]["role"] == "user"

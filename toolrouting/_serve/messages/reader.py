@@ -17,9 +17,10 @@ from typing import Any
 
 from ..._errors import ChatRequestError
 from ..._json import is_count
+from ..._route_schema import route_tool_names
 from .. import fields
 from ..protocol import ServeRequest, ToolChoice
-from .turns import read_turns
+from .turns import read_turns, referenced_tools
 
 __all__ = ["read_messages_request"]
 
@@ -47,7 +48,11 @@ def read_messages_request(body: object, *, spaced: bool, counting: bool = False)
     top_k = body.get("top_k")
     if top_k is not None and not is_count(top_k, 0):
         raise ChatRequestError(f"top_k is a non-negative integer, not {fields.shown_value(top_k)}", "top_k")
-    tools = fields.declared_tools(body.get("tools"), "tools", _declaration)
+    tools = _offered(
+        fields.declared_tools(body.get("tools"), "tools", _declaration),
+        body.get("tools"),
+        referenced_tools(body.get("messages")),
+    )
     choice = body.get("tool_choice")
     return ServeRequest(
         model=model,
@@ -81,6 +86,25 @@ def _refuse_unserved(body: Mapping[str, Any]) -> None:
             "structured output is not served: the server constrains the tool decision itself",
             "output_config.format",
         )
+
+
+def _offered(
+    declared: tuple[dict[str, Any], ...], sent: object, referenced: frozenset[str]
+) -> tuple[dict[str, Any], ...]:
+    """The tools a decision may offer: every one but those declared ``defer_loading: true`` that
+    no ``tool_reference`` in the conversation has loaded (a deferred tool is not shown to the
+    model until a tool search finds it; Claude Code declares a placeholder it says never to call).
+    The whole catalogue is checked first, so an error names a tool by its index as sent."""
+    if not isinstance(sent, list) or not any(
+        isinstance(t, Mapping) and t.get("defer_loading") is True for t in sent
+    ):
+        return declared
+    route_tool_names(list(declared))
+    return tuple(
+        tool
+        for tool, given in zip(declared, sent, strict=True)
+        if given.get("defer_loading") is not True or tool["function"]["name"] in referenced
+    )
 
 
 def _stops(value: object) -> tuple[str, ...]:

@@ -1,14 +1,17 @@
 """An Anthropic Messages request's ``system`` and ``messages`` read into the core's messages.
 
-``system`` becomes a system message; an assistant's ``tool_use`` blocks its tool calls, their
-``input`` written as the route grammar writes arguments (compact or spaced as the backend's
-settings say), so a call this server made comes back as the bytes the backend wrote; a user's
-``tool_result`` blocks the tool messages that answer them by ``tool_use_id``. A block of a kind
+``system`` becomes a system message, and so does a ``system`` turn inside ``messages``, in its
+place (Claude Code sends its environment and its reminders so, after the first question); an
+assistant's ``tool_use`` blocks its tool calls, their ``input`` written as the route grammar
+writes arguments (compact or spaced as the backend's settings say), so a call this server made
+comes back as the bytes the backend wrote; a user's ``tool_result`` blocks the tool messages
+that answer them by ``tool_use_id``. A block of a kind
 the server cannot honour (an image, a document, thinking) is refused by its place.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -19,16 +22,44 @@ from ..conversation import written_arguments
 from ..fields import flag, json_kind, known_role, shown_value
 from ..protocol import InMessage, ToolCall
 
-__all__ = ["read_turns"]
+__all__ = ["read_turns", "referenced_tools"]
 
 #: How text blocks are joined into one message's text: as separate paragraphs.
 _BLOCKS_JOINED = "\n\n"
+#: A ``tool_reference`` block in a result, as the text the backend reads: the tool it loaded,
+#: which the decision then offers.
+_LOADED = "Tool loaded: "
 
 
 def read_turns(system: object, messages: object, *, spaced: bool) -> tuple[InMessage, ...]:
     """The request's ``system`` and ``messages`` as the core's messages; ``spaced`` is the
     backend's layout of arguments. A bad one is refused by its path."""
     return (*_system(system), *_messages(messages, spaced))
+
+
+def referenced_tools(messages: object) -> frozenset[str]:
+    """The tools a ``tool_reference`` block in a ``tool_result`` names (a tool search's result
+    loads a deferred tool so): those the decision may offer although declared ``defer_loading``.
+    Only well-formed blocks count; the rest is refused when the turns are read."""
+    names: set[str] = set()
+    for item in messages if isinstance(messages, list) else ():
+        content = item.get("content") if isinstance(item, Mapping) else None
+        for block in content if isinstance(content, list) else ():
+            inner = block.get("content") if isinstance(block, Mapping) else None
+            if (
+                not isinstance(block, Mapping)
+                or block.get("type") != "tool_result"
+                or not isinstance(inner, list)
+            ):
+                continue
+            names.update(
+                part["tool_name"]
+                for part in inner
+                if isinstance(part, Mapping)
+                and part.get("type") == "tool_reference"
+                and isinstance(part.get("tool_name"), str)
+            )
+    return frozenset(names)
 
 
 def _system(value: object) -> tuple[InMessage, ...]:
@@ -84,7 +115,12 @@ def _messages(value: object, spaced: bool) -> list[InMessage]:
         at = f"messages[{index}]"
         if not isinstance(item, Mapping):
             raise ChatRequestError(f"a message is an object, not {json_kind(item)}", at)
-        role = known_role(item, at, ("user", "assistant"))
+        role = known_role(item, at, ("user", "assistant", "system"))
+        if role == "system":
+            content = item.get("content")
+            text = content if isinstance(content, str) else _texts(content, f"{at}.content")
+            read.extend([InMessage(role="system", content=text)] if text else [])
+            continue
         read.extend(_turn(role, item.get("content"), f"{at}.content", spaced, calls))
     return read
 
@@ -103,8 +139,11 @@ def _blocks(content: object, at: str) -> list[Mapping[str, Any]]:
 
 
 def _turn(role: str, content: object, at: str, spaced: bool, calls: dict[str, bool]) -> list[InMessage]:
-    """One turn's blocks. A user's: each run of text blocks one user message, each tool_result a
-    tool message. An assistant's: one message, its text blocks' text and its tool_use blocks' calls."""
+    """One turn's blocks. A user's: each tool_result a tool message, a run of text blocks before
+    one a user message, and the text after the last one part of that result (a client's note on
+    the results, as Claude Code adds: read as a new question, it would be what the answer answers);
+    without results, the text is one user message. An assistant's: one message, its text blocks'
+    text and its tool_use blocks' calls."""
     read: list[InMessage] = []
     texts: list[str] = []
     uses: list[ToolCall] = []
@@ -126,7 +165,10 @@ def _turn(role: str, content: object, at: str, spaced: bool, calls: dict[str, bo
             )
     if role == "assistant":
         return [InMessage(role="assistant", content=_BLOCKS_JOINED.join(texts), tool_calls=tuple(uses))]
-    if texts:
+    if texts and read and read[-1].role == "tool":
+        last = read[-1]
+        read[-1] = dataclasses.replace(last, content=_BLOCKS_JOINED.join([last.content, *texts]))
+    elif texts:
         read.append(InMessage(role="user", content=_BLOCKS_JOINED.join(texts)))
     return read
 
@@ -150,9 +192,30 @@ def _result(block: Mapping[str, Any], where: str, calls: dict[str, bool]) -> InM
         if content is None
         else content
         if isinstance(content, str)
-        else _texts(content, f"{where}.content")
+        else _result_text(content, f"{where}.content")
     )
     return InMessage(role="tool", content=text, tool_call_id=call_id, is_error=is_error)
+
+
+def _result_text(value: object, at: str) -> str:
+    """A tool result's blocks as text: text blocks, and a ``tool_reference`` (a tool search's
+    result) as the line that says which tool it loaded."""
+    if not isinstance(value, list):
+        raise ChatRequestError(f"{at} is a string or a list of text blocks, not {json_kind(value)}", at)
+    texts = []
+    for index, block in enumerate(value):
+        where = f"{at}[{index}]"
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if not isinstance(block, Mapping) or kind not in ("text", "tool_reference"):
+            raise _block_refused(kind, where, "text and tool_reference")
+        if kind == "text":
+            texts.append(_text(block, where))
+            continue
+        name = block.get("tool_name")
+        if not isinstance(name, str) or not name:
+            raise ChatRequestError("a tool_reference names a tool in tool_name", f"{where}.tool_name")
+        texts.append(f"{_LOADED}{name}")
+    return _BLOCKS_JOINED.join(texts)
 
 
 def _call(block: Mapping[str, Any], where: str, spaced: bool, calls: dict[str, bool]) -> ToolCall:
