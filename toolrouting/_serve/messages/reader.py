@@ -2,12 +2,14 @@
 or refused with where and why.
 
 ``system`` and ``messages`` become the conversation (``turns``); ``tools`` become function
-declarations and ``tool_choice`` the core's offer. What the server cannot honour (thinking,
-server tools, structured output, and in ``turns`` images and documents) is refused by the field
-that asks for it; what is harmless to leave alone (``metadata``, ``cache_control``,
-``service_tier``) is accepted. ``tool_choice``'s ``disable_parallel_tool_use: true`` makes a
-decision one call; absent or false, it may make up to the server's ``max_calls``, one
-``tool_use`` block each.
+declarations and ``tool_choice`` the core's offer. ``output_config.format`` (what the SDK's
+``messages.parse`` and ``output_config={"format": ...}`` send, and the older beta's top-level
+``output_format``) is the chat front's ``response_format``: the answer decoded under its schema,
+held by the route's ``none`` when tools are offered. What the server cannot honour (thinking,
+server tools, and in ``turns`` images and documents) is refused by the field that asks for it;
+what is harmless to leave alone (``metadata``, ``cache_control``, ``service_tier``) is accepted.
+``tool_choice``'s ``disable_parallel_tool_use: true`` makes a decision one call; absent or
+false, it may make up to the server's ``max_calls``, one ``tool_use`` block each.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from ..._errors import ChatRequestError
 from ..._json import is_count
 from ..._route_schema import route_tool_names
 from .. import fields
-from ..protocol import ServeRequest, ToolChoice
+from ..protocol import OutputFormat, ServeRequest, ToolChoice
 from .turns import read_turns, referenced_tools
 
 __all__ = ["read_messages_request"]
@@ -29,8 +31,10 @@ _CHOICES = '{"type": "auto"}, {"type": "any"}, {"type": "tool", "name": NAME} or
 _UNSERVED = {
     "mcp_servers": "the server connects to no MCP server",
     "container": "the server runs no container",
-    "output_format": "the server constrains the tool decision itself",
 }
+#: The name an answer's schema is sent upstream under (Anthropic's format has none; the
+#: ``openai`` dialect's server wants one).
+_FORMAT_NAME = "output"
 
 
 def read_messages_request(body: object, *, spaced: bool, counting: bool = False) -> ServeRequest:
@@ -48,6 +52,13 @@ def read_messages_request(body: object, *, spaced: bool, counting: bool = False)
     top_k = body.get("top_k")
     if top_k is not None and not is_count(top_k, 0):
         raise ChatRequestError(f"top_k is a non-negative integer, not {fields.shown_value(top_k)}", "top_k")
+    response_format = _output_format(body)
+    stops = _stops(body.get("stop_sequences"))
+    if response_format is not None and stops:
+        raise ChatRequestError(
+            "stop sequences could cut the JSON output_config.format asks for: leave stop_sequences out",
+            "stop_sequences",
+        )
     tools = _offered(
         fields.declared_tools(body.get("tools"), "tools", _declaration),
         body.get("tools"),
@@ -64,7 +75,8 @@ def read_messages_request(body: object, *, spaced: bool, counting: bool = False)
         top_p=fields.number_field(body, "top_p", 1.0),
         top_k=top_k,
         seed=None,
-        stop=_stops(body.get("stop_sequences")),
+        stop=stops,
+        response_format=response_format,
         stream=stream,
         include_usage=True,
         # _tool_choice checked that the flag, when sent, is a boolean.
@@ -80,12 +92,42 @@ def _refuse_unserved(body: Mapping[str, Any]) -> None:
             "extended thinking is not served: the backend writes no thinking blocks", "thinking"
         )
     fields.unserved_fields(body, _UNSERVED)
-    output = body.get("output_config")
-    if isinstance(output, Mapping) and output.get("format") is not None:
-        raise fields.unserved(
-            "structured output is not served: the server constrains the tool decision itself",
-            "output_config.format",
+
+
+def _output_format(body: Mapping[str, Any]) -> OutputFormat | None:
+    """The answer's schema: ``output_config.format``, or the older beta's top-level ``output_format``
+    (both sent must agree), ``{"type": "json_schema", "schema": {...}}``; ``None`` for free text."""
+    config = fields.object_field(body, "output_config")
+    given = {
+        at: value
+        for at, value in (
+            ("output_config.format", None if config is None else config.get("format")),
+            ("output_format", body.get("output_format")),
         )
+        if value is not None
+    }
+    if not given:
+        return None
+    if len(given) == 2 and given["output_config.format"] != given["output_format"]:
+        raise ChatRequestError(
+            "output_config.format and the older output_format are two forms of one field, and they "
+            "differ: send output_config.format alone",
+            "output_format",
+            code="conflicting_parameters",
+        )
+    at, value = next(iter(given.items()))
+    if not isinstance(value, Mapping):
+        raise ChatRequestError(f"{at} is an object, not {fields.json_kind(value)}", at)
+    if value.get("type") != "json_schema":
+        raise ChatRequestError(
+            f"{at}'s type is json_schema, not {fields.shown_value(value.get('type'))}",
+            f"{at}.type",
+            code="unsupported_parameter",
+        )
+    schema = value.get("schema")
+    if not isinstance(schema, Mapping):
+        raise ChatRequestError(f"a schema is a JSON object, not {fields.json_kind(schema)}", f"{at}.schema")
+    return OutputFormat(schema=dict(schema), name=_FORMAT_NAME, strict=True, at=f"{at}.schema")
 
 
 def _offered(
