@@ -68,6 +68,12 @@ def _successes() -> list[Case]:
             ANSWER,
         ),
         response("required", ask(tools=TOOLS, tool_choice="required"), ACTION),
+        response("hosted tool left out", ask(tools=[*TOOLS, {"type": "web_search_preview"}]), ACTION),
+        response(
+            "namespace",
+            ask(tools=[{"type": "namespace", "name": "notes", "description": "The notes.", "tools": TOOLS}]),
+            call("notes.search", {"query": "latch"}),
+        ),
         response("tool_choice none", ask(tools=TOOLS, tool_choice="none"), ANSWER),
         response(
             "named function",
@@ -228,7 +234,7 @@ def _refusals() -> list[Case]:
             ask(input=[{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]),
         ),
         response("tools not a list", ask(tools=SEARCH)),
-        response("built-in tool", ask(tools=[{"type": "web_search_preview"}])),
+        response("client tool of another shape", ask(tools=[{"type": "local_shell"}])),
         response("bad tool", ask(tools=[{"type": "function", "name": "bad name!"}])),
         response("tool_choice bad", ask(tools=TOOLS, tool_choice="any")),
         response("tool_choice unknown", ask(tools=TOOLS, tool_choice={"type": "function", "name": "zz"})),

@@ -24,7 +24,11 @@ from .reader import read_responses_request
 from .store import StoredResponse, continued
 from .writer import ResponseWriter, deleted_body
 
-__all__ = ["RESPONSES_ROUTES"]
+__all__ = ["OMITTED_HEADER", "RESPONSES_ROUTES"]
+
+#: The header that names the hosted tools a response left out of the offer (this server runs
+#: none): ``web_search``, or several, comma-separated, in the order sent.
+OMITTED_HEADER = "x-toolrouting-omitted-tools"
 
 
 async def _create(request: Request) -> Response:
@@ -36,8 +40,12 @@ async def _create(request: Request) -> Response:
         state.responses.keep(StoredResponse(body=body, conversation=continued(asked.history, reply)))
 
     ids = ReplyIds.new(asked.request.model or state.model)
-    writer = ResponseWriter(ids, asked.echo, keep if asked.store else None)
-    return await state.answer(request, asked.request, writer)
+    writer = ResponseWriter(ids, asked.echo, keep if asked.store else None, asked.namespaces)
+    response = await state.answer(request, asked.request, writer)
+    if asked.omitted:
+        response.headers[OMITTED_HEADER] = ", ".join(dict.fromkeys(asked.omitted))
+        state.warn_omitted(asked.omitted)
+    return response
 
 
 def _stored(request: Request, state: ServerState) -> StoredResponse:

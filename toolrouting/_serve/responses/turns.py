@@ -1,8 +1,9 @@
 """A Responses request's conversation read into the core's messages: the stored conversation a
 ``previous_response_id`` continues, then the ``input`` (a string, or a list of message,
 ``function_call`` and ``function_call_output`` items: the chat messages the chat completions front
-would read, a call that follows an assistant's message joining that message's calls), checked as
-the core will read it, so that a refusal names the input item it is about.
+would read, a call that follows an assistant's message joining that message's calls, a call of a
+namespace's tool named ``NAMESPACE.NAME`` as it was offered), checked as the core will read it,
+so that a refusal names the input item it is about.
 """
 
 from __future__ import annotations
@@ -79,11 +80,11 @@ def _item(item: object, at: str) -> InMessage:
         role = known_role(item, at, _ROLES)
         return InMessage(role=role, content=_content(item.get("content"), f"{at}.content"))
     if kind == "function_call":
-        call = ToolCall(
-            id=_text(item, "call_id", at),
-            name=_text(item, "name", at),
-            arguments=_text(item, "arguments", at),
-        )
+        name = _text(item, "name", at)
+        space = item.get("namespace")
+        if space is not None:  # a namespace's tool, offered as NAMESPACE.NAME
+            name = f"{_text(item, 'namespace', at)}.{name}"
+        call = ToolCall(id=_text(item, "call_id", at), name=name, arguments=_text(item, "arguments", at))
         return InMessage(role="assistant", content="", tool_calls=(call,))
     if kind == "function_call_output":
         call_id = _text(item, "call_id", at)

@@ -51,28 +51,38 @@ def _text_part(text: str) -> dict[str, Any]:
     return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
 
 
-def _call(ids: ReplyIds, call: ToolCall, index: int, status: str) -> dict[str, Any]:
+#: A namespace's tools by the name they are offered under (``NAMESPACE.NAME``): the two a call of
+#: one is written back as.
+Namespaces = Mapping[str, tuple[str, str]]
+
+
+def _call(ids: ReplyIds, call: ToolCall, index: int, status: str, namespaces: Namespaces) -> dict[str, Any]:
+    space, name = namespaces.get(call.name, (None, call.name))
     return {
         "id": call_item_id(ids, index),
         "type": "function_call",
         "call_id": call.id,
-        "name": call.name,
+        "name": name,
+        **({} if space is None else {"namespace": space}),
         "arguments": call.arguments,
         "status": status,
     }
 
 
-def _output(reply: Reply, ids: ReplyIds) -> list[dict[str, Any]]:
+def _output(reply: Reply, ids: ReplyIds, namespaces: Namespaces) -> list[dict[str, Any]]:
     """The reply's output items: one for each of its calls, in order, or its answer as one message."""
     if reply.calls:
-        return [_call(ids, call, index, "completed") for index, call in enumerate(reply.calls)]
+        return [_call(ids, call, index, "completed", namespaces) for index, call in enumerate(reply.calls)]
     status = "incomplete" if reply.finish_reason == "length" else "completed"
     return [_message(ids, reply.content or "", status)]
 
 
-def response_body(ids: ReplyIds, echo: Mapping[str, Any], reply: Reply | None) -> dict[str, Any]:
+def response_body(
+    ids: ReplyIds, echo: Mapping[str, Any], reply: Reply | None, namespaces: Namespaces | None = None
+) -> dict[str, Any]:
     """A ``response`` object, with the request's fields it ``echo`` es: in progress (no reply yet,
-    no output), or the reply's, ``incomplete`` when the answer was cut at its cap."""
+    no output), or the reply's, ``incomplete`` when the answer was cut at its cap; a call of a
+    namespace's tool is written with its ``namespace`` (``namespaces``)."""
     cut = reply is not None and reply.finish_reason == "length"
     status = "in_progress" if reply is None else "incomplete" if cut else "completed"
     return {
@@ -85,7 +95,7 @@ def response_body(ids: ReplyIds, echo: Mapping[str, Any], reply: Reply | None) -
         "error": None,
         "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
         "model": ids.model,
-        "output": [] if reply is None else _output(reply, ids),
+        "output": [] if reply is None else _output(reply, ids, namespaces or {}),
         "reasoning": {"effort": None, "summary": None},
         "usage": None if reply is None else _usage(reply.usage),
         "user": None,
@@ -114,10 +124,12 @@ class ResponseWriter:
         ids: ReplyIds,
         echo: Mapping[str, Any],
         keep: Callable[[dict[str, Any], Reply], None] | None = None,
+        namespaces: Namespaces | None = None,
     ) -> None:
         self.ids = ids
         self.echo = echo
         self.keep = keep
+        self.namespaces = namespaces or {}
         self.sequence = 0
         self.text: list[str] = []
         self.calls: list[ToolCall] = []
@@ -129,7 +141,7 @@ class ResponseWriter:
 
     def whole(self, reply: Reply) -> dict[str, Any]:
         """The ``response`` object, kept when the request asked to store it."""
-        body = response_body(self.ids, self.echo, reply)
+        body = response_body(self.ids, self.echo, reply, self.namespaces)
         if self.keep is not None:
             self.keep(body, reply)
         return body
@@ -182,7 +194,7 @@ class ResponseWriter:
             events = self._call_done() if self.calls else []
             self.calls.append(piece.head)
             index = len(self.calls) - 1
-            item = _call(self.ids, piece.head, index, "in_progress")
+            item = _call(self.ids, piece.head, index, "in_progress", self.namespaces)
             return [*events, self._event("response.output_item.added", output_index=index, item=item)]
         if piece.arguments is not None and self.calls:
             index = len(self.calls) - 1
@@ -218,20 +230,20 @@ class ResponseWriter:
         """The last call's ``function_call_arguments.done`` and ``output_item.done``."""
         index = len(self.calls) - 1
         call = self.calls[index]
-        item = _call(self.ids, call, index, "completed")
+        item = _call(self.ids, call, index, "completed", self.namespaces)
         return [
             self._event(
                 "response.function_call_arguments.done",
                 item_id=item["id"],
                 output_index=index,
-                name=call.name,
+                name=item["name"],
                 arguments=call.arguments,
             ),
             self._event("response.output_item.done", output_index=index, item=item),
         ]
 
     def _closing(self, reply: Reply) -> list[dict[str, Any]]:
-        body = self.body = response_body(self.ids, self.echo, reply)
+        body = self.body = response_body(self.ids, self.echo, reply, self.namespaces)
         if reply.calls:
             events = self._call_done()
         else:
