@@ -309,11 +309,11 @@ IMAGE = {"type": "image", "source": {"type": "url", "url": "https://example.com/
                     {"role": "assistant", "content": [{"type": "thinking", "thinking": "", "signature": ""}]},
                 ]
             },
-            "messages[1].content[0].type: a content block of type 'thinking'",
+            "messages[1].content[0].signature: this reasoning was not written by this server",
         ),
         (
             {"thinking": {"type": "enabled", "budget_tokens": 2048}},
-            "thinking: extended thinking is not served",
+            "thinking.budget_tokens: the budget of 2048 tokens is not below max_tokens (64)",
         ),
         (
             {"tools": [{"type": "web_search_20250305", "name": "web_search"}]},

@@ -213,7 +213,8 @@ def test_a_conversation_of_items_reaches_the_backend_as_the_runs_messages(
             for kind in ("custom", "local_shell", "apply_patch")
         ],
         ({"background": True}, "background", "unsupported_parameter"),
-        ({"reasoning": {"effort": "high"}}, "reasoning.effort", "unsupported_parameter"),
+        ({"reasoning": {"effort": "huge"}}, "reasoning.effort", "invalid_value"),
+        ({"reasoning": {"summary": "long"}}, "reasoning.summary", "invalid_request"),
         ({"include": ["message.output_text.logprobs"]}, "include[0]", "unsupported_parameter"),
         ({"include": ["no.such.thing"]}, "include[0]", "invalid_request"),
         ({"top_logprobs": 3}, "top_logprobs", "unsupported_parameter"),

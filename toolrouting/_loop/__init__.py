@@ -42,7 +42,7 @@ from .options import AbstainPolicy, LoopOptions
 from .result import Action, EndReason, LimitName, RoundUsage, RunResult
 from .run import RoutingLoop
 from .run_limits import RunLimits
-from .system_instructions import INSTRUCTIONS_SEPARATOR, instructed
+from .system_instructions import INSTRUCTIONS_SEPARATOR, THOUGHT_NOTE, instructed
 from .transcript_reader import RecordedOffer, TranscriptRead, read_transcript
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "INSTRUCTIONS_SEPARATOR",
     "AbstainPolicy",
     "Abstained",
+    "THOUGHT_NOTE",
     "Action",
     "ActionChosen",
     "AnswerDelta",

@@ -17,6 +17,7 @@ from .._backends import AsyncBackend, AsyncEmbeddedLlama
 from .._grounding import AbstainPolicy
 from .._limits import DEFAULT_ROUTING_CAP
 from .limits import SERVE_ANSWER_TOKENS, SERVE_EMBEDDED_QUEUE, SERVE_MAX_BODY_BYTES, SERVE_MAX_IN_FLIGHT
+from .reasoning import Signer
 from .serving import RoutedServing
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ def serve_app(
     max_calls: int = 1,
     shortlist: int | None = None,
     abstain: AbstainPolicy = "off",
+    reasoning_secret: str | None = None,
 ) -> Starlette:
     """The server over ``backend``, with every front (chat completions, Responses, Messages): a
     Starlette app.
@@ -56,7 +58,9 @@ def serve_app(
     the route (docs/serve.md, "Large catalogues"); ``None`` offers every tool. ``abstain="grounding"``
     answers a decision under ``tool_choice`` auto whose required arguments the conversation does
     not give, saying what was missing, instead of handing out its call (docs/serve.md,
-    "Abstention"). Needs the ``serve`` extra
+    "Abstention"). ``reasoning_secret`` signs the thoughts a reply carries, so a client that sends
+    one back is checked (docs/serve.md, "Thinking and reasoning"): random when ``None``, so only
+    this app takes its own. Needs the ``serve`` extra
     (``pip install 'toolrouting[serve]'``).
     """
     try:
@@ -88,7 +92,8 @@ def serve_app(
         admission=Admission(in_flight or _in_flight(backend)),
         model=model,
         require_key=require_key,
-        secrets=tuple(s for s in (*secrets, require_key) if s),
+        secrets=tuple(s for s in (*secrets, require_key, reasoning_secret) if s),
+        signer=Signer(reasoning_secret),
     )
     return app
 

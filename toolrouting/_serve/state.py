@@ -1,5 +1,6 @@
 """What every endpoint reads from the application's state, put there once by ``serve_app``: the
-core, the queue, the key, the secrets and the stored responses (:class:`ServerState`)."""
+core, the queue, the key, the secrets, the stored responses and the signer of thoughts
+(:class:`ServerState`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from .protocol import ReplyWriter, ServeRequest
+from .reasoning import Signer
 from .responses.store import ResponseStore
 from .serving import RoutedServing
 from .transport import Admission, answer, check_key
@@ -30,6 +32,8 @@ class ServerState:
     require_key: str | None
     secrets: tuple[str, ...]
     responses: ResponseStore = dataclasses.field(default_factory=ResponseStore)
+    signer: Signer = dataclasses.field(default_factory=Signer)
+    """Signs the thoughts the replies carry, and checks those sent back."""
     omitted: set[str] = dataclasses.field(default_factory=set)
     """The hosted tool types left out of an offer so far: each is logged once."""
 

@@ -5,8 +5,10 @@ or refused with where and why.
 declarations and ``tool_choice`` the core's offer. ``output_config.format`` (what the SDK's
 ``messages.parse`` and ``output_config={"format": ...}`` send, and the older beta's top-level
 ``output_format``) is the chat front's ``response_format``: the answer decoded under its schema,
-held by the route's ``none`` when tools are offered. What the server cannot honour (thinking,
-server tools, and in ``turns`` images and documents) is refused by the field that asks for it;
+held by the route's ``none`` when tools are offered. ``thinking`` (with ``output_config.effort``)
+asks for reasoning before the decision (``reasoning``), written back as a ``thinking`` block. What
+the server cannot honour (server tools, and in ``turns`` images and documents) is refused by the
+field that asks for it;
 what is harmless to leave alone (``metadata``, ``cache_control``, ``service_tier``) is accepted.
 ``tool_choice``'s ``disable_parallel_tool_use: true`` makes a decision one call; absent or
 false, it may make up to the server's ``max_calls``, one ``tool_use`` block each.
@@ -19,9 +21,10 @@ from typing import Any
 
 from ..._errors import ChatRequestError
 from ..._json import is_count
-from ..._route_schema import route_tool_names
 from .. import fields
+from ..plan import checked_tools
 from ..protocol import OutputFormat, ServeRequest, ToolChoice
+from ..reasoning import Signer, thinking_reasoning
 from .turns import read_turns, referenced_tools
 
 __all__ = ["read_messages_request"]
@@ -37,10 +40,12 @@ _UNSERVED = {
 _FORMAT_NAME = "output"
 
 
-def read_messages_request(body: object, *, spaced: bool, counting: bool = False) -> ServeRequest:
+def read_messages_request(
+    body: object, *, spaced: bool, counting: bool = False, signer: Signer | None = None
+) -> ServeRequest:
     """The Messages request ``body`` (decoded JSON) as a :class:`ServeRequest`; ``spaced`` is the
-    backend's layout of arguments. ``counting`` reads a ``count_tokens`` body, which has no
-    ``max_tokens``."""
+    backend's layout of arguments, ``signer`` checks the thinking blocks sent back (without one,
+    none is taken). ``counting`` reads a ``count_tokens`` body, which has no ``max_tokens``."""
     body = fields.request_body(body)
     model = fields.model_name(body)
     _refuse_unserved(body)
@@ -67,7 +72,7 @@ def read_messages_request(body: object, *, spaced: bool, counting: bool = False)
     choice = body.get("tool_choice")
     return ServeRequest(
         model=model,
-        messages=read_turns(body.get("system"), body.get("messages"), spaced=spaced),
+        messages=read_turns(body.get("system"), body.get("messages"), spaced=spaced, signer=signer),
         tools=tools,
         tool_choice=_tool_choice(choice, tools),
         max_tokens=max_tokens,
@@ -81,16 +86,12 @@ def read_messages_request(body: object, *, spaced: bool, counting: bool = False)
         include_usage=True,
         # _tool_choice checked that the flag, when sent, is a boolean.
         parallel_tool_calls=not (isinstance(choice, Mapping) and choice.get("disable_parallel_tool_use")),
+        reasoning=thinking_reasoning(body, max_tokens),
     )
 
 
 def _refuse_unserved(body: Mapping[str, Any]) -> None:
     """The fields that would change the reply in a way the server cannot honour, refused by name."""
-    thinking = body.get("thinking")
-    if thinking is not None and not (isinstance(thinking, Mapping) and thinking.get("type") == "disabled"):
-        raise fields.unserved(
-            "extended thinking is not served: the backend writes no thinking blocks", "thinking"
-        )
     fields.unserved_fields(body, _UNSERVED)
 
 
@@ -141,7 +142,7 @@ def _offered(
         isinstance(t, Mapping) and t.get("defer_loading") is True for t in sent
     ):
         return declared
-    route_tool_names(list(declared))
+    checked_tools(list(declared), [f"tools[{index}]" for index in range(len(declared))])
     return tuple(
         tool
         for tool, given in zip(declared, sent, strict=True)

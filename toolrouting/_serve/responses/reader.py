@@ -7,8 +7,10 @@ them), and the flat ``function`` tools the chat front's declarations; ``parallel
 (true when absent, as OpenAI's default) lets a decision make up to the server's ``max_calls``
 calls, as in chat completions. ``text.format`` is the chat front's ``response_format`` in the
 Responses API's flat shape (``output_format``), its refusals named under ``text.format``. What
-would change the answer in a way the server cannot honour (a built-in tool, ``background``,
-reasoning, logprobs) is refused by name; what only tunes something the server does not have
+would change the answer in a way the server cannot honour (``background``, logprobs) is refused
+by name; ``reasoning.effort`` asks for reasoning before the decision, written back as a
+``reasoning`` item (with its ``summary`` when one is asked, and its signed ``encrypted_content``
+when ``include`` asks for it); what only tunes something the server does not have
 (``truncation``, ``service_tier``, ``include`` of a built-in tool's results, ``text.verbosity``)
 is accepted and left alone.
 
@@ -28,11 +30,12 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..._errors import CatalogueError, ChatRequestError
-from ..._route_schema import route_tool_names
+from ..._errors import ChatRequestError
 from .. import fields
 from ..output_format import read_response_format
+from ..plan import checked_tools
 from ..protocol import InMessage, ServeRequest, ToolChoice
+from ..reasoning import Signer, effort_reasoning
 from .turns import Origin, check_turns, previous_turns, read_input
 
 __all__ = ["ResponsesRequest", "read_responses_request"]
@@ -85,6 +88,10 @@ class ResponsesRequest:
     store: bool
     echo: dict[str, Any]
     """The request's fields the response object repeats (``instructions``, ``tools``, ``tool_choice``...)."""
+    summary: bool = False
+    """Whether a reasoning item carries its thought as a summary too (``reasoning.summary`` asked)."""
+    encrypted: bool = False
+    """Whether a reasoning item carries its signed thought (``include``: ``reasoning.encrypted_content``)."""
     namespaces: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
     """Each offered name of a namespace's tool (``NAMESPACE.NAME``) and the two it is written back as."""
     omitted: tuple[str, ...] = ()
@@ -92,10 +99,11 @@ class ResponsesRequest:
 
 
 def read_responses_request(
-    body: object, stored: Callable[[str], tuple[InMessage, ...] | None]
+    body: object, stored: Callable[[str], tuple[InMessage, ...] | None], signer: Signer | None = None
 ) -> ResponsesRequest:
     """The request ``body`` (decoded JSON) as a :class:`ResponsesRequest`; ``stored`` finds the
-    conversation of a stored response by its id. A bad field is refused by its path."""
+    conversation of a stored response by its id, ``signer`` checks a reasoning item sent back.
+    A bad field is refused by its path."""
     body = fields.request_body(body)
     _refuse_unserved(body)
     model = fields.model_name(body)
@@ -106,7 +114,8 @@ def read_responses_request(
         )
     previous = previous_turns(body.get("previous_response_id"), stored)
     offered = _offered(body.get("tools"))
-    messages, origins = read_input(body.get("input"))
+    messages, origins = read_input(body.get("input"), signer)
+    reasoning = fields.object_field(body, "reasoning") or {}
     history = previous + messages
     tools = offered.declared
     max_tokens = fields.token_cap(body, "max_output_tokens")
@@ -130,6 +139,7 @@ def read_responses_request(
         stop=(),
         response_format=read_response_format(form, "text.format", flat=True),
         parallel_tool_calls=parallel,
+        reasoning=effort_reasoning(reasoning.get("effort"), "reasoning.effort"),
     )
     before: Origin = ("previous_response_id", ())
     check_turns(request, (("instructions", ()),) * len(system) + (before,) * len(previous) + origins)
@@ -145,6 +155,7 @@ def read_responses_request(
         "max_output_tokens": max_tokens,
         "previous_response_id": body.get("previous_response_id"),
         "text": {"format": _format_echo(form)},
+        "reasoning": {"effort": reasoning.get("effort"), "summary": reasoning.get("summary")},
         "truncation": body.get("truncation")
         if body.get("truncation") in ("auto", "disabled")
         else "disabled",
@@ -157,6 +168,8 @@ def read_responses_request(
         echo=echo | {"store": store},
         namespaces=offered.namespaces,
         omitted=offered.omitted,
+        summary=reasoning.get("summary") is not None,
+        encrypted="reasoning.encrypted_content" in (body.get("include") or ()),
     )
 
 
@@ -168,10 +181,12 @@ def _refuse_unserved(body: Mapping[str, Any]) -> None:
         )
     fields.unserved_fields(body, _UNSERVED)
     reasoning = fields.object_field(body, "reasoning")
-    # An effort would change the answer; a summary of reasoning that never happens is none
-    # (the Codex CLI asks for one with every request), so it is left alone.
-    if reasoning is not None and reasoning.get("effort") not in (None, "none"):
-        raise fields.unserved("reasoning is not served: the model answers without it", "reasoning.effort")
+    summary = None if reasoning is None else reasoning.get("summary")
+    if summary not in (None, "auto", "concise", "detailed"):
+        raise ChatRequestError(
+            f'reasoning.summary is "auto", "concise" or "detailed", not {fields.shown_value(summary)}',
+            "reasoning.summary",
+        )
     if body.get("top_logprobs") not in (None, 0):
         raise fields.logprobs_refused("top_logprobs", "top_logprobs")
     include = body.get("include")
@@ -244,11 +259,7 @@ def _offered(value: object) -> _Offered:
         else:
             declared.append(_declaration(tool, at))
             paths.append(at)
-    try:
-        route_tool_names(declared)
-    except CatalogueError as error:
-        at = "tools" if error.index is None else paths[error.index]
-        raise ChatRequestError(error.reason, at, code="invalid_tools") from None
+    checked_tools(declared, paths)
     return _Offered(declared=tuple(declared), namespaces=namespaces, omitted=tuple(omitted))
 
 

@@ -22,7 +22,7 @@ from ..state import ServerState, checked_state
 from ..transport import read_body
 from .reader import read_responses_request
 from .store import StoredResponse, continued
-from .writer import ResponseWriter, deleted_body
+from .writer import ResponseWriter, Thinking, deleted_body
 
 __all__ = ["OMITTED_HEADER", "RESPONSES_ROUTES"]
 
@@ -34,13 +34,16 @@ OMITTED_HEADER = "x-toolrouting-omitted-tools"
 async def _create(request: Request) -> Response:
     """``POST /v1/responses``: a response, whole or as its stream of events."""
     state = checked_state(request)
-    asked = read_responses_request(decode_body(await read_body(request)), state.responses.conversation)
+    asked = read_responses_request(
+        decode_body(await read_body(request)), state.responses.conversation, state.signer
+    )
 
     def keep(body: dict[str, Any], reply: Reply) -> None:
         state.responses.keep(StoredResponse(body=body, conversation=continued(asked.history, reply)))
 
     ids = ReplyIds.new(asked.request.model or state.model)
-    writer = ResponseWriter(ids, asked.echo, keep if asked.store else None, asked.namespaces)
+    thinking = Thinking(summary=asked.summary, signer=state.signer if asked.encrypted else None)
+    writer = ResponseWriter(ids, asked.echo, keep if asked.store else None, asked.namespaces, thinking)
     response = await state.answer(request, asked.request, writer)
     if asked.omitted:
         response.headers[OMITTED_HEADER] = ", ".join(dict.fromkeys(asked.omitted))
