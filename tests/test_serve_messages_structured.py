@@ -218,3 +218,23 @@ def test_the_sdks_parse_on_the_model_is_valid_under_the_schema_or_cut() -> None:
     assert block.type == "text"
     if message.stop_reason != "max_tokens":
         Note.model_validate_json(block.text)
+
+
+def test_pydantic_ais_tool_output_on_anthropic_model_is_a_forced_call_of_its_final_result_tool(
+    backend: AsyncScriptedBackend, root: str
+) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    backend.enqueue(SEARCH, '{"tool":"final_result","arguments":' + ANSWER + "}")
+
+    async def run() -> Note:
+        async with anthropic.AsyncAnthropic(base_url=root, api_key="unused", max_retries=0) as client:
+            model = AnthropicModel("local", provider=AnthropicProvider(anthropic_client=client))
+            return (await Agent(model, output_type=Note, tools=[search]).run(ASK)).output
+
+    assert anyio.run(run) == NOTE
+    offered = backend.requests[-1].settings.json_schema
+    assert offered is not None
+    assert "final_result" in [alternative["properties"]["tool"]["const"] for alternative in offered["anyOf"]]
