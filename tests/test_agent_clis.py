@@ -9,7 +9,10 @@ next decision's conversation), the answer was printed, and the CLI exited 0.
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.agent_clis import (
@@ -44,35 +47,40 @@ def _explained(done: object) -> str:
     return f"the CLI's output:\n{getattr(done, 'stdout', '')}\n{getattr(done, 'stderr', '')}"
 
 
+def _tool_loop(
+    run: Callable[[str], subprocess.CompletedProcess[str]], tool: str, arguments: dict[str, Any]
+) -> FaultServer:
+    """``run(url)`` against serve over an upstream whose decisions call ``tool``: the guarantees
+    of one tool loop checked, the upstream returned for what else its requests show."""
+    with FaultServer() as upstream:
+        upstream.script.extend([routed({"tool": tool, "arguments": arguments})] * _QUEUED)
+        with serve_over(upstream) as url:
+            done = run(url)
+    assert done.returncode == 0, _explained(done)
+    assert ANSWER in done.stdout, _explained(done)
+    assert result_sent_back(upstream, tool, WEATHER), _explained(done)
+    return upstream
+
+
 def test_claude_code_runs_a_routed_call_and_prints_the_answer(workdir: Path, tmp_path: Path) -> None:
     claude = agent_clis()["claude"]
-    with FaultServer() as upstream:
-        # Read is one of Claude Code's read-only tools, which it runs without asking.
-        upstream.script.extend(
-            [routed({"tool": "Read", "arguments": {"file_path": "weather.txt"}})] * _QUEUED
-        )
-        with serve_over(upstream) as url:
-            done = run_claude(claude, url, workdir, tmp_path / "home")
-        assert done.returncode == 0, _explained(done)
-        assert ANSWER in done.stdout, _explained(done)
-        assert result_sent_back(upstream, "Read", WEATHER), _explained(done)
-        # Its default model asks for adaptive thinking: each decision had its thought first, and
-        # the signed thinking block came back with the call it preceded.
-        assert all("thought" in schema["anyOf"][0]["properties"] for schema in decisions(upstream))
-        assert thought_sent_back(upstream), _explained(done)
+    # Read is one of Claude Code's read-only tools, which it runs without asking.
+    upstream = _tool_loop(
+        lambda url: run_claude(claude, url, workdir, tmp_path / "home"), "Read", {"file_path": "weather.txt"}
+    )
+    # Its default model asks for adaptive thinking: each decision had its thought first, and the
+    # signed thinking block came back with the call it preceded.
+    assert all("thought" in schema["anyOf"][0]["properties"] for schema in decisions(upstream))
+    assert thought_sent_back(upstream)
 
 
 def test_codex_runs_a_routed_call_and_prints_the_answer(workdir: Path, tmp_path: Path) -> None:
     codex = agent_clis()["codex"]
-    with FaultServer() as upstream:
-        # exec_command runs a shell command in Codex's own sandbox (read-only by default).
-        upstream.script.extend(
-            [routed({"tool": "exec_command", "arguments": {"cmd": "cat weather.txt"}})] * _QUEUED
-        )
-        with serve_over(upstream) as url:
-            done = run_codex(codex, url, workdir, tmp_path / "home")
-        assert done.returncode == 0, _explained(done)
-        assert ANSWER in done.stdout, _explained(done)
-        assert result_sent_back(upstream, "exec_command", WEATHER), _explained(done)
-        # Its reasoning summary names no effort: no reasoning is served.
-        assert not any("thought" in schema["anyOf"][0]["properties"] for schema in decisions(upstream))
+    # exec_command runs a shell command in Codex's own sandbox (read-only by default).
+    upstream = _tool_loop(
+        lambda url: run_codex(codex, url, workdir, tmp_path / "home"),
+        "exec_command",
+        {"cmd": "cat weather.txt"},
+    )
+    # Its reasoning summary names no effort: no reasoning is served.
+    assert not any("thought" in schema["anyOf"][0]["properties"] for schema in decisions(upstream))

@@ -7,16 +7,16 @@ its client no longer takes fails here; the two CLIs' commands are run by tests/t
 
 from __future__ import annotations
 
-import re
+import gc
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.serve import TOOLS, served
+from support.serve import TOOLS, page_snippets, served_scripted
 
 from toolrouting import AsyncScriptedBackend
-from toolrouting._serve import serve_app
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "serve.md"
 HEADING = "## Clients as they ship"
@@ -40,19 +40,7 @@ SCRIPTS: dict[str, tuple[list[str], str, Any]] = {
 OTHERS = {"Claude Code", "Codex", "Continue"}
 
 
-def snippets() -> dict[str, str]:
-    """Each subsection's Python snippets, by its title."""
-    text = PAGE.read_text(encoding="utf-8")
-    start = text.index(f"\n{HEADING}\n")
-    end = text.index("\n## ", start + 1)
-    _, *rest = re.split(r"^### (.+)$", text[start:end], flags=re.MULTILINE)
-    return {
-        title: "\n".join(re.findall(r"^```python\n(.*?)^```$", chunk, flags=re.MULTILINE | re.DOTALL))
-        for title, chunk in zip(rest[::2], rest[1::2], strict=True)
-    }
-
-
-SNIPPETS = snippets()
+_, SNIPPETS = page_snippets(HEADING)
 
 
 def search(query: str) -> str:
@@ -62,9 +50,8 @@ def search(query: str) -> str:
 
 @pytest.fixture(scope="module")
 def scripted() -> Iterator[tuple[AsyncScriptedBackend, str]]:
-    backend = AsyncScriptedBackend()
-    with served(serve_app(backend, model="scripted")) as url:
-        yield backend, url
+    with served_scripted() as both:
+        yield both
 
 
 def test_every_subsection_has_a_snippet_and_a_script() -> None:
@@ -88,4 +75,10 @@ def test_the_snippet_runs_through_serve(scripted: tuple[AsyncScriptedBackend, st
     }
     exec(compile(SNIPPETS[title], f"{PAGE.name}: {title}", "exec"), namespace)
     assert namespace[name] == expected
+    # A snippet leaves its clients open for the process's end, as a script does: their
+    # connections are collected here, not in a later test.
+    namespace.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
     assert backend.pending == 0

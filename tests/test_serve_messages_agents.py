@@ -7,18 +7,17 @@ fake, so what it is sent is recorded; the SDK sends these turns as they are (its
 declare them, so they are built as plain dicts).
 """
 
+# ruff: noqa: F811 - the fixtures imported from support.anthropic_served are the tests' parameters
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import anthropic
 import pytest
-from support.serve import drained, served
+from support.anthropic_served import backend, claude, root, scripted  # noqa: F401 - the fixtures
 
 from toolrouting import AsyncScriptedBackend
 from toolrouting._loop.answer_request import ANSWER_PROMPT
-from toolrouting._serve import serve_app
 
 QUESTION = "what is the weather in Paris"
 READ: dict[str, Any] = {
@@ -41,38 +40,19 @@ ENVIRONMENT: dict[str, Any] = {
 }
 
 
-@pytest.fixture(scope="module")
-def scripted() -> Iterator[tuple[AsyncScriptedBackend, str]]:
-    backend = AsyncScriptedBackend()
-    with served(serve_app(backend, model="scripted")) as url:
-        yield backend, url.removesuffix("/v1")
-
-
-@pytest.fixture
-def backend(scripted: tuple[AsyncScriptedBackend, str]) -> Iterator[AsyncScriptedBackend]:
-    with drained(scripted[0]) as backend:
-        yield backend
-
-
-@pytest.fixture
-def client(scripted: tuple[AsyncScriptedBackend, str]) -> Iterator[anthropic.Anthropic]:
-    with anthropic.Anthropic(base_url=scripted[1], api_key="unused", max_retries=0) as client:
-        yield client
-
-
-def create(client: anthropic.Anthropic, messages: list[Any], **given: Any) -> anthropic.types.Message:
+def create(claude: anthropic.Anthropic, messages: list[Any], **given: Any) -> anthropic.types.Message:
     body: dict[str, Any] = {"model": "claude-opus-5-5", "max_tokens": 4096, "tools": [READ], **given}
-    message: anthropic.types.Message = client.messages.create(messages=messages, **body)
+    message: anthropic.types.Message = claude.messages.create(messages=messages, **body)
     return message
 
 
 def test_a_system_turn_after_the_question_reaches_the_decision_and_the_answer_in_its_place(
-    backend: AsyncScriptedBackend, client: anthropic.Anthropic
+    backend: AsyncScriptedBackend, claude: anthropic.Anthropic
 ) -> None:
     call = '{"tool":"Read","arguments":{"file_path":"weather.txt"}}'
     backend.enqueue(call, '{"tool":"none"}', "Sunny.")
     conversation: list[Any] = [{"role": "user", "content": QUESTION}, ENVIRONMENT]
-    first = create(client, conversation, system="You are an agent.")
+    first = create(claude, conversation, system="You are an agent.")
     assert first.stop_reason == "tool_use"
     decision = backend.requests[0].messages
     assert [m["role"] for m in decision] == ["system", "user", "system"]
@@ -87,7 +67,7 @@ def test_a_system_turn_after_the_question_reaches_the_decision_and_the_answer_in
         {"role": "assistant", "content": [use.model_dump(exclude_none=True)]},
         {"role": "user", "content": [result]},
     ]
-    second = create(client, conversation, system="You are an agent.")
+    second = create(claude, conversation, system="You are an agent.")
     assert [block.type for block in second.content] == ["text"]
     answer = backend.requests[2].messages
     assert answer[0] == {
@@ -123,13 +103,13 @@ def _offered(backend: AsyncScriptedBackend, index: int) -> list[str]:
 
 
 def test_deferred_tools_are_offered_once_a_tool_reference_loads_them(
-    backend: AsyncScriptedBackend, client: anthropic.Anthropic
+    backend: AsyncScriptedBackend, claude: anthropic.Anthropic
 ) -> None:
     backend.enqueue(
         '{"tool":"ToolSearch","arguments":{"query":"select:WebFetch"}}', '{"tool":"none"}', "Done."
     )
     tools = [READ, SEARCH, FETCH, PLACEHOLDER]
-    first = create(client, [{"role": "user", "content": QUESTION}], tools=tools)
+    first = create(claude, [{"role": "user", "content": QUESTION}], tools=tools)
     assert _offered(backend, 0) == ["Read", "ToolSearch", "none"]
     use = first.content[0]
     assert use.type == "tool_use"
@@ -144,7 +124,7 @@ def test_deferred_tools_are_offered_once_a_tool_reference_loads_them(
         {"role": "assistant", "content": [use.model_dump(exclude_none=True)]},
         {"role": "user", "content": [loaded, {"type": "text", "text": "Tool loaded."}]},
     ]
-    create(client, turns, tools=tools)
+    create(claude, turns, tools=tools)
     assert _offered(backend, 1) == ["Read", "ToolSearch", "WebFetch", "none"]
     # The note after the result is part of it: the question is still the user's.
     result = backend.requests[1].messages[-1]["content"]
@@ -153,7 +133,7 @@ def test_deferred_tools_are_offered_once_a_tool_reference_loads_them(
     assert backend.requests[2].messages[-1]["content"].endswith(f"Question: {QUESTION}\n{ANSWER_PROMPT}")
 
 
-def test_a_bad_tool_after_a_deferred_one_is_named_by_its_index_as_sent(client: anthropic.Anthropic) -> None:
+def test_a_bad_tool_after_a_deferred_one_is_named_by_its_index_as_sent(claude: anthropic.Anthropic) -> None:
     bad = {"name": "bad name", "input_schema": {"type": "object"}}
     with pytest.raises(anthropic.BadRequestError, match=r"tools\[2\]"):
-        create(client, [{"role": "user", "content": QUESTION}], tools=[READ, PLACEHOLDER, bad])
+        create(claude, [{"role": "user", "content": QUESTION}], tools=[READ, PLACEHOLDER, bad])

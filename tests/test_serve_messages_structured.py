@@ -9,21 +9,21 @@ one request) and the typed value the client built; the test marked ``model`` ask
 model and asserts the guarantee only: the text parses under the schema, or the answer was cut.
 """
 
+# ruff: noqa: F811 - the fixtures imported from support.anthropic_served are the tests' parameters
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import anthropic
 import anyio
 import httpx2
 import pytest
+from support.anthropic_served import backend, root, scripted  # noqa: F401 - the fixtures
 from support.frameworks import ASK, SEARCHED, Note
-from support.serve import drained, served, served_embedded
+from support.serve import served_embedded
 
 from toolrouting import AsyncScriptedBackend
-from toolrouting._serve import serve_app
 
 #: A Claude model name: the frameworks choose their native structured output by it.
 CLAUDE = "claude-sonnet-4-5"
@@ -31,24 +31,6 @@ NOTE = Note(title="A latch", stars=4)
 ANSWER = NOTE.model_dump_json()
 SEARCH = '{"tool":"search","arguments":{"query":"latch"}}'
 ANSWERED = '{"tool":"none","answer":' + ANSWER + "}"
-
-
-@pytest.fixture(scope="module")
-def scripted() -> Iterator[tuple[AsyncScriptedBackend, str]]:
-    backend = AsyncScriptedBackend()
-    with served(serve_app(backend, model="scripted")) as url:
-        yield backend, url.removesuffix("/v1")
-
-
-@pytest.fixture
-def backend(scripted: tuple[AsyncScriptedBackend, str]) -> Iterator[AsyncScriptedBackend]:
-    with drained(scripted[0]) as backend:
-        yield backend
-
-
-@pytest.fixture
-def root(scripted: tuple[AsyncScriptedBackend, str]) -> str:
-    return scripted[1]
 
 
 def search(query: str) -> str:

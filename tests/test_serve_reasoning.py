@@ -8,6 +8,7 @@ recorded (the slot's length, the cap, the instructions); the test marked ``model
 embedded model and asserts the guarantees only: a valid decision, a thought within its bound.
 """
 
+# ruff: noqa: F811 - the fixtures imported from support.anthropic_served are the tests' parameters
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -17,12 +18,12 @@ import anthropic
 import openai
 import pytest
 from openai.types.responses import ResponseReasoningItem
-from support.serve import TOOLS, drained, served, served_embedded
+from support.anthropic_served import backend, claude, root, scripted  # noqa: F401 - the fixtures
+from support.serve import TOOLS, served_embedded
 
 from toolrouting import AsyncScriptedBackend, Settings
 from toolrouting._limits import DEFAULT_ROUTING_CAP
 from toolrouting._loop import THOUGHT_NOTE
-from toolrouting._serve import serve_app
 from toolrouting._serve.limits import (
     SERVE_REASONING_CAP,
     SERVE_REASONING_CHARS_PER_TOKEN,
@@ -39,29 +40,9 @@ ANTHROPIC_TOOLS: list[Any] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def scripted() -> Iterator[tuple[AsyncScriptedBackend, str]]:
-    backend = AsyncScriptedBackend()
-    with served(serve_app(backend, model="m")) as url:
-        yield backend, url
-
-
 @pytest.fixture
-def backend(scripted: tuple[AsyncScriptedBackend, str]) -> Iterator[AsyncScriptedBackend]:
-    with drained(scripted[0]) as backend:
-        yield backend
-
-
-@pytest.fixture
-def chat(scripted: tuple[AsyncScriptedBackend, str]) -> Iterator[openai.OpenAI]:
-    with openai.OpenAI(base_url=scripted[1], api_key="unused", max_retries=0) as client:
-        yield client
-
-
-@pytest.fixture
-def claude(scripted: tuple[AsyncScriptedBackend, str]) -> Iterator[anthropic.Anthropic]:
-    root = scripted[1].removesuffix("/v1")
-    with anthropic.Anthropic(base_url=root, api_key="unused", max_retries=0) as client:
+def chat(root: str) -> Iterator[openai.OpenAI]:
+    with openai.OpenAI(base_url=f"{root}/v1", api_key="unused", max_retries=0) as client:
         yield client
 
 
@@ -264,9 +245,7 @@ def test_codexs_summary_without_an_effort_asks_no_reasoning(
     assert [item.type for item in response.output] == ["function_call"]
 
 
-def test_the_agents_sdks_gpt_5_default_effort_runs_its_loop(
-    backend: AsyncScriptedBackend, scripted: Any
-) -> None:
+def test_the_agents_sdks_gpt_5_default_effort_runs_its_loop(backend: AsyncScriptedBackend, root: str) -> None:
     from agents import Agent, Runner, function_tool, set_default_openai_client, set_tracing_disabled
 
     def search(query: str) -> str:
@@ -275,19 +254,19 @@ def test_the_agents_sdks_gpt_5_default_effort_runs_its_loop(
 
     backend.enqueue(CALL, '{"thought":"found","tool":"none"}', "It holds the door.")
     set_tracing_disabled(True)  # its traces would go to OpenAI
-    set_default_openai_client(openai.AsyncOpenAI(base_url=scripted[1], api_key="unused", max_retries=0))
+    set_default_openai_client(openai.AsyncOpenAI(base_url=f"{root}/v1", api_key="unused", max_retries=0))
     agent = Agent(name="notes", model="gpt-5", tools=[function_tool(search)])
     result = Runner.run_sync(agent, QUESTION, max_turns=4)
     assert result.final_output == "It holds the door."
     assert slot(backend.requests[0].settings) is not None  # gpt-5's default effort, low
 
 
-def test_langchains_reasoning_effort_on_chat(backend: AsyncScriptedBackend, scripted: Any) -> None:
+def test_langchains_reasoning_effort_on_chat(backend: AsyncScriptedBackend, root: str) -> None:
     from langchain_openai import ChatOpenAI
 
     backend.enqueue(CALL)
     model = ChatOpenAI(
-        model="o3", base_url=scripted[1], api_key="unused", max_retries=0, reasoning_effort="low"
+        model="o3", base_url=f"{root}/v1", api_key="unused", max_retries=0, reasoning_effort="low"
     )
     reply = model.bind_tools(TOOLS).invoke(QUESTION)
     assert reply.tool_calls[0]["name"] == "search"

@@ -230,16 +230,8 @@ def run_claude(claude: Path, url: str, workdir: Path, home: Path) -> subprocess.
     argv, variables = _command(
         documented("Claude Code")["sh"].strip(), claude, {"ANTHROPIC_BASE_URL": url.removesuffix("/v1")}
     )
-    environment = {**_hermetic(home), **variables, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-    return subprocess.run(
-        argv,
-        cwd=workdir,
-        env=environment,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=CLI_TIMEOUT,
-        check=False,
+    return _run(
+        argv, workdir, {**_hermetic(home), **variables, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
     )
 
 
@@ -266,6 +258,11 @@ def run_codex(codex: Path, url: str, workdir: Path, home: Path) -> subprocess.Co
     argv, variables = _command(blocks["sh"].strip(), codex, {})
     environment = {**_hermetic(home), **variables}
     subprocess.run(["git", "init", "-q", str(workdir)], check=True, env=environment)
+    return _run(argv, workdir, environment)
+
+
+def _run(argv: list[str], workdir: Path, environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """A CLI run to its end in ``workdir``, its stdin closed (as a script's would be), its output kept."""
     return subprocess.run(
         argv,
         cwd=workdir,
