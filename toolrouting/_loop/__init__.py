@@ -48,9 +48,9 @@ from .transcript_reader import RecordedOffer, TranscriptRead, read_transcript
 __all__ = [
     "EARLIER_ANSWER_PROMPT",
     "INSTRUCTIONS_SEPARATOR",
+    "THOUGHT_NOTE",
     "AbstainPolicy",
     "Abstained",
-    "THOUGHT_NOTE",
     "Action",
     "ActionChosen",
     "AnswerDelta",
