@@ -50,6 +50,7 @@ __all__ = [
     "Offer",
     "answer_messages",
     "answer_settings",
+    "checked_shortlist",
     "checked_tools",
     "decision_of",
     "decision_settings",
@@ -234,3 +235,17 @@ def answer_messages(
         return list(conversation.messages)
     # The conversation holds no instructions: they go into a decision's messages alone.
     return answer_conversation(conversation.messages, conversation.question, abstained=abstained)
+
+
+def checked_shortlist(shortlist: object) -> int | None:
+    """The most tools a decision offers, ``None`` for every tool; anything but an int of at least
+    1 is refused when the server is made, not at a request."""
+    if shortlist is None:
+        return None
+    if isinstance(shortlist, bool) or not isinstance(shortlist, int):
+        raise TypeError(
+            f"shortlist is the most tools a decision offers, an int, not {type(shortlist).__name__}"
+        )
+    if shortlist < 1:
+        raise ValueError(f"shortlist is the most tools a decision offers, at least 1, not {shortlist}")
+    return shortlist

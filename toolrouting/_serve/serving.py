@@ -37,8 +37,17 @@ from .._settings import Settings
 from .call_pieces import CallStream, ThoughtStream, several_pieces
 from .conversation import Conversation, arguments_text, conversation_of, without_thought
 from .limits import SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
-from .output_format import checked_format, refused_schema
-from .plan import Decision, Offer, answer_messages, answer_settings, decision_of, decision_settings, offer_of
+from .output_format import checked_format, refused_in_route, refused_schema
+from .plan import (
+    Decision,
+    Offer,
+    answer_messages,
+    answer_settings,
+    checked_shortlist,
+    decision_of,
+    decision_settings,
+    offer_of,
+)
 from .protocol import FinishReason, Piece, Reply, ServeRequest, ToolCall
 
 __all__ = ["THOUGHT_TOKENS_PER_CHARACTER", "RoutedServing"]
@@ -67,7 +76,7 @@ class RoutedServing:
         self.backend = backend
         self.cap = cap
         self.max_calls = max_calls
-        self.shortlist = _checked_shortlist(shortlist)
+        self.shortlist = checked_shortlist(shortlist)
         self.answer_tokens = answer_tokens
         self.spaced = bool(getattr(backend.settings, "spaced", False))
         # The one cache: each catalogue and choice a client sends, built once.
@@ -262,15 +271,7 @@ class RoutedServing:
         output = request.response_format
         if not decision.answers or output is None:
             return error
-        inside = f"/anyOf/{len(decision.names)}/properties/answer"  # none follows the tools
-        if error.pointer == inside or error.pointer.startswith(inside + "/"):
-            pointer = error.pointer[len(inside) :]
-        elif error.pointer.startswith("/$defs/none."):
-            pointer = "/$defs/" + error.pointer[len("/$defs/none.") :]
-        else:
-            return error
-        reason = error.reason.replace(error.pointer, pointer or "/", 1)
-        return refused_schema(output, GrammarError(reason, pointer))
+        return refused_in_route(output, len(decision.names), error)
 
     def _held_answer(self, decision: Decision, completion: Completion) -> tuple[str, bool, str | None] | None:
         """The answer a route's ``none`` holds, whether the cap cut it, and the decision's
@@ -386,20 +387,6 @@ def _cut_thought(text: str, spaced: bool) -> str | None:
     thinking = ThoughtStream(spaced=spaced)
     parts, rest = thinking.feed(text)
     return "".join(parts) if rest else None
-
-
-def _checked_shortlist(shortlist: object) -> int | None:
-    """The most tools a decision offers, ``None`` for every tool; anything but an int of at least
-    1 is refused when the server is made, not at a request."""
-    if shortlist is None:
-        return None
-    if isinstance(shortlist, bool) or not isinstance(shortlist, int):
-        raise TypeError(
-            f"shortlist is the most tools a decision offers, an int, not {type(shortlist).__name__}"
-        )
-    if shortlist < 1:
-        raise ValueError(f"shortlist is the most tools a decision offers, at least 1, not {shortlist}")
-    return shortlist
 
 
 def _streams(backend: AsyncBackend) -> TypeGuard[AsyncStreamingBackend]:
