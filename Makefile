@@ -13,7 +13,7 @@ QUESTION ?= What does the latch on the storage-room door do?
 # turns seconds into minutes. Passive waiting costs nothing when one process runs alone.
 export OMP_WAIT_POLICY := passive
 
-.PHONY: setup run test check bench clean llama-server
+.PHONY: setup run test check bench clean llama-server agent-clis
 
 setup: $(STAMP)
 
@@ -34,7 +34,14 @@ check: $(STAMP)
 llama-server: $(STAMP)
 	PYTHON=$(BIN)/python sh scripts/build-llama-server.sh
 
-test: check llama-server
+# Claude Code and Codex from npm, pinned, which tests/test_agent_clis.py runs against serve:
+# installed once (about 360 MB), cached outside the repository, skipped when cached. Without
+# node the tests that run them skip, saying so.
+agent-clis:
+	@if command -v node >/dev/null 2>&1; then sh scripts/agent-clis.sh >/dev/null; \
+	else echo "agent-clis: node is not installed; the Claude Code and Codex tests will skip"; fi
+
+test: check llama-server agent-clis
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

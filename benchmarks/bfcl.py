@@ -23,7 +23,8 @@ each way in turn, so their seconds are taken side by side:
 - ``llama-server``: llama.cpp's server with ``--jinja``, its own tool calling from the model's
   chat template, as a user of native tool calling runs it.
 
-Without ``--way``, one way, ``serve``, takes the options after ``--``.
+Without ``--way``, one way, ``serve``, takes the options after ``--``. ``--efforts`` asks each
+way at each reasoning effort in turn (benchmarks/bfcl_efforts.py).
 ``--distractors N`` hides each case's functions among N others, drawn with a seed of the case's
 own (``SEED:ID``) from every function of the three categories, none named like one of its own;
 the checker still reads the case's own functions, so a distractor called is a wrong call.
@@ -59,6 +60,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from bfcl_efforts import ask_effort, halves
 from servers import answers, local_server, started
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -325,26 +327,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         type=Way.of,
         help="NAME=KIND [OPTIONS], each asked every case in turn (default: serve=serve OPTIONS-AFTER---)",
     )
+    parser.add_argument("--distractors", type=int, default=0, help="functions of other cases beside a case's")
     parser.add_argument(
-        "--distractors",
-        type=int,
-        default=0,
-        help="functions of other cases beside a case's",
+        "--efforts", help="comma-separated reasoning efforts, each way asked at each (none, low, ...)"
     )
     parser.add_argument("--seed", type=int, default=0, help="the distractors' seed (default 0)")
     parser.add_argument(
-        "--answer-cap",
-        type=int,
-        default=ANSWER_CAP,
-        help=f"an answer's tokens ({ANSWER_CAP})",
+        "--answer-cap", type=int, default=ANSWER_CAP, help=f"an answer's tokens ({ANSWER_CAP})"
     )
     parser.add_argument("--threads", type=int, default=2, help="the model's threads (default 2)")
     parser.add_argument("--out", type=Path, help="the records, JSON, written as each case is scored")
-    parser.add_argument(
-        "--resume",
-        action="store_true",
-        help="keep --out's records and ask only the rest",
-    )
+    parser.add_argument("--resume", action="store_true", help="keep --out's records and ask only the rest")
     parser.add_argument(
         "--serve-python",
         default=str(ROOT / ".venv" / "bin" / "python"),
@@ -369,22 +362,25 @@ def main(argv: Sequence[str] | None = None) -> None:
         records = [r for r in json.loads(args.out.read_text())["records"] if r["outcome"] == "answered"]
     done = {(record.get("way", "serve"), record["id"]) for record in records}
 
+    efforts = args.efforts.split(",") if args.efforts else []
     with contextlib.ExitStack() as stack:
-        handlers = {way.name: _handler(args.api, stack.enter_context(_started(way, args))) for way in ways}
+        handlers = {}
+        for way in ways:
+            url = stack.enter_context(_started(way, args))
+            for effort in efforts or [None]:
+                handler = handlers[f"{way.name}@{effort}" if effort else way.name] = _handler(args.api, url)
+                ask_effort(handler, args.api, effort or "none")
         for category, entry, prompt, answer in _cases(categories, args):
-            for way in ways:
-                if (way.name, entry["id"]) in done:
+            for name, handler in handlers.items():
+                if (name, entry["id"]) in done:
                     continue
-                record = {
-                    "way": way.name,
-                    **_run_case(handlers[way.name], category, entry, prompt, answer),
-                }
+                record = {"way": name, **_run_case(handler, category, entry, prompt, answer)}
                 records.append(record)
                 mark = "right" if record["valid"] else "wrong"
                 shown = record.get("calls") or (record.get("text") or record.get("note") or "")[:80]
                 seconds = record.get("seconds", "-")
                 print(
-                    f"{way.name:10} {record['id']:18} {mark:5} {seconds!s:>7} s  {shown}",
+                    f"{name:10} {record['id']:18} {mark:5} {seconds!s:>7} s  {shown}",
                     flush=True,
                 )
                 if args.out:
@@ -392,7 +388,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         json.dumps({"settings": settings, "records": records}, indent=1) + "\n"
                     )
     print()
-    for line in summary(records):
+    for line in summary(records) + (halves(records) if efforts else []):
         print(line)
 
 

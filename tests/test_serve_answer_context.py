@@ -80,3 +80,21 @@ def test_tool_choice_none_answers_with_the_clients_context(
     *context, asked = request.messages
     assert context == CONTEXT
     assert asked["content"].endswith(f"Question: {QUESTION}\n{ANSWER_PROMPT}")
+
+
+def test_system_text_after_the_question_is_in_the_decision_and_the_answer_in_order(
+    scripted: tuple[AsyncScriptedBackend, openai.OpenAI],
+) -> None:
+    backend, client = scripted
+    # As Claude Code sends it: the question, then the environment as a system message.
+    late: list[Any] = [*AGENT, {"role": "system", "content": "The user is in Paris."}]
+    backend.enqueue('{"tool":"none"}', "Elle ferme.")
+    client.chat.completions.create(model="s", messages=late, tools=TOOLS)
+    decision, answer = backend.requests
+    assert decision.messages[-1] == {"role": "system", "content": "The user is in Paris."}
+    *context, asked = answer.messages
+    assert context[0] == {
+        "role": "system",
+        "content": "Always answer in French.\n\nBe brief.\n\nThe user is in Paris.",
+    }
+    assert asked["content"].endswith(f"Question: {QUESTION}\n{ANSWER_PROMPT}")

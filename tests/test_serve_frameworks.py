@@ -20,6 +20,7 @@ import openai
 import pytest
 from pydantic import BaseModel, Field
 from support.frameworks import (
+    ASK,
     SEARCHED,
     Note,
     Wire,
@@ -296,3 +297,25 @@ def test_a_schema_the_grammar_cannot_guarantee_reaches_the_framework_as_a_400_na
             model.with_structured_output(Rated, method="json_schema").invoke("Rate the latch.")
     assert caught.value.param == "response_format.json_schema.schema.properties.stars.minimum"
     assert caught.value.code == "unsupported_schema"
+
+
+def test_pydantic_ais_openai_model_string_reaches_the_server_by_its_environment(
+    backend: AsyncScriptedBackend, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pydantic_ai import Agent
+
+    # "openai:NAME" builds its client from OPENAI_BASE_URL and OPENAI_API_KEY, as a user sets them.
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    backend.enqueue(SEARCH, NONE, "It keeps the door shut.")
+
+    async def run() -> str:
+        agent = Agent("openai:local", tools=[search])
+        try:
+            output: str = (await agent.run(ASK)).output
+            return output
+        finally:
+            await agent.model.client.close()  # type: ignore[union-attr]  # its connections, now
+
+    assert anyio.run(run) == "It keeps the door shut."
+    assert searches == ["latch"]

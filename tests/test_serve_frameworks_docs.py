@@ -8,17 +8,15 @@ snippet that names a class, a setting or an argument the framework no longer tak
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.serve import served
+from support.serve import page_snippets, served_scripted
 
 from toolrouting import AsyncScriptedBackend
-from toolrouting._serve import serve_app
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "serve.md"
 HEADING = "## Agent frameworks"
@@ -45,27 +43,13 @@ SCRIPTS: dict[str, tuple[list[str], int]] = {
 OPTIONAL = {"instructor": "instructor"}
 
 
-def snippets() -> tuple[str, dict[str, str]]:
-    """The section's first Python snippets, and each subsection's, by its title."""
-    text = PAGE.read_text(encoding="utf-8")
-    start = text.index(f"\n{HEADING}\n")
-    end = text.index("\n## ", start + 1)
-    first, *rest = re.split(r"^### (.+)$", text[start:end], flags=re.MULTILINE)
-
-    def code(chunk: str) -> str:
-        return "\n".join(re.findall(r"^```python\n(.*?)^```$", chunk, flags=re.MULTILINE | re.DOTALL))
-
-    return code(first), {title: code(chunk) for title, chunk in zip(rest[::2], rest[1::2], strict=True)}
-
-
-PREAMBLE, SNIPPETS = snippets()
+PREAMBLE, SNIPPETS = page_snippets(HEADING)
 
 
 @pytest.fixture(scope="module")
 def scripted() -> Iterator[tuple[AsyncScriptedBackend, str]]:
-    backend = AsyncScriptedBackend()
-    with served(serve_app(backend, model="scripted")) as url:
-        yield backend, url
+    with served_scripted() as both:
+        yield both
 
 
 def test_every_subsection_has_a_snippet_and_a_script() -> None:

@@ -9,6 +9,7 @@ front as a ``RoutingLoop(max_calls=3)`` run sends. tests/test_serve_front_calls_
 the same server through the frameworks built on the SDKs, and the embedded model.
 """
 
+# ruff: noqa: F811 - the fixture imported from support.anthropic_served is the tests' parameter
 from __future__ import annotations
 
 import json
@@ -18,7 +19,8 @@ from typing import Any
 import anthropic
 import openai
 import pytest
-from support.serve import TOOLS, drained, served
+from support.anthropic_served import backend  # noqa: F401 - the fixture, on this module's own scripted
+from support.serve import TOOLS, served
 
 from toolrouting import AsyncScriptedBackend, Message, RoutingLoop, ScriptedBackend, ToolOutput
 from toolrouting._serve import serve_app
@@ -54,12 +56,6 @@ def scripted() -> Iterator[tuple[AsyncScriptedBackend, str]]:
     backend = AsyncScriptedBackend()
     with served(serve_app(backend, model="scripted", max_calls=3)) as url:
         yield backend, url.removesuffix("/v1")
-
-
-@pytest.fixture
-def backend(scripted: tuple[AsyncScriptedBackend, str]) -> Iterator[AsyncScriptedBackend]:
-    with drained(scripted[0]) as backend:
-        yield backend
 
 
 @pytest.fixture

@@ -18,15 +18,15 @@ import anyio
 import jsonschema
 import openai
 import pytest
+from support.anthropic_served import backend  # noqa: F401 - drained, on the module's scripted server
 from support.serve import served_embedded
-from test_serve_front_calls import (  # noqa: F401 - the scripted server of three calls, and its backend
+from test_serve_front_calls import (  # noqa: F401 - the scripted server of three calls
     ANSWER,
     ANTHROPIC_TOOLS,
     FLAT,
     QUESTION,
     RESULTS,
     TWO,
-    backend,
     function_calls,
     scripted,
 )

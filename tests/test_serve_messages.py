@@ -6,6 +6,7 @@ The SDK drives the server on loopback (``messages.create``, ``messages.stream``,
 through Starlette's TestClient.
 """
 
+# ruff: noqa: F811 - the fixtures imported from support.anthropic_served are the tests' parameters
 from __future__ import annotations
 
 import json
@@ -21,7 +22,8 @@ from anthropic.types.shared import ErrorResponse
 from openai.types.chat import ChatCompletionMessageParam
 from pydantic import TypeAdapter
 from starlette.testclient import TestClient
-from support.serve import TOOLS, drained, served
+from support.anthropic_served import backend, scripted  # noqa: F401 - the fixtures
+from support.serve import TOOLS, served
 
 from toolrouting import AsyncScriptedBackend, ScriptedRequest
 from toolrouting._errors import BackendError
@@ -42,19 +44,6 @@ ACTION = '{"tool":"search","arguments":{"query":"latch"}}'
 ANSWER = "The latch holds the storage-room door shut."
 KEY = "sk-messages-test-key"
 EVENTS: TypeAdapter[RawMessageStreamEvent] = TypeAdapter(RawMessageStreamEvent)
-
-
-@pytest.fixture(scope="module")
-def scripted() -> Iterator[tuple[AsyncScriptedBackend, str]]:
-    backend = AsyncScriptedBackend()
-    with served(serve_app(backend, model="scripted")) as url:
-        yield backend, url.removesuffix("/v1")
-
-
-@pytest.fixture
-def backend(scripted: tuple[AsyncScriptedBackend, str]) -> Iterator[AsyncScriptedBackend]:
-    with drained(scripted[0]) as backend:
-        yield backend
 
 
 @pytest.fixture
@@ -309,11 +298,11 @@ IMAGE = {"type": "image", "source": {"type": "url", "url": "https://example.com/
                     {"role": "assistant", "content": [{"type": "thinking", "thinking": "", "signature": ""}]},
                 ]
             },
-            "messages[1].content[0].type: a content block of type 'thinking'",
+            "messages[1].content[0].signature: this reasoning was not written by this server",
         ),
         (
             {"thinking": {"type": "enabled", "budget_tokens": 2048}},
-            "thinking: extended thinking is not served",
+            "thinking.budget_tokens: the budget of 2048 tokens is not below max_tokens (64)",
         ),
         (
             {"tools": [{"type": "web_search_20250305", "name": "web_search"}]},
@@ -326,7 +315,7 @@ IMAGE = {"type": "image", "source": {"type": "url", "url": "https://example.com/
         ),
         ({"tool_choice": {"type": "any"}}, "tool_choice: tool_choice 'any' needs tools"),
         ({"temperature": 1.5}, "temperature: temperature is between 0 and 1"),
-        ({"messages": [{"role": "system", "content": "x"}]}, "messages[0].role: the role 'system'"),
+        ({"messages": [{"role": "tool", "content": "x"}]}, "messages[0].role: the role 'tool'"),
         (
             {
                 "messages": [

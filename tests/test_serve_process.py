@@ -30,8 +30,9 @@ def _unreachable() -> str:
 
 
 @contextlib.contextmanager
-def _serving(upstream: str, *options: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """``toolrouting serve`` in front of ``upstream`` with ``options``: the process and its URL."""
+def _serving(upstream: str, *options: str, **env: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``toolrouting serve`` in front of ``upstream`` with ``options`` (and ``env`` added to its
+    environment): the process and its URL."""
     environment = {k: v for k, v in os.environ.items() if k not in ("TOOLROUTING_API_KEY", "OPENAI_API_KEY")}
     process = subprocess.Popen(
         [
@@ -48,7 +49,7 @@ def _serving(upstream: str, *options: str) -> Iterator[tuple[subprocess.Popen[st
             *options,
         ],
         cwd=ROOT,
-        env={**environment, "TOOLROUTING_SERVE_KEY": "sesame"},
+        env={**environment, "TOOLROUTING_SERVE_KEY": "sesame", **env},
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -138,3 +139,39 @@ def test_a_shortlist_that_is_no_positive_integer_is_a_usage_error(capsys: pytest
 
     assert main(["serve", "--shortlist", "0"]) == 2
     assert "argument --shortlist: '0' is not a positive integer" in capsys.readouterr().err
+
+
+def test_the_secret_from_the_environment_checks_the_thinking_sent_back() -> None:
+    from toolrouting._serve.reasoning import Signer
+
+    tool = {"name": "search", "input_schema": {"type": "object"}}
+    use = {"type": "tool_use", "id": "toolu_1", "name": "search", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "M1"}
+
+    def sent_back(signed_by: str) -> dict[str, object]:
+        thinking = {"type": "thinking", "thinking": "", "signature": Signer(signed_by).sign("a word")}
+        return {
+            "model": "m",
+            "max_tokens": 64,
+            "tools": [tool],
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [thinking, use]},
+                {"role": "user", "content": [result]},
+            ],
+        }
+
+    with (
+        FaultServer() as upstream,
+        _serving(f"{upstream.url}/v1", TOOLROUTING_SERVE_SECRET="s3cret") as (_, url),
+    ):
+        upstream.script.extend([ok(), ok("It latches.")])
+        root = url.removesuffix("/v1")
+        kept = httpx.post(f"{root}/v1/messages", json=sent_back("s3cret"), headers=KEY, timeout=60)
+        other = httpx.post(f"{root}/v1/messages", json=sent_back("another"), headers=KEY, timeout=60)
+        sent = upstream.bodies[0]["messages"][-2]
+    assert kept.status_code == 200, kept.text
+    assert sent == {"role": "assistant", "content": '{"thought":"a word","tool":"search","arguments":{}}'}
+    assert other.status_code == 400
+    assert "s3cret" not in other.text
+    assert other.json()["error"]["message"].startswith("messages[1].content[0].signature: ")

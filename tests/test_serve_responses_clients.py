@@ -86,7 +86,7 @@ def test_the_sdk_creates_streams_and_continues_a_response(
         with pytest.raises(openai.NotFoundError):
             client.responses.retrieve(after.id)
         with pytest.raises(openai.BadRequestError) as caught:
-            client.responses.create(model="scripted", input=QUESTION, tools=[{"type": "web_search"}])
+            client.responses.create(model="scripted", input=QUESTION, tools=[{"type": "local_shell"}])
         assert (caught.value.code, caught.value.param) == ("unsupported_tool", "tools[0].type")
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from support.recorder import SEVERAL, Body, Case, Step, call, message, shared_failures, shared_successes
 from support.serve import BARE_READ, BARE_SEARCH
 from toolrouting import BackendHTTPError, Completion, Usage
+from toolrouting._serve.reasoning import Signer
 
 __all__ = ["CASES"]
 
@@ -39,6 +40,9 @@ HISTORY: list[Any] = [
 
 
 ask = Body(model="claude", max_tokens=100, messages=ASK)
+#: A decision that reasoned first, and its thinking block as the recorder's app signs it.
+THOUGHT = '{"thought":"the latch is a word","tool":"search","arguments":{"query":"latch"}}'
+SIGNED = {"type": "thinking", "thinking": "", "signature": Signer("recorded").sign("the latch is a word")}
 streamed = ask.streamed
 
 
@@ -106,6 +110,33 @@ def _successes() -> list[Case]:
             ANSWER,
             headers={"anthropic-version": "2023-06-01", "anthropic-beta": "x"},
         ),
+        message("thinking", ask(tools=TOOLS, thinking={"type": "enabled", "budget_tokens": 32}), THOUGHT),
+        message(
+            "adaptive thinking streamed, display omitted",
+            streamed(
+                tools=TOOLS,
+                thinking={"type": "adaptive", "display": "omitted"},
+                output_config={"effort": "low"},
+            ),
+            THOUGHT,
+        ),
+        message(
+            "thinking sent back",
+            ask(
+                tools=TOOLS,
+                thinking={"type": "enabled", "budget_tokens": 32},
+                messages=[
+                    *ASK,
+                    {"role": "assistant", "content": [SIGNED, USE]},
+                    {
+                        "role": "user",
+                        "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "M1"}],
+                    },
+                ],
+            ),
+            '{"thought":"done","tool":"none"}',
+            ANSWER,
+        ),
         message("several calls", ask(tools=TOOLS), SEVERAL, app="calls"),
         message("several calls streamed", streamed(tools=TOOLS), SEVERAL, app="calls"),
         message(
@@ -140,7 +171,34 @@ def _refusals() -> list[Case]:
         message("not JSON", b"{"),
         message("not an object", 3),
         message("model not a string", ask(model=1)),
-        message("thinking", ask(thinking={"type": "enabled", "budget_tokens": 1024})),
+        message("thinking over max_tokens", ask(thinking={"type": "enabled", "budget_tokens": 1024})),
+        message(
+            "thinking over the cap", ask(max_tokens=4096, thinking={"type": "enabled", "budget_tokens": 1000})
+        ),
+        message("thinking type", ask(thinking={"type": "always"})),
+        message("adaptive effort", ask(thinking={"type": "adaptive"}, output_config={"effort": "huge"})),
+        message(
+            "thinking not this server's",
+            ask(
+                tools=TOOLS,
+                messages=[
+                    *ASK,
+                    {
+                        "role": "assistant",
+                        "content": [{"type": "thinking", "thinking": "x", "signature": "AQ"}, USE],
+                    },
+                ],
+            ),
+        ),
+        message(
+            "redacted thinking",
+            ask(
+                messages=[
+                    *ASK,
+                    {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "x"}]},
+                ]
+            ),
+        ),
         message("mcp_servers", ask(mcp_servers=[])),
         message("output_format", ask(output_format={"type": "json_schema"})),
         message("container", ask(container="container_1")),

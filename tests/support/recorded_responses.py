@@ -16,6 +16,7 @@ from support.recorder import (
 )
 from support.serve import BARE_READ, BARE_SEARCH
 from toolrouting import BackendHTTPError, Completion, GrammarError, Usage
+from toolrouting._serve.reasoning import Signer
 
 __all__ = ["CASES"]
 
@@ -42,6 +43,7 @@ ITEMS = [
 
 
 ask = Body(model="m", input=QUESTION)
+THOUGHT = '{"thought":"a word","tool":"search","arguments":{"query":"latch"}}'
 streamed = ask.streamed
 
 
@@ -68,6 +70,40 @@ def _successes() -> list[Case]:
             ANSWER,
         ),
         response("required", ask(tools=TOOLS, tool_choice="required"), ACTION),
+        response(
+            "reasoning",
+            ask(
+                tools=TOOLS,
+                reasoning={"effort": "minimal", "summary": "auto"},
+                include=["reasoning.encrypted_content"],
+            ),
+            THOUGHT,
+        ),
+        response("reasoning streamed", streamed(tools=TOOLS, reasoning={"effort": "low"}), THOUGHT),
+        response(
+            "reasoning sent back",
+            ask(
+                tools=TOOLS,
+                reasoning={"effort": "minimal"},
+                input=[
+                    ITEMS[0],
+                    {
+                        "type": "reasoning",
+                        "summary": [],
+                        "encrypted_content": Signer("recorded").sign("a word"),
+                    },
+                    *ITEMS[1:],
+                ],
+            ),
+            '{"thought":"done","tool":"none"}',
+            ANSWER,
+        ),
+        response("hosted tool left out", ask(tools=[*TOOLS, {"type": "web_search_preview"}]), ACTION),
+        response(
+            "namespace",
+            ask(tools=[{"type": "namespace", "name": "notes", "description": "The notes.", "tools": TOOLS}]),
+            call("notes.search", {"query": "latch"}),
+        ),
         response("tool_choice none", ask(tools=TOOLS, tool_choice="none"), ANSWER),
         response(
             "named function",
@@ -186,7 +222,15 @@ def _refusals() -> list[Case]:
         response("background", ask(background=True)),
         response("conversation", ask(conversation="conv_1")),
         response("prompt", ask(prompt={"id": "p"})),
-        response("reasoning effort", ask(reasoning={"effort": "high"})),
+        response("reasoning effort", ask(reasoning={"effort": "huge"})),
+        response(
+            "reasoning not this server's",
+            ask(
+                tools=TOOLS,
+                input=[{"type": "reasoning", "summary": [], "encrypted_content": "AQ"}, *ITEMS[1:]],
+            ),
+        ),
+        response("additional tools", ask(input=[{"type": "additional_tools", "tools": []}])),
         response("reasoning not an object", ask(reasoning="high")),
         response("top_logprobs", ask(top_logprobs=2)),
         response("include not a list", ask(include="x")),
@@ -201,7 +245,7 @@ def _refusals() -> list[Case]:
         response("input a number", ask(input=3)),
         response("item not an object", ask(input=["hi"])),
         response("item role", ask(input=[{"role": "tool", "content": "x"}])),
-        response("item type", ask(input=[{"type": "reasoning", "summary": []}])),
+        response("item type", ask(input=[{"type": "item_reference", "id": "x"}])),
         response(
             "call without call_id", ask(input=[{"type": "function_call", "name": "a", "arguments": "{}"}])
         ),
@@ -228,7 +272,7 @@ def _refusals() -> list[Case]:
             ask(input=[{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]),
         ),
         response("tools not a list", ask(tools=SEARCH)),
-        response("built-in tool", ask(tools=[{"type": "web_search_preview"}])),
+        response("client tool of another shape", ask(tools=[{"type": "local_shell"}])),
         response("bad tool", ask(tools=[{"type": "function", "name": "bad name!"}])),
         response("tool_choice bad", ask(tools=TOOLS, tool_choice="any")),
         response("tool_choice unknown", ask(tools=TOOLS, tool_choice={"type": "function", "name": "zz"})),

@@ -48,7 +48,7 @@ __all__ = [
 LAST_ID = "$LAST_ID"
 
 #: The ids the fronts make, each a prefix and 32 random hex digits.
-_IDS = re.compile(r"(chatcmpl-|resp_|msg_|fc_)([0-9a-f]{32})")
+_IDS = re.compile(r"(chatcmpl-|resp_|msg_|fc_|rs_)([0-9a-f]{32})")
 _TIMES = re.compile(r'"(created|created_at|completed_at)":(\d+)')
 #: A text the backend was sent that is longer than this is recorded as its head and a digest.
 _LONG = 240
@@ -79,7 +79,8 @@ def _app(kind: str) -> tuple[AsyncScriptedBackend, Any]:
         "shortlist": {"shortlist": 2},
         "short": {"answer_tokens": 3, "cap": 12},
     }
-    return backend, serve_app(backend, model="test-model", **options[kind])
+    # A fixed secret: a thought's signature is then the same bytes every time it is recorded.
+    return backend, serve_app(backend, model="test-model", reasoning_secret="recorded", **options[kind])
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import socket
 import threading
 import time
@@ -28,8 +29,10 @@ __all__ = [
     "SEARCH",
     "TOOLS",
     "drained",
+    "page_snippets",
     "served",
     "served_embedded",
+    "served_scripted",
     "served_to_sdk",
 ]
 
@@ -80,6 +83,32 @@ def served(app: Starlette) -> Iterator[str]:
         server.should_exit = True
         thread.join(30)
         listener.close()
+
+
+@contextlib.contextmanager
+def served_scripted(model: str = "scripted") -> Iterator[tuple[AsyncScriptedBackend, str]]:
+    """A server over an empty scripted backend named ``model``: the backend, to enqueue replies
+    and read requests, and the base URL clients take (``.../v1``)."""
+    from toolrouting import AsyncScriptedBackend
+    from toolrouting._serve import serve_app
+
+    backend = AsyncScriptedBackend()
+    with served(serve_app(backend, model=model)) as url:
+        yield backend, url
+
+
+def page_snippets(heading: str) -> tuple[str, dict[str, str]]:
+    """The Python snippets of docs/serve.md's section ``heading`` (``## ...``): those before its
+    first subsection, and each subsection's (``### TITLE``) by its title, each joined."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "serve.md").read_text(encoding="utf-8")
+    start = text.index(f"\n{heading}\n")
+    end = text.index("\n## ", start + 1)
+    first, *rest = re.split(r"^### (.+)$", text[start:end], flags=re.MULTILINE)
+
+    def code(chunk: str) -> str:
+        return "\n".join(re.findall(r"^```python\n(.*?)^```$", chunk, flags=re.MULTILINE | re.DOTALL))
+
+    return code(first), {title: code(chunk) for title, chunk in zip(rest[::2], rest[1::2], strict=True)}
 
 
 @contextlib.contextmanager

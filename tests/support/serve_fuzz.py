@@ -21,12 +21,18 @@ _ACTIONS = {"search": '{"tool":"search","arguments":{"query":"x"}}', "read": '{"
 
 def routed_reply(request: ScriptedRequest) -> str:
     """A valid action for the route the request carries, or a short answer when it carries none
-    (an answer's schema, a ``response_format`` or ``text.format``, is no route)."""
+    (an answer's schema, a ``response_format`` or ``text.format``, is no route). A route with a
+    reasoning slot gets a thought first; a ``none`` that holds the answer (a format beside the
+    tools: the fuzzed ones are json_object, under which any object is an answer) gets one."""
     schema = request.settings.json_schema
     if schema is None or request.settings.json_schema_name != ROUTE_SCHEMA_NAME:
         return "An answer."
-    offered = [alt["properties"]["tool"]["const"] for alt in schema["anyOf"]]
-    return '{"tool":"none"}' if "none" in offered else _ACTIONS[offered[0]]
+    offered = {alt["properties"]["tool"]["const"]: alt for alt in schema["anyOf"]}
+    thought = '{"thought":"x",' if "thought" in next(iter(offered.values()))["properties"] else "{"
+    if "none" not in offered:
+        return thought + _ACTIONS[next(iter(offered))][1:]
+    held = ',"answer":{}' if "answer" in offered["none"]["properties"] else ""
+    return thought + '"tool":"none"' + held + "}"
 
 
 json_values = st.recursive(

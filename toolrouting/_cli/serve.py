@@ -25,12 +25,16 @@ from .exits import DONE
 from .http_backend import add_http_backend_options, api_key
 from .run import add_decoding_options, async_model_backend
 
-__all__ = ["KEY_VARIABLE", "add_serve"]
+__all__ = ["KEY_VARIABLE", "SECRET_VARIABLE", "add_serve"]
 
 #: The environment variable read for the key clients must send, when ``--require-key`` is absent.
 KEY_VARIABLE = "TOOLROUTING_SERVE_KEY"
 #: What ``--ranker`` takes.
 RANKERS = ("hybrid", "bm25")
+#: The environment variable read for the secret the server signs its thoughts with (a thinking
+#: block's signature, a reasoning item's ``encrypted_content``): set, signatures stay valid
+#: across restarts and between processes that share it; unset, each process draws its own.
+SECRET_VARIABLE = "TOOLROUTING_SERVE_SECRET"
 
 
 def add_serve(subparsers: Subparsers) -> None:
@@ -145,6 +149,7 @@ def _serve(args: argparse.Namespace) -> int:
             shortlist=args.shortlist,
             abstain=args.abstain,
             ranker=ranker,
+            reasoning_secret=os.environ.get(SECRET_VARIABLE) or None,
         )
         host, port = listener.getsockname()[:2]
         config = server_config(app, host=host, port=port, log_level="warning" if args.quiet else "info")

@@ -42,12 +42,13 @@ from .options import AbstainPolicy, LoopOptions
 from .result import Action, EndReason, LimitName, RoundUsage, RunResult
 from .run import RoutingLoop
 from .run_limits import RunLimits
-from .system_instructions import INSTRUCTIONS_SEPARATOR, instructed
+from .system_instructions import INSTRUCTIONS_SEPARATOR, THOUGHT_NOTE, instructed
 from .transcript_reader import RecordedOffer, TranscriptRead, read_transcript
 
 __all__ = [
     "EARLIER_ANSWER_PROMPT",
     "INSTRUCTIONS_SEPARATOR",
+    "THOUGHT_NOTE",
     "AbstainPolicy",
     "Abstained",
     "Action",

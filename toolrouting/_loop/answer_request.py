@@ -107,7 +107,7 @@ def answer_conversation(
     last = Message(role="user", content=request)
     if not request.startswith(ANSWER_LEAD):
         return [last]
-    return [*_context(messages[:conversation], instructions), last]
+    return [*_context(messages, conversation, instructions), last]
 
 
 def is_answer_request(text: str) -> bool:
@@ -168,16 +168,20 @@ def _results(run: Sequence[Message]) -> list[str]:
     return results
 
 
-def _context(conversation: Sequence[Message], instructions: Instructions) -> list[Message]:
-    """The caller's system text as one message, then the turns before the question that fit."""
-    asked_at = max((at for at, m in enumerate(conversation) if m["role"] == "user"), default=0)
+def _context(messages: Sequence[Message], conversation: int, instructions: Instructions) -> list[Message]:
+    """The caller's system text as one message, then the turns before the question that fit.
+
+    Every system message counts, in order, wherever it is: a client may send system text after
+    the question (Claude Code sends its environment so), and the answer needs it as much as the
+    decision did."""
+    asked_at = max((at for at, m in enumerate(messages[:conversation]) if m["role"] == "user"), default=0)
     systems: list[str] = []
     turns: list[Message] = []
-    for at, message in enumerate(conversation[:asked_at]):
+    for at, message in enumerate(messages):
         if message["role"] == "system":
             text = caller_system(message["content"], instructions) if at == 0 else message["content"]
             systems.extend([text] if text else [])
-        elif _is_turn(message):
+        elif at < asked_at and _is_turn(message):
             turns.append(message)
     kept: list[Message] = []
     used = 0

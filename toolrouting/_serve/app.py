@@ -18,6 +18,7 @@ from .._grounding import AbstainPolicy
 from .._limits import DEFAULT_ROUTING_CAP
 from .._shortlist import Ranker
 from .limits import SERVE_ANSWER_TOKENS, SERVE_EMBEDDED_QUEUE, SERVE_MAX_BODY_BYTES, SERVE_MAX_IN_FLIGHT
+from .reasoning import Signer
 from .serving import RoutedServing
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ def serve_app(
     shortlist: int | None = None,
     abstain: AbstainPolicy = "off",
     ranker: Ranker | None = None,
+    reasoning_secret: str | None = None,
 ) -> Starlette:
     """The server over ``backend``, with every front (chat completions, Responses, Messages): a
     Starlette app.
@@ -61,7 +63,9 @@ def serve_app(
     extra is installed, by BM25 alone where not; any :class:`Ranker` may replace it.
     ``abstain="grounding"`` answers a decision under ``tool_choice`` auto whose required
     arguments the conversation does not give, saying what was missing, instead of handing out its
-    call (docs/serve.md, "Abstention"). Needs the ``serve`` extra
+    call (docs/serve.md, "Abstention"). ``reasoning_secret`` signs the thoughts a reply carries, so a
+    client that sends one back is checked (docs/serve.md, "Thinking and reasoning"): random when
+    ``None``, so only this app takes its own. Needs the ``serve`` extra
     (``pip install 'toolrouting[serve]'``).
     """
     try:
@@ -94,7 +98,8 @@ def serve_app(
         admission=Admission(in_flight or _in_flight(backend)),
         model=model,
         require_key=require_key,
-        secrets=tuple(s for s in (*secrets, require_key) if s),
+        secrets=tuple(s for s in (*secrets, require_key, reasoning_secret) if s),
+        signer=Signer(reasoning_secret),
     )
     return app
 

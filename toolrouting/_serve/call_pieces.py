@@ -16,12 +16,14 @@ from collections.abc import Sequence
 
 from .._errors import BackendResponseError
 from .._names import NONE_TOOL
-from .._route_schema import action_head
+from .._route_schema import action_head, route_separators
 from .protocol import Piece, ToolCall
 
-__all__ = ["CallStream", "several_pieces"]
+__all__ = ["CallStream", "ThoughtStream", "cut_thought", "several_pieces"]
 
 _HELD = "} \t\n\r"
+#: A JSON string's escape, whole: ``\n``, ``\"``, ``\u00e9``; a text that ends inside one waits.
+_ESCAPE_LENGTH = {"u": 6}
 
 
 class CallStream:
@@ -89,6 +91,99 @@ class CallStream:
         return pieces
 
 
+class ThoughtStream:
+    """The decision's text when the route has a ``thought`` slot: the thought's text handed out
+    as it is written (the grammar writes it first), then the rest of the action as an action
+    without the slot reads (``{"tool":...``), for the :class:`CallStream`. A text in another
+    layout (a server that does not follow the grammar's) goes on as it is."""
+
+    def __init__(self, *, spaced: bool) -> None:
+        comma, colon = route_separators(spaced)
+        self._opening = f'{{"thought"{colon}"'
+        self._comma = comma
+        self._raw = ""
+        """The text so far, while the thought is being written."""
+        self._sent = ""
+        self._after: str | None = None
+        """What followed the thought, while it is too short to hold the separator."""
+        self._through = False
+        """Whether the text goes on as it comes: the thought is behind it, or there is none."""
+
+    def feed(self, text: str) -> tuple[list[str], str]:
+        """The parts of the thought ``text`` makes certain, and what of the text follows the thought."""
+        if self._through:
+            return [], text
+        if self._after is not None:
+            return [], self._past(text)
+        self._raw += text
+        if not self._raw.startswith(self._opening):
+            if self._opening.startswith(self._raw):
+                return [], ""  # the opening is still being written
+            self._through = True
+            return [], self._raw
+        body = self._raw[len(self._opening) :]
+        end = _closing_quote(body)
+        decoded = _decoded(body[:end] if end is not None else _whole_escapes(body))
+        parts = [decoded[len(self._sent) :]] if len(decoded) > len(self._sent) else []
+        self._sent = max(decoded, self._sent, key=len)
+        if end is None:
+            return parts, ""
+        self._after = ""
+        return parts, self._past(body[end + 1 :])
+
+    def _past(self, text: str) -> str:
+        """The text after the thought, its separator taken off, once the separator is whole."""
+        after = (self._after or "") + text
+        if len(after) < len(self._comma):
+            self._after = after
+            return ""
+        self._through = True
+        return "{" + after[len(self._comma) :] if after.startswith(self._comma) else after
+
+    def finish(self, thought: str | None) -> list[str]:
+        """The part of the accepted decision's ``thought`` not handed out yet."""
+        if thought is None or not thought.startswith(self._sent) or thought == self._sent:
+            return []
+        rest = thought[len(self._sent) :]
+        self._sent = thought
+        return [rest]
+
+
+def _closing_quote(body: str) -> int | None:
+    """Where the JSON string whose content ``body`` begins with ends, ``None`` while it goes on."""
+    escaped = False
+    for index, char in enumerate(body):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            return index
+    return None
+
+
+def _whole_escapes(literal: str) -> str:
+    """``literal`` without an escape it ends in the middle of."""
+    index = 0
+    while index < len(literal):
+        if literal[index] != "\\":
+            index += 1
+            continue
+        length = _ESCAPE_LENGTH.get(literal[index + 1 : index + 2], 2)
+        if index + length > len(literal):
+            return literal[:index]
+        index += length
+    return literal
+
+
+def _decoded(literal: str) -> str:
+    try:
+        text: str = json.loads(f'"{literal}"')
+    except ValueError:
+        return ""
+    return text
+
+
 def several_pieces(calls: Sequence[ToolCall]) -> list[Piece]:
     """A decision's several calls, once whole: each call's head, then its arguments, under its index."""
     pieces: list[Piece] = []
@@ -101,3 +196,10 @@ def several_pieces(calls: Sequence[ToolCall]) -> list[Piece]:
 
 def _head(call_id: str, name: str) -> Piece:
     return Piece(head=ToolCall(id=call_id, name=name, arguments=""))
+
+
+def cut_thought(text: str, spaced: bool) -> str | None:
+    """The thought of a reply the cap cut, when the thought itself was whole."""
+    thinking = ThoughtStream(spaced=spaced)
+    parts, rest = thinking.feed(text)
+    return "".join(parts) if rest else None

@@ -28,7 +28,15 @@ from .._result_messages import routed_call_id, routed_result_text
 from .._route_schema import action_head, action_text, route_separators
 from .protocol import InMessage, ServeRequest, ToolCall
 
-__all__ = ["Conversation", "arguments_text", "conversation_of", "ends_with_user", "written_arguments"]
+__all__ = [
+    "Conversation",
+    "arguments_text",
+    "conversation_of",
+    "ends_with_user",
+    "thought_head",
+    "without_thought",
+    "written_arguments",
+]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -56,6 +64,22 @@ def arguments_text(reply: str, tool: str, arguments: dict[str, Any], *, spaced: 
         except (ValueError, RecursionError):
             pass
     return written_arguments(arguments, spaced=spaced)
+
+
+def thought_head(thought: str, *, spaced: bool) -> str:
+    """What an action with a reasoning slot begins with, as the route grammar writes it: the
+    ``thought`` first (``{"thought":"...",``), then the action's own keys."""
+    comma, colon = route_separators(spaced)
+    return f'{{"thought"{colon}{json.dumps(thought, ensure_ascii=False)}{comma}'
+
+
+def without_thought(text: str, thought: str | None, *, spaced: bool) -> str:
+    """A reply's text without its ``thought`` member, so an action reads as one without the slot;
+    the text itself when it has none, or writes it otherwise (another server's layout)."""
+    if thought is None:
+        return text
+    head = thought_head(thought, spaced=spaced)
+    return "{" + text[len(head) :] if text.startswith(head) else text
 
 
 def written_arguments(arguments: Mapping[str, Any], *, spaced: bool) -> str:
@@ -124,6 +148,10 @@ class _Built:
             action = self._action(call, where)
             self.calls[call.id] = (call.name, routed_call_id(len(self.calls) + 1), action)
             self.open.append(call.id)
+        if message.thought is not None:  # the reasoning the decision began with, as it wrote it
+            first = self.open[0]
+            tool, routed, action = self.calls[first]
+            self.calls[first] = (tool, routed, thought_head(message.thought, spaced=self.spaced) + action[1:])
         # A text the assistant wrote beside its calls is not part of the actions they stand for.
         if self.several and len(self.open) > 1:
             actions = [self.calls[call_id][2] for call_id in self.open]
@@ -199,5 +227,7 @@ class _Built:
 
 
 def ends_with_user(messages: Sequence[Message]) -> bool:
-    """Whether a decision can be asked: the conversation ends with a user message or a result."""
-    return bool(messages) and messages[-1]["role"] == "user"
+    """Whether a decision can be asked: the conversation ends with a user message or a result,
+    with only system text after it (a client may add its reminders after the question)."""
+    turns = [message for message in messages if message["role"] != "system"]
+    return bool(turns) and turns[-1]["role"] == "user"

@@ -3,11 +3,16 @@ other limits are the core's, in ``_limits``)."""
 
 from __future__ import annotations
 
+from .._limits import GBNF_MAX_REPETITION
+
 __all__ = [
     "SERVE_ANSWER_TOKENS",
     "SERVE_EMBEDDED_QUEUE",
     "SERVE_MAX_BODY_BYTES",
     "SERVE_MAX_IN_FLIGHT",
+    "SERVE_REASONING_CAP",
+    "SERVE_REASONING_CHARS_PER_TOKEN",
+    "SERVE_REASONING_EFFORTS",
     "SERVE_RETRY_AFTER",
     "SERVE_ROUTE_CACHE",
     "SERVE_STORED_RESPONSES",
@@ -55,3 +60,26 @@ SERVE_ROUTE_CACHE = 64
 #: one of each conversation in flight is all that is read, and each holds its whole conversation
 #: (up to a body's SERVE_MAX_BODY_BYTES a turn), so a few hundred bound the memory they take.
 SERVE_STORED_RESPONSES = 256
+
+#: Characters of the route's ``thought`` slot for each token of a reasoning budget: the rule of
+#: thumb for English text under the usual BPE vocabularies (``count_tokens`` counts so too). The
+#: grammar bounds characters, not tokens, so a thought of ordinary text takes about the budget.
+SERVE_REASONING_CHARS_PER_TOKEN = 4
+
+#: The largest reasoning budget, in tokens: the longest ``thought`` our grammar still bounds is
+#: ``GBNF_MAX_REPETITION`` characters (past it the slot would be an unbounded string), at
+#: ``SERVE_REASONING_CHARS_PER_TOKEN`` a token. A larger budget is a 400 that says so.
+SERVE_REASONING_CAP = GBNF_MAX_REPETITION // SERVE_REASONING_CHARS_PER_TOKEN
+
+#: The budget, in tokens, of each effort level a client may name instead of a budget (Responses'
+#: ``reasoning.effort``, chat's ``reasoning_effort``, Messages' ``output_config.effort`` with
+#: ``thinking: {"type": "adaptive"}``); ``none`` asks for no reasoning. A budget is the client's
+#: choice: a request that names none gets no reasoning phase.
+SERVE_REASONING_EFFORTS = {
+    "minimal": 32,
+    "low": 64,
+    "medium": 128,
+    "high": 256,
+    "xhigh": 384,
+    "max": SERVE_REASONING_CAP,
+}

@@ -28,7 +28,14 @@ from .._preflight import Target, preflight
 from .fields import flag, json_kind, shown_value
 from .protocol import OutputFormat
 
-__all__ = ["checked_format", "format_target", "read_response_format", "refused_schema", "schema_path"]
+__all__ = [
+    "checked_format",
+    "format_target",
+    "read_response_format",
+    "refused_in_route",
+    "refused_schema",
+    "schema_path",
+]
 
 #: OpenAI's rule for ``json_schema.name``, which the ``openai`` dialect sends on.
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -130,6 +137,20 @@ def refused_schema(output: OutputFormat, error: GrammarError) -> ChatRequestErro
         schema_path(output.at, error.pointer, _named(error.pointer, error.reason)),
         code="unsupported_schema",
     )
+
+
+def refused_in_route(output: OutputFormat, tools: int, error: GrammarError) -> Exception:
+    """A grammar refused on a route of ``tools`` tools whose ``none`` holds the answer: the
+    answer's schema's 400 when the refused part is that schema's, else the error itself."""
+    inside = f"/anyOf/{tools}/properties/answer"  # none follows the tools
+    if error.pointer == inside or error.pointer.startswith(inside + "/"):
+        pointer = error.pointer[len(inside) :]
+    elif error.pointer.startswith("/$defs/none."):
+        pointer = "/$defs/" + error.pointer[len("/$defs/none.") :]
+    else:
+        return error
+    reason = error.reason.replace(error.pointer, pointer or "/", 1)
+    return refused_schema(output, GrammarError(reason, pointer))
 
 
 def schema_path(at: str, pointer: str, keyword: str) -> str:

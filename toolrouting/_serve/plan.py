@@ -38,13 +38,14 @@ from typing import Any
 from .._backends import Message
 from .._catalogue_checks import checked_catalogue
 from .._catalogue_prompt import catalogue_prompt
-from .._errors import ChatRequestError
-from .._loop import answer_conversation, instructed
+from .._errors import CatalogueError, ChatRequestError
+from .._loop import THOUGHT_NOTE, answer_conversation, instructed
 from .._route_schema import route_schema, route_tool_names
 from .._settings import Settings
-from .._shortlist import Ranker
+from .._shortlist import Ranker, checked_ranker, default_ranker
 from .._shortlist import shortlist as shortlisted
 from .conversation import Conversation, ends_with_user
+from .limits import SERVE_REASONING_CHARS_PER_TOKEN
 from .protocol import ServeRequest
 
 __all__ = [
@@ -52,9 +53,12 @@ __all__ = [
     "Offer",
     "answer_messages",
     "answer_settings",
+    "checked_shortlist",
+    "checked_tools",
     "decision_of",
     "decision_settings",
     "offer_of",
+    "served_ranker",
     "shortlisted_tools",
 ]
 
@@ -91,6 +95,8 @@ class Decision:
     sets ``parallel_tool_calls`` false."""
     answers: bool = False
     """Whether the route's ``none`` holds the answer (``tool_choice`` auto and a ``response_format``)."""
+    thought: int | None = None
+    """The characters of the route's ``thought`` slot, when the request asks for reasoning."""
 
 
 def decision_of(
@@ -120,10 +126,14 @@ def decision_of(
     if shortlist is not None and len(request.tools) > shortlist:
         asked = [shortlisted_tools(request, conversation, shortlist, ranker), choice.mode, None]
     answer = request.response_format if choice.mode == "auto" else None
-    if max_calls > 1 or answer is not None:  # one call's key stays the key it always was
+    thought = thought_chars(request)
+    # One call's key, without an answer's schema or a thought, stays the key it always was.
+    if max_calls > 1 or answer is not None or thought is not None:
         asked += [max_calls, calls]
-    if answer is not None:
-        asked.append(answer.schema)
+    if answer is not None or thought is not None:
+        asked.append(None if answer is None else answer.schema)
+    if thought is not None:
+        asked.append(thought)
     key = json.dumps(asked, separators=(",", ":"))
     offer = (offers or offer_of)(key)
     if not ends_with_user(conversation.messages):
@@ -139,7 +149,25 @@ def decision_of(
         key=key,
         max_calls=calls,
         answers=offer.answers,
+        thought=thought,
     )
+
+
+def thought_chars(request: ServeRequest) -> int | None:
+    """The characters of the ``thought`` slot a request's reasoning budget buys, ``None`` without one."""
+    reasoning = request.reasoning
+    return None if reasoning is None else reasoning.budget * SERVE_REASONING_CHARS_PER_TOKEN
+
+
+def checked_tools(tools: list[dict[str, Any]], paths: list[str]) -> None:
+    """Check a catalogue a front declared from another shape (a namespace's tools flattened, a
+    deferred tool to be left out), so an error names a tool where it was sent: ``paths[i]`` is
+    where ``tools[i]`` is in the body."""
+    try:
+        route_tool_names(tools)
+    except CatalogueError as error:
+        at = "tools" if error.index is None else paths[error.index]
+        raise ChatRequestError(error.reason, at, code="invalid_tools") from None
 
 
 def shortlisted_tools(
@@ -159,13 +187,17 @@ def shortlisted_tools(
 def offer_of(key: str) -> Offer:
     """The rendered catalogue and the route of a decision's key (a catalogue and a choice)."""
     tools, mode, chosen, *several = json.loads(key)
-    told, calls, *answer = several or (1, 1)
-    answer_schema = answer[0] if answer else None
+    told, calls, *rest = several or (1, 1)
+    answer_schema = rest[0] if rest else None
+    thought = rest[1] if len(rest) > 1 else None
     names = route_tool_names(tools)  # the whole catalogue checked, so an error names its index
     offered = [tool for tool, name in zip(tools, names, strict=True) if chosen is None or name in chosen]
+    note = "" if thought is None else "\n" + THOUGHT_NOTE  # as the loop's instructions say it
     return Offer(
-        instructions=catalogue_prompt(tools, max_calls=told),
-        schema=route_schema(offered, handoff=mode == "auto", max_calls=calls, answer_schema=answer_schema),
+        instructions=catalogue_prompt(tools, max_calls=told) + note,
+        schema=route_schema(
+            offered, handoff=mode == "auto", max_calls=calls, answer_schema=answer_schema, thought=thought
+        ),
         names=tuple(route_tool_names(offered)),
         handoff=mode == "auto",
         answers=answer_schema is not None,
@@ -211,3 +243,24 @@ def answer_messages(
         return list(conversation.messages)
     # The conversation holds no instructions: they go into a decision's messages alone.
     return answer_conversation(conversation.messages, conversation.question, abstained=abstained)
+
+
+def checked_shortlist(shortlist: object) -> int | None:
+    """The most tools a decision offers, ``None`` for every tool; anything but an int of at least
+    1 is refused when the server is made, not at a request."""
+    if shortlist is None:
+        return None
+    if isinstance(shortlist, bool) or not isinstance(shortlist, int):
+        raise TypeError(
+            f"shortlist is the most tools a decision offers, an int, not {type(shortlist).__name__}"
+        )
+    if shortlist < 1:
+        raise ValueError(f"shortlist is the most tools a decision offers, at least 1, not {shortlist}")
+    return shortlist
+
+
+def served_ranker(ranker: Ranker | None, shortlist: int | None) -> Ranker | None:
+    """The ranker of a shortlist, chosen (and the default's table loaded) when the server is made:
+    ``ranker`` when given, else the process's :func:`default_ranker`; ``None`` without a shortlist."""
+    chosen = checked_ranker(ranker, shortlist)
+    return default_ranker() if chosen is None and shortlist is not None else chosen

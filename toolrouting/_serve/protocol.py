@@ -28,6 +28,7 @@ __all__ = [
     "InMessage",
     "OutputFormat",
     "Piece",
+    "Reasoning",
     "Reply",
     "ReplyIds",
     "ReplyWriter",
@@ -63,6 +64,9 @@ class InMessage:
     function_call: bool = False
     """The one call came as the legacy ``function_call``; a ``function`` message is read as a
     ``tool`` message that answers it."""
+    thought: str | None = None
+    """An assistant's reasoning before its calls, sent back (a thinking block, a reasoning item,
+    ``reasoning_content``): the route's ``thought`` its first action is written with."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +86,15 @@ class OutputFormat:
     strict: bool
     at: str
     """Where the schema came from, as a parameter path (an error names its keywords under it)."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Reasoning:
+    """The reasoning a request asks for before its decision: a budget of tokens, and whether the
+    reply shows the thought's text (Messages' ``display: "omitted"`` shows only its signature)."""
+
+    budget: int
+    shown: bool = True
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -109,6 +122,8 @@ class ServeRequest:
     """The schema the answer is decoded under; ``None`` for free text."""
     parallel_tool_calls: bool = True
     """Whether the decision may make several calls (up to the server's ``max_calls``)."""
+    reasoning: Reasoning | None = None
+    """The reasoning asked for before the decision; ``None``: none (the server adds none)."""
 
 
 #: Why a reply ended, named as chat completions names it: the answer ended (``stop``), the answer
@@ -127,6 +142,8 @@ class Reply:
     usage: Usage
     more_calls: tuple[ToolCall, ...] = ()
     """The calls after ``call`` when the decision made several (``parallel_tool_calls``)."""
+    thought: str | None = None
+    """The decision's reasoning, when the request asked for it (``ServeRequest.reasoning``)."""
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
@@ -138,12 +155,14 @@ class Reply:
 class Piece:
     """One piece of a streamed reply, of exactly one kind.
 
-    The answer's ``text`` (``first`` on the piece that begins it, whose text is empty when the
-    answer is); a tool call's ``head``, its id and name, its arguments still empty; a part of
+    A part of the decision's ``thought`` (they come first, before anything else); the answer's
+    ``text`` (``first`` on the piece that begins it, whose text is empty when the answer is); a
+    tool call's ``head``, its id and name, its arguments still empty; a part of
     that call's ``arguments`` text; the ``finish_reason`` that ends the reply; or the reply's
     ``usage``, alone and last.
     """
 
+    thought: str | None = None
     text: str | None = None
     first: bool = False
     head: ToolCall | None = None

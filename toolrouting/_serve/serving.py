@@ -35,15 +35,29 @@ from .._result_messages import routed_call_id
 from .._route_schema import answer_head, route_schema
 from .._routed_backend import routed_backend
 from .._settings import Settings
-from .._shortlist import Ranker, checked_ranker, default_ranker
-from .call_pieces import CallStream, several_pieces
-from .conversation import Conversation, arguments_text, conversation_of
+from .._shortlist import Ranker
+from .call_pieces import CallStream, ThoughtStream, cut_thought, several_pieces
+from .conversation import Conversation, arguments_text, conversation_of, without_thought
 from .limits import SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
-from .output_format import checked_format, refused_schema
-from .plan import Decision, Offer, answer_messages, answer_settings, decision_of, decision_settings, offer_of
+from .output_format import checked_format, refused_in_route, refused_schema
+from .plan import (
+    Decision,
+    Offer,
+    answer_messages,
+    answer_settings,
+    checked_shortlist,
+    decision_of,
+    decision_settings,
+    offer_of,
+    served_ranker,
+)
 from .protocol import FinishReason, Piece, Reply, ServeRequest, ToolCall
 
-__all__ = ["RoutedServing"]
+__all__ = ["THOUGHT_TOKENS_PER_CHARACTER", "RoutedServing"]
+
+#: The most tokens one character of a ``thought`` can take: a ``\\uXXXX`` escape, six bytes, each
+#: its own token at worst. The decision's cap grows by this much for each character of the slot.
+THOUGHT_TOKENS_PER_CHARACTER = 6
 
 
 class RoutedServing:
@@ -66,10 +80,8 @@ class RoutedServing:
         self.backend = backend
         self.cap = cap
         self.max_calls = max_calls
-        self.shortlist = _checked_shortlist(shortlist)
-        # The ranker of a shortlist, chosen (and the default's table loaded) when the server is made.
-        chosen = checked_ranker(ranker, self.shortlist)
-        self.ranker = default_ranker() if chosen is None and self.shortlist is not None else chosen
+        self.shortlist = checked_shortlist(shortlist)
+        self.ranker = served_ranker(ranker, self.shortlist)
         self.answer_tokens = answer_tokens
         self.spaced = bool(getattr(backend.settings, "spaced", False))
         # The one cache: each catalogue and choice a client sends, built once.
@@ -81,6 +93,7 @@ class RoutedServing:
         conversation, planned = self._prepared(request)
         used = Usage()
         abstained = None
+        thought = None
         if planned is not None:
             decision, decider = planned
             try:
@@ -89,10 +102,12 @@ class RoutedServing:
                 raise self._refused_route(request, decision, error) from None
             held = self._held_answer(decision, completion)
             if held is not None:
-                content, truncated = held
+                content, truncated, thought = held
                 finish: FinishReason = "length" if truncated else "stop"
-                return Reply(content=content, call=None, finish_reason=finish, usage=completion.usage)
-            calls = self._accepted(decision, completion, conversation)
+                return Reply(
+                    content=content, call=None, finish_reason=finish, usage=completion.usage, thought=thought
+                )
+            calls, thought = self._accepted(decision, completion, conversation)
             abstained = self._abstained(decision, calls, conversation)
             if calls and abstained is None:
                 return Reply(
@@ -101,6 +116,7 @@ class RoutedServing:
                     more_calls=calls[1:],
                     finish_reason="tool_calls",
                     usage=completion.usage,
+                    thought=thought,
                 )
             used = completion.usage
         try:
@@ -113,6 +129,7 @@ class RoutedServing:
             call=None,
             finish_reason="length" if answer.truncated else "stop",
             usage=_sum(used, answer.usage),
+            thought=thought,
         )
 
     async def stream(self, request: ServeRequest) -> AsyncGenerator[Piece]:
@@ -131,11 +148,17 @@ class RoutedServing:
             # the conversation: a call begun cannot be taken back.
             stream = CallStream(decision.names, call_id, spaced=self.spaced)
             live = self.abstain == "off" or not decision.handoff
+            thinking = ThoughtStream(spaced=self.spaced) if decision.thought is not None else None
             completion = None
             try:
                 async for item in _pieces(decider, list(decision.messages)):
                     if isinstance(item, TextDelta):
-                        for piece in stream.feed(item.text) if live else ():
+                        text = item.text
+                        if thinking is not None:
+                            parts, text = thinking.feed(text)
+                            for part in parts:
+                                yield Piece(thought=part)
+                        for piece in stream.feed(text) if live else ():
                             yield piece
                     else:
                         completion = item
@@ -145,12 +168,16 @@ class RoutedServing:
                 raise BackendResponseError("the backend's stream ended without its completion")
             held = self._held_answer(decision, completion)
             if held is not None:
-                content, truncated = held
+                content, truncated, thought = held
+                for part in [] if thinking is None else thinking.finish(thought):
+                    yield Piece(thought=part)
                 yield Piece(text=content, first=True)
                 yield Piece(finish_reason="length" if truncated else "stop")
                 yield Piece(usage=completion.usage)
                 return
-            calls = self._accepted(decision, completion, conversation)
+            calls, thought = self._accepted(decision, completion, conversation)
+            for part in [] if thinking is None else thinking.finish(thought):
+                yield Piece(thought=part)
             abstained = self._abstained(decision, calls, conversation)
             if calls and abstained is None:
                 for piece in stream.finish(calls[0]) if len(calls) == 1 else several_pieces(calls):
@@ -209,8 +236,13 @@ class RoutedServing:
                 return None
             # The route's settings with this request's sampling: a cheap copy, the schema shared.
             routed = decision_settings(self._routes(decision.key).settings, request)
+            cap = self.cap
+            if decision.thought is not None:  # the thought cannot push the action past the cap
+                cap += decision.thought * THOUGHT_TOKENS_PER_CHARACTER
             if decision.answers:  # the route and the answer in one reply: both caps
-                routed = routed.clone(max_tokens=self.cap + (request.max_tokens or self.answer_tokens))
+                cap += request.max_tokens or self.answer_tokens
+            if cap != self.cap:
+                routed = routed.clone(max_tokens=cap)
             return decision, self.backend.clone(settings=routed)
         except RecursionError:
             # A catalogue the checks accept can still nest past what copying its route allows.
@@ -245,27 +277,31 @@ class RoutedServing:
         output = request.response_format
         if not decision.answers or output is None:
             return error
-        inside = f"/anyOf/{len(decision.names)}/properties/answer"  # none follows the tools
-        if error.pointer == inside or error.pointer.startswith(inside + "/"):
-            pointer = error.pointer[len(inside) :]
-        elif error.pointer.startswith("/$defs/none."):
-            pointer = "/$defs/" + error.pointer[len("/$defs/none.") :]
-        else:
-            return error
-        reason = error.reason.replace(error.pointer, pointer or "/", 1)
-        return refused_schema(output, GrammarError(reason, pointer))
+        return refused_in_route(output, len(decision.names), error)
 
-    def _held_answer(self, decision: Decision, completion: Completion) -> tuple[str, bool] | None:
-        """The answer a route's ``none`` holds and whether the cap cut it, ``None`` when the
-        reply is not such a ``none`` (``_accepted`` then reads it)."""
+    def _held_answer(self, decision: Decision, completion: Completion) -> tuple[str, bool, str | None] | None:
+        """The answer a route's ``none`` holds, whether the cap cut it, and the decision's
+        thought; ``None`` when the reply is not such a ``none`` (``_accepted`` then reads it)."""
         if not decision.answers:
             return None
-        routes = parse_routes(completion.text, decision.names, max_calls=decision.max_calls, answer=True)
+        routes = parse_routes(
+            completion.text,
+            decision.names,
+            max_calls=decision.max_calls,
+            answer=True,
+            thought=decision.thought,
+        )
         if routes.ok and routes.calls[0].answer is not None:
-            return routes.calls[0].answer, completion.truncated
+            return routes.calls[0].answer, completion.truncated, routes.calls[0].thought
         head = answer_head(spaced=self.spaced)
-        if completion.truncated and completion.text.startswith(head):
-            return completion.text[len(head) :], True  # what the answer had so far
+        text = completion.text
+        if decision.thought is not None:  # the thought as far as it was written, when it was closed
+            thought = cut_thought(text, self.spaced)
+            text = without_thought(text, thought, spaced=self.spaced)
+        else:
+            thought = None
+        if completion.truncated and text.startswith(head):
+            return text[len(head) :], True, thought  # what the answer had so far
         return None
 
     def _abstained(
@@ -286,10 +322,15 @@ class RoutedServing:
 
     def _accepted(
         self, decision: Decision, completion: Completion, conversation: Conversation
-    ) -> tuple[ToolCall, ...]:
-        """The calls a decision makes, none for ``none``; a reply that is no valid action is refused."""
+    ) -> tuple[tuple[ToolCall, ...], str | None]:
+        """The calls a decision makes, none for ``none``, and its thought (the calls' thoughts
+        joined, when it made several); a reply that is no valid action is refused."""
         routes = parse_routes(
-            completion.text, decision.names, max_calls=decision.max_calls, answer=decision.answers
+            completion.text,
+            decision.names,
+            max_calls=decision.max_calls,
+            answer=decision.answers,
+            thought=decision.thought,
         )
         route = routes.calls[0] if routes.ok else None
         if completion.truncated:
@@ -309,13 +350,16 @@ class RoutedServing:
                 f"the backend's reply is not a valid action: {problem} ({quote_reply(completion.text)}); "
                 "check that the backend enforces the route schema"
             )
+        thoughts = [call.thought for call in routes.calls if call.thought is not None]
+        thought = "\n\n".join(thoughts) if decision.thought is not None else None
         calls: list[ToolCall] = []
         for number, call in enumerate(routes.calls, start=conversation.calls + 1):
             if call.tool == NONE_TOOL or call.tool is None or call.text is None:
-                return ()
-            arguments = arguments_text(call.text, call.tool, call.arguments or {}, spaced=self.spaced)
+                return (), thought
+            text = without_thought(call.text, call.thought, spaced=self.spaced)
+            arguments = arguments_text(text, call.tool, call.arguments or {}, spaced=self.spaced)
             calls.append(ToolCall(id=routed_call_id(number), name=call.tool, arguments=arguments))
-        return tuple(calls)
+        return tuple(calls), thought
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -342,20 +386,6 @@ async def _pieces(
         close = getattr(items, "aclose", None)  # an async generator's, as every shipped stream is
         if close is not None:
             await close()
-
-
-def _checked_shortlist(shortlist: object) -> int | None:
-    """The most tools a decision offers, ``None`` for every tool; anything but an int of at least
-    1 is refused when the server is made, not at a request."""
-    if shortlist is None:
-        return None
-    if isinstance(shortlist, bool) or not isinstance(shortlist, int):
-        raise TypeError(
-            f"shortlist is the most tools a decision offers, an int, not {type(shortlist).__name__}"
-        )
-    if shortlist < 1:
-        raise ValueError(f"shortlist is the most tools a decision offers, at least 1, not {shortlist}")
-    return shortlist
 
 
 def _streams(backend: AsyncBackend) -> TypeGuard[AsyncStreamingBackend]:

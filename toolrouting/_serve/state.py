@@ -1,19 +1,25 @@
 """What every endpoint reads from the application's state, put there once by ``serve_app``: the
-core, the queue, the key, the secrets and the stored responses (:class:`ServerState`)."""
+core, the queue, the key, the secrets, the stored responses and the signer of thoughts
+(:class:`ServerState`)."""
 
 from __future__ import annotations
 
 import dataclasses
+import logging
+from collections.abc import Iterable
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from .protocol import ReplyWriter, ServeRequest
+from .reasoning import Signer
 from .responses.store import ResponseStore
 from .serving import RoutedServing
 from .transport import Admission, answer, check_key
 
 __all__ = ["ServerState", "checked_state", "state_of"]
+
+_LOG = logging.getLogger("toolrouting.serve")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -26,6 +32,21 @@ class ServerState:
     require_key: str | None
     secrets: tuple[str, ...]
     responses: ResponseStore = dataclasses.field(default_factory=ResponseStore)
+    signer: Signer = dataclasses.field(default_factory=Signer)
+    """Signs the thoughts the replies carry, and checks those sent back."""
+    omitted: set[str] = dataclasses.field(default_factory=set)
+    """The hosted tool types left out of an offer so far: each is logged once."""
+
+    def warn_omitted(self, kinds: Iterable[str]) -> None:
+        """A log line, once for each hosted tool type a request offered and the server left out."""
+        for kind in kinds:
+            if kind not in self.omitted:
+                self.omitted.add(kind)
+                _LOG.warning(
+                    "toolrouting serve: left the hosted tool %r out of the offer (this server runs no "
+                    "hosted tool); each response that leaves one out names it in x-toolrouting-omitted-tools",
+                    kind,
+                )
 
     async def answer(self, request: Request, asked: ServeRequest, writer: ReplyWriter) -> Response:
         """The reply to ``asked``, whole or streamed, in ``writer``'s shapes."""

@@ -6,7 +6,9 @@ default when absent, lets a decision make several calls); the many others client
 (``user``, ``metadata``, ``store``, penalties) are accepted and left alone. A field that would
 change the answer in a way the server cannot honour (``n`` above 1, log-probabilities, an image)
 is refused by name rather than silently ignored. A ``response_format`` is the schema the answer
-is decoded under (``output_format``).
+is decoded under (``output_format``). ``reasoning_effort`` asks for reasoning before the
+decision (``reasoning``), which the reply carries as ``reasoning_content``, as llama.cpp's and
+vLLM's servers write it.
 
 ``tool_choice``'s four forms map onto one offer: ``"auto"`` offers every tool and ``none``;
 ``"required"`` every tool without ``none``; ``{"type": "function", ...}`` that tool alone;
@@ -30,6 +32,7 @@ from ..._json import is_count
 from .. import fields
 from ..output_format import read_response_format
 from ..protocol import ServeRequest, ToolChoice
+from ..reasoning import effort_reasoning
 from .turns import read_turns
 
 __all__ = ["read_chat_request", "read_function_call", "read_tool_choice"]
@@ -88,6 +91,7 @@ def read_chat_request(body: object) -> ServeRequest:
         legacy_functions=legacy,
         response_format=response_format,
         parallel_tool_calls=parallel and not legacy,
+        reasoning=effort_reasoning(body.get("reasoning_effort"), "reasoning_effort"),
     )
 
 

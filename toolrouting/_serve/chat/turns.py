@@ -4,7 +4,8 @@ Text parts are joined into a message's text; an assistant's ``tool_calls`` are i
 ``tool`` message the result that answers one by its ``tool_call_id``. A history's legacy turns
 are a call and its result: an assistant's ``function_call`` (its id is where it is, which no
 other call's can be), and the ``function`` message after it, which answers it by the function's
-name.
+name. An assistant's ``reasoning_content`` before its calls is the thought its first action is
+written with.
 """
 
 from __future__ import annotations
@@ -79,7 +80,27 @@ def _message(item: object, at: str) -> InMessage:
         call_id = item.get("tool_call_id")
         if not isinstance(call_id, str) or not call_id:
             raise ChatRequestError("a tool message names the call it answers", f"{at}.tool_call_id")
-    return InMessage(role=role, content=content, tool_calls=calls, tool_call_id=call_id, function_call=legacy)
+    thought = _thought(item, at) if calls else None
+    return InMessage(
+        role=role,
+        content=content,
+        tool_calls=calls,
+        tool_call_id=call_id,
+        function_call=legacy,
+        thought=thought,
+    )
+
+
+def _thought(item: Mapping[str, Any], at: str) -> str | None:
+    """An assistant's reasoning before its calls, sent back as ``reasoning_content`` (llama.cpp's
+    and vLLM's field; ``reasoning``, vLLM's newer name, too); nothing signs it on this API."""
+    for name in ("reasoning_content", "reasoning"):
+        value = item.get(name)
+        if value is not None:
+            if not isinstance(value, str):
+                raise ChatRequestError(f"{name} is a string, not {json_kind(value)}", f"{at}.{name}")
+            return value
+    return None
 
 
 def _function_call(value: object, at: str) -> ToolCall:

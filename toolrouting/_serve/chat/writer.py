@@ -3,6 +3,10 @@ and their deltas, ``[DONE]`` after the last, and an error event for a failure th
 stream (the error object itself is the one ``errors`` writes). Every body of that API is written
 here and nowhere else.
 
+The decision's thought, when the request asked for reasoning, is the message's
+``reasoning_content`` (``delta.reasoning_content`` when streamed, before anything else), as
+llama.cpp's and vLLM's servers write a model's reasoning.
+
 A request that declared its tools as the legacy ``functions`` (``legacy=True``) has its call
 written in the shape that went with them: ``message.function_call`` (``delta.function_call``
 when streamed) with its name and arguments, no id, and ``finish_reason: "function_call"``.
@@ -34,6 +38,8 @@ def _tool_call(call: ToolCall) -> dict[str, Any]:
 
 def _message(reply: Reply, legacy: bool) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
+    if reply.thought is not None:
+        message["reasoning_content"] = reply.thought
     if reply.call is not None and legacy:
         message["function_call"] = {"name": reply.call.name, "arguments": reply.call.arguments}
     elif reply.call is not None:
@@ -66,7 +72,10 @@ def completion_body(reply: Reply, ids: ReplyIds, *, legacy: bool = False) -> dic
 
 def delta_body(piece: Piece, *, legacy: bool = False) -> dict[str, Any]:
     """The ``delta`` of the chunk that carries ``piece``: the role rides on the first piece of an
-    answer and on a call's head; the finish reason's chunk has an empty one."""
+    answer and on a call's head (and on a thought's parts); the finish reason's chunk has an
+    empty one."""
+    if piece.thought is not None:
+        return {"role": "assistant", "reasoning_content": piece.thought}
     if piece.text is not None:
         return {"role": "assistant", "content": piece.text} if piece.first else {"content": piece.text}
     if piece.head is not None and legacy:

@@ -35,14 +35,16 @@ COUNTED_CHARS_PER_TOKEN = 4
 async def _messages(request: Request) -> Response:
     state = checked_state(request)
     body = decode_body(await read_body(request))
-    asked = read_messages_request(body, spaced=state.serving.spaced)
-    return await state.answer(request, asked, MessageWriter(ReplyIds.new(asked.model or state.model)))
+    asked = read_messages_request(body, spaced=state.serving.spaced, signer=state.signer)
+    shown = asked.reasoning is None or asked.reasoning.shown
+    writer = MessageWriter(ReplyIds.new(asked.model or state.model), state.signer, shown=shown)
+    return await state.answer(request, asked, writer)
 
 
 async def _count_tokens(request: Request) -> Response:
     state = checked_state(request)
     body = decode_body(await read_body(request))
-    asked = read_messages_request(body, spaced=state.serving.spaced, counting=True)
+    asked = read_messages_request(body, spaced=state.serving.spaced, counting=True, signer=state.signer)
     characters = sum(len(message["content"]) for message in state.serving.sent(asked))
     return JSONResponse(count_body(math.ceil(characters / COUNTED_CHARS_PER_TOKEN)))
 

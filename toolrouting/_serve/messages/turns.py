@@ -1,14 +1,18 @@
 """An Anthropic Messages request's ``system`` and ``messages`` read into the core's messages.
 
-``system`` becomes a system message; an assistant's ``tool_use`` blocks its tool calls, their
-``input`` written as the route grammar writes arguments (compact or spaced as the backend's
-settings say), so a call this server made comes back as the bytes the backend wrote; a user's
-``tool_result`` blocks the tool messages that answer them by ``tool_use_id``. A block of a kind
-the server cannot honour (an image, a document, thinking) is refused by its place.
+``system`` becomes a system message, and so does a ``system`` turn inside ``messages``, in its
+place (Claude Code sends its environment and its reminders so, after the first question); an
+assistant's ``tool_use`` blocks its tool calls, their ``input`` written as the route grammar
+writes arguments (compact or spaced as the backend's settings say), so a call this server made
+comes back as the bytes the backend wrote, and its ``thinking`` blocks, their signature checked,
+the thought its first action is written with; a user's ``tool_result`` blocks the tool messages
+that answer them by ``tool_use_id``. A block of a kind the server cannot honour (an image, a
+document, another server's redacted thinking) is refused by its place.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -18,17 +22,49 @@ from ..._names import tool_name_problem
 from ..conversation import written_arguments
 from ..fields import flag, json_kind, known_role, shown_value
 from ..protocol import InMessage, ToolCall
+from ..reasoning import Signer
 
-__all__ = ["read_turns"]
+__all__ = ["read_turns", "referenced_tools"]
 
 #: How text blocks are joined into one message's text: as separate paragraphs.
 _BLOCKS_JOINED = "\n\n"
+#: A ``tool_reference`` block in a result, as the text the backend reads: the tool it loaded,
+#: which the decision then offers.
+_LOADED = "Tool loaded: "
 
 
-def read_turns(system: object, messages: object, *, spaced: bool) -> tuple[InMessage, ...]:
+def read_turns(
+    system: object, messages: object, *, spaced: bool, signer: Signer | None = None
+) -> tuple[InMessage, ...]:
     """The request's ``system`` and ``messages`` as the core's messages; ``spaced`` is the
-    backend's layout of arguments. A bad one is refused by its path."""
-    return (*_system(system), *_messages(messages, spaced))
+    backend's layout of arguments, ``signer`` checks a thinking block's signature. A bad one is
+    refused by its path."""
+    return (*_system(system), *_messages(messages, spaced, signer))
+
+
+def referenced_tools(messages: object) -> frozenset[str]:
+    """The tools a ``tool_reference`` block in a ``tool_result`` names (a tool search's result
+    loads a deferred tool so): those the decision may offer although declared ``defer_loading``.
+    Only well-formed blocks count; the rest is refused when the turns are read."""
+    names: set[str] = set()
+    for item in messages if isinstance(messages, list) else ():
+        content = item.get("content") if isinstance(item, Mapping) else None
+        for block in content if isinstance(content, list) else ():
+            inner = block.get("content") if isinstance(block, Mapping) else None
+            if (
+                not isinstance(block, Mapping)
+                or block.get("type") != "tool_result"
+                or not isinstance(inner, list)
+            ):
+                continue
+            names.update(
+                part["tool_name"]
+                for part in inner
+                if isinstance(part, Mapping)
+                and part.get("type") == "tool_reference"
+                and isinstance(part.get("tool_name"), str)
+            )
+    return frozenset(names)
 
 
 def _system(value: object) -> tuple[InMessage, ...]:
@@ -71,7 +107,7 @@ def _block_refused(kind: object, where: str, served: str) -> ChatRequestError:
     )
 
 
-def _messages(value: object, spaced: bool) -> list[InMessage]:
+def _messages(value: object, spaced: bool, signer: Signer | None) -> list[InMessage]:
     if not isinstance(value, list) or not value:
         raise ChatRequestError(
             f"messages is a non-empty list of messages, not {json_kind(value)}", "messages"
@@ -84,8 +120,13 @@ def _messages(value: object, spaced: bool) -> list[InMessage]:
         at = f"messages[{index}]"
         if not isinstance(item, Mapping):
             raise ChatRequestError(f"a message is an object, not {json_kind(item)}", at)
-        role = known_role(item, at, ("user", "assistant"))
-        read.extend(_turn(role, item.get("content"), f"{at}.content", spaced, calls))
+        role = known_role(item, at, ("user", "assistant", "system"))
+        if role == "system":
+            content = item.get("content")
+            text = content if isinstance(content, str) else _texts(content, f"{at}.content")
+            read.extend([InMessage(role="system", content=text)] if text else [])
+            continue
+        read.extend(_turn(role, item.get("content"), f"{at}.content", spaced, calls, signer))
     return read
 
 
@@ -102,12 +143,20 @@ def _blocks(content: object, at: str) -> list[Mapping[str, Any]]:
     return content
 
 
-def _turn(role: str, content: object, at: str, spaced: bool, calls: dict[str, bool]) -> list[InMessage]:
-    """One turn's blocks. A user's: each run of text blocks one user message, each tool_result a
-    tool message. An assistant's: one message, its text blocks' text and its tool_use blocks' calls."""
+def _turn(
+    role: str, content: object, at: str, spaced: bool, calls: dict[str, bool], signer: Signer | None
+) -> list[InMessage]:
+    """One turn's blocks. A user's: each tool_result a tool message, a run of text blocks before
+    one a user message, and the text after the last one part of that result (a client's note on
+    the results, as Claude Code adds: read as a new question, it would be what the answer answers);
+    without results, the text is one user message. An assistant's: one message, its text blocks'
+    text, its tool_use blocks' calls, and its thinking, checked, the thought of its calls (a
+    thinking block beside no call, the answer's, is left out, as Anthropic leaves out earlier
+    turns' thinking)."""
     read: list[InMessage] = []
     texts: list[str] = []
     uses: list[ToolCall] = []
+    thoughts: list[str] = []
     for index, block in enumerate(_blocks(content, at)):
         where = f"{at}[{index}]"
         kind = block.get("type")
@@ -115,6 +164,14 @@ def _turn(role: str, content: object, at: str, spaced: bool, calls: dict[str, bo
             texts.append(_text(block, where))
         elif kind == "tool_use" and role == "assistant":
             uses.append(_call(block, where, spaced, calls))
+        elif kind == "thinking" and role == "assistant":
+            thoughts.append(_thought(block, where, signer))
+        elif kind == "redacted_thinking" and role == "assistant":
+            raise ChatRequestError(
+                "redacted thinking is another server's (this one never writes it): leave it out",
+                f"{where}.type",
+                code="invalid_signature",
+            )
         elif kind == "tool_result" and role == "user":
             if texts:
                 read.append(InMessage(role="user", content=_BLOCKS_JOINED.join(texts)))
@@ -122,13 +179,34 @@ def _turn(role: str, content: object, at: str, spaced: bool, calls: dict[str, bo
             read.append(_result(block, where, calls))
         else:
             raise _block_refused(
-                kind, where, "text and tool_use" if role == "assistant" else "text and tool_result"
+                kind, where, "text, thinking and tool_use" if role == "assistant" else "text and tool_result"
             )
     if role == "assistant":
-        return [InMessage(role="assistant", content=_BLOCKS_JOINED.join(texts), tool_calls=tuple(uses))]
-    if texts:
+        thought = _BLOCKS_JOINED.join(thoughts) if thoughts and uses else None
+        content = _BLOCKS_JOINED.join(texts)
+        return [InMessage(role="assistant", content=content, tool_calls=tuple(uses), thought=thought)]
+    if texts and read and read[-1].role == "tool":
+        last = read[-1]
+        read[-1] = dataclasses.replace(last, content=_BLOCKS_JOINED.join([last.content, *texts]))
+    elif texts:
         read.append(InMessage(role="user", content=_BLOCKS_JOINED.join(texts)))
     return read
+
+
+def _thought(block: Mapping[str, Any], where: str, signer: Signer | None) -> str:
+    """A thinking block's thought, from its signature, which this server's secret must have signed;
+    its ``thinking`` text, when sent, must be the one signed (empty when ``display`` omitted it)."""
+    if signer is None:
+        raise _block_refused("thinking", where, "text and tool_use")
+    signed = signer.read(block.get("signature"), f"{where}.signature")
+    text = block.get("thinking")
+    if text not in (None, "", signed):
+        raise ChatRequestError(
+            "the thinking is not the text its signature signs: send the block back as the server wrote it",
+            f"{where}.thinking",
+            code="invalid_signature",
+        )
+    return signed
 
 
 def _result(block: Mapping[str, Any], where: str, calls: dict[str, bool]) -> InMessage:
@@ -150,9 +228,30 @@ def _result(block: Mapping[str, Any], where: str, calls: dict[str, bool]) -> InM
         if content is None
         else content
         if isinstance(content, str)
-        else _texts(content, f"{where}.content")
+        else _result_text(content, f"{where}.content")
     )
     return InMessage(role="tool", content=text, tool_call_id=call_id, is_error=is_error)
+
+
+def _result_text(value: object, at: str) -> str:
+    """A tool result's blocks as text: text blocks, and a ``tool_reference`` (a tool search's
+    result) as the line that says which tool it loaded."""
+    if not isinstance(value, list):
+        raise ChatRequestError(f"{at} is a string or a list of text blocks, not {json_kind(value)}", at)
+    texts = []
+    for index, block in enumerate(value):
+        where = f"{at}[{index}]"
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if not isinstance(block, Mapping) or kind not in ("text", "tool_reference"):
+            raise _block_refused(kind, where, "text and tool_reference")
+        if kind == "text":
+            texts.append(_text(block, where))
+            continue
+        name = block.get("tool_name")
+        if not isinstance(name, str) or not name:
+            raise ChatRequestError("a tool_reference names a tool in tool_name", f"{where}.tool_name")
+        texts.append(f"{_LOADED}{name}")
+    return _BLOCKS_JOINED.join(texts)
 
 
 def _call(block: Mapping[str, Any], where: str, spaced: bool, calls: dict[str, bool]) -> ToolCall:

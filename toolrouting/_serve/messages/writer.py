@@ -17,6 +17,7 @@ from typing import Any
 from ..._backends import Usage
 from ..errors import ErrorReply
 from ..protocol import FinishReason, Piece, Reply, ReplyIds, server_sent_event
+from ..reasoning import Signer
 
 __all__ = ["MessageWriter", "count_body", "message_body", "message_error_body"]
 
@@ -59,14 +60,24 @@ def _message(
     }
 
 
-def message_body(reply: Reply, ids: ReplyIds) -> dict[str, Any]:
-    """A ``message`` object: a ``tool_use`` block for each call, else one ``text`` block."""
+def message_body(
+    reply: Reply, ids: ReplyIds, signer: Signer | None = None, *, shown: bool = True
+) -> dict[str, Any]:
+    """A ``message`` object: a ``thinking`` block first when the decision reasoned (its text
+    ``shown`` or left empty, signed by ``signer``), then a ``tool_use`` block for each call, else
+    one ``text`` block."""
     blocks = [
         {"type": "tool_use", "id": call.id, "name": call.name, "input": _input(call.arguments)}
         for call in reply.calls
     ]
     content = blocks or [{"type": "text", "text": reply.content or ""}]
+    if reply.thought and signer is not None:
+        content = [_thinking(reply.thought, signer, shown), *content]
     return _message(ids, content, _STOP_REASONS[reply.finish_reason], reply.usage)
+
+
+def _thinking(thought: str, signer: Signer, shown: bool) -> dict[str, Any]:
+    return {"type": "thinking", "thinking": thought if shown else "", "signature": signer.sign(thought)}
 
 
 def _input(arguments: str) -> Any:
@@ -76,17 +87,25 @@ def _input(arguments: str) -> Any:
 
 class MessageWriter:
     """One reply's message: whole, or its pieces as Anthropic's stream events, each named by its
-    ``type``, in order: the ``ReplyWriter`` of this front."""
+    ``type``, in order: the ``ReplyWriter`` of this front. A thought is the ``thinking`` block,
+    index 0, its text written as it comes (when ``shown``) and its ``signature`` (``signer``'s)
+    once it is whole; the blocks after it take the indices after it."""
 
-    def __init__(self, ids: ReplyIds) -> None:
+    def __init__(self, ids: ReplyIds, signer: Signer | None = None, *, shown: bool = True) -> None:
         self.ids = ids
+        self.signer = signer
+        self.shown = shown
         self._stop_reason: str | None = None
         self._block = 0
         """The index of the block the pieces are writing."""
+        self._thought: list[str] | None = None
+        """The thinking block's text while it is open."""
+        self._after = 0
+        """How many blocks come before the reply's own: 1 after a thinking block."""
 
     def whole(self, reply: Reply) -> dict[str, Any]:
         """The whole reply's message, for a request that asked for no stream."""
-        return message_body(reply, self.ids)
+        return message_body(reply, self.ids, self.signer, shown=self.shown)
 
     def opening(self) -> list[bytes]:
         """The events before the first piece: the empty message, then a ping."""
@@ -108,25 +127,33 @@ class MessageWriter:
         return [server_sent_event(message_error_body(error), "error")]
 
     def _events(self, piece: Piece) -> list[dict[str, Any]]:
-        """The events ``piece`` makes: the text's block is index 0, a call's its index among
-        the reply's calls; a call's head closes the block before it."""
+        """The events ``piece`` makes: the text's block is the first after the thinking block, a
+        call's its index among the reply's calls after it; a call's head closes the block before it."""
+        if piece.thought is not None:
+            return self._thinking(piece.thought)
+        events = self._thinking_stop()
+        after = self._after
         if piece.text is not None:
-            events = []
             if piece.first:
-                events.append(_block_start({"type": "text", "text": ""}))
+                self._block = after
+                events.append(_block_start({"type": "text", "text": ""}, after))
             if piece.text:
-                events.append(_delta({"type": "text_delta", "text": piece.text}))
+                events.append(_delta({"type": "text_delta", "text": piece.text}, after))
             return events
         if piece.head is not None:
             block = {"type": "tool_use", "id": piece.head.id, "name": piece.head.name, "input": {}}
-            events = [_block_stop(self._block)] if piece.index > self._block else []
-            self._block = piece.index
-            return [*events, _block_start(block, piece.index)]
+            index = after + piece.index
+            if index > self._block and not (after and index == after):
+                events.append(_block_stop(self._block))
+            self._block = index
+            return [*events, _block_start(block, index)]
         if piece.arguments is not None:
-            return [_delta({"type": "input_json_delta", "partial_json": piece.arguments}, piece.index)]
+            return [
+                _delta({"type": "input_json_delta", "partial_json": piece.arguments}, after + piece.index)
+            ]
         if piece.finish_reason is not None:
             self._stop_reason = _STOP_REASONS[piece.finish_reason]
-            return [_block_stop(self._block)]
+            return [*events, _block_stop(self._block)]
         usage = piece.usage or Usage()
         return [
             {
@@ -136,6 +163,26 @@ class MessageWriter:
             },
             {"type": "message_stop"},
         ]
+
+    def _thinking(self, part: str) -> list[dict[str, Any]]:
+        """The thinking block's events for a part of the thought: its start, with the first."""
+        events = []
+        if self._thought is None:
+            self._thought = []
+            self._after = 1
+            events.append(_block_start({"type": "thinking", "thinking": "", "signature": ""}))
+        self._thought.append(part)
+        if self.shown and part:
+            events.append(_delta({"type": "thinking_delta", "thinking": part}))
+        return events
+
+    def _thinking_stop(self) -> list[dict[str, Any]]:
+        """The open thinking block's signature and its end, once something else comes."""
+        if self._thought is None:
+            return []
+        signature = self.signer.sign("".join(self._thought)) if self.signer is not None else ""
+        self._thought = None
+        return [_delta({"type": "signature_delta", "signature": signature}), _block_stop(0)]
 
 
 def _block_start(block: dict[str, Any], index: int = 0) -> dict[str, Any]:

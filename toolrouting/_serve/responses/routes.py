@@ -22,22 +22,33 @@ from ..state import ServerState, checked_state
 from ..transport import read_body
 from .reader import read_responses_request
 from .store import StoredResponse, continued
-from .writer import ResponseWriter, deleted_body
+from .writer import ResponseWriter, Thinking, deleted_body
 
-__all__ = ["RESPONSES_ROUTES"]
+__all__ = ["OMITTED_HEADER", "RESPONSES_ROUTES"]
+
+#: The header that names the hosted tools a response left out of the offer (this server runs
+#: none): ``web_search``, or several, comma-separated, in the order sent.
+OMITTED_HEADER = "x-toolrouting-omitted-tools"
 
 
 async def _create(request: Request) -> Response:
     """``POST /v1/responses``: a response, whole or as its stream of events."""
     state = checked_state(request)
-    asked = read_responses_request(decode_body(await read_body(request)), state.responses.conversation)
+    asked = read_responses_request(
+        decode_body(await read_body(request)), state.responses.conversation, state.signer
+    )
 
     def keep(body: dict[str, Any], reply: Reply) -> None:
         state.responses.keep(StoredResponse(body=body, conversation=continued(asked.history, reply)))
 
     ids = ReplyIds.new(asked.request.model or state.model)
-    writer = ResponseWriter(ids, asked.echo, keep if asked.store else None)
-    return await state.answer(request, asked.request, writer)
+    thinking = Thinking(summary=asked.summary, signer=state.signer if asked.encrypted else None)
+    writer = ResponseWriter(ids, asked.echo, keep if asked.store else None, asked.namespaces, thinking)
+    response = await state.answer(request, asked.request, writer)
+    if asked.omitted:
+        response.headers[OMITTED_HEADER] = ", ".join(dict.fromkeys(asked.omitted))
+        state.warn_omitted(asked.omitted)
+    return response
 
 
 def _stored(request: Request, state: ServerState) -> StoredResponse:

@@ -55,5 +55,11 @@ class ResponseStore:
 
 def continued(conversation: tuple[InMessage, ...], reply: Reply) -> tuple[InMessage, ...]:
     """``conversation`` with ``reply`` after it, as the assistant's message a client would send
-    back: its text, or its calls, every one, in order."""
-    return (*conversation, InMessage(role="assistant", content=reply.content or "", tool_calls=reply.calls))
+    back: its text, or its calls, every one, in order, with the thought they began with."""
+    answered = InMessage(
+        role="assistant",
+        content=reply.content or "",
+        tool_calls=reply.calls,
+        thought=reply.thought if reply.calls else None,
+    )
+    return (*conversation, answered)

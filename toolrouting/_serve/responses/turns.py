@@ -1,8 +1,10 @@
 """A Responses request's conversation read into the core's messages: the stored conversation a
 ``previous_response_id`` continues, then the ``input`` (a string, or a list of message,
 ``function_call`` and ``function_call_output`` items: the chat messages the chat completions front
-would read, a call that follows an assistant's message joining that message's calls), checked as
-the core will read it, so that a refusal names the input item it is about.
+would read, a call that follows an assistant's message joining that message's calls, a call of a
+namespace's tool named ``NAMESPACE.NAME`` as it was offered, a ``reasoning`` item the thought of
+the calls after it), checked as the core will read it, so that a refusal names the input item it
+is about.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from ..._errors import ChatRequestError
 from ..conversation import conversation_of, ends_with_user
 from ..fields import json_kind, known_role, parts_text, shown_value
 from ..protocol import InMessage, ServeRequest, ToolCall
+from ..reasoning import Signer
 
 __all__ = ["Origin", "check_turns", "previous_turns", "read_input"]
 
@@ -48,8 +51,12 @@ def previous_turns(
 Origin = tuple[str, tuple[str, ...]]
 
 
-def read_input(value: object) -> tuple[tuple[InMessage, ...], tuple[Origin, ...]]:
-    """The input's messages, and where in the body each comes from."""
+def read_input(
+    value: object, signer: Signer | None = None
+) -> tuple[tuple[InMessage, ...], tuple[Origin, ...]]:
+    """The input's messages, and where in the body each comes from. A ``reasoning`` item is the
+    thought of the assistant's calls after it (its ``encrypted_content`` checked by ``signer``);
+    the reasoning of an answer in words is left out, as the conversation writes no thought there."""
     if isinstance(value, str):
         return (InMessage(role="user", content=value),), (("input", ()),)
     if not isinstance(value, list) or not value:
@@ -58,12 +65,22 @@ def read_input(value: object) -> tuple[tuple[InMessage, ...], tuple[Origin, ...]
         )
     messages: list[InMessage] = []
     origins: list[Origin] = []
+    thought: str | None = None
     for index, item in enumerate(value):
         at = f"input[{index}]"
+        if isinstance(item, Mapping) and item.get("type") == "reasoning":
+            thought = _reasoning(item, at, signer)
+            continue
         message = _item(item, at)
+        if message.role == "assistant" and thought is not None:  # the calls it has, or that join it
+            message = dataclasses.replace(message, thought=thought)
+        thought = None
         if message.tool_calls and messages and messages[-1].role == "assistant":
             last, (where, calls) = messages[-1], origins[-1]
-            messages[-1] = dataclasses.replace(last, tool_calls=last.tool_calls + message.tool_calls)
+            merged = last.tool_calls + message.tool_calls
+            messages[-1] = dataclasses.replace(
+                last, tool_calls=merged, thought=last.thought or message.thought
+            )
             origins[-1] = (where, (*calls, at))
             continue
         messages.append(message)
@@ -79,22 +96,46 @@ def _item(item: object, at: str) -> InMessage:
         role = known_role(item, at, _ROLES)
         return InMessage(role=role, content=_content(item.get("content"), f"{at}.content"))
     if kind == "function_call":
-        call = ToolCall(
-            id=_text(item, "call_id", at),
-            name=_text(item, "name", at),
-            arguments=_text(item, "arguments", at),
-        )
+        name = _text(item, "name", at)
+        space = item.get("namespace")
+        if space is not None:  # a namespace's tool, offered as NAMESPACE.NAME
+            name = f"{_text(item, 'namespace', at)}.{name}"
+        call = ToolCall(id=_text(item, "call_id", at), name=name, arguments=_text(item, "arguments", at))
         return InMessage(role="assistant", content="", tool_calls=(call,))
     if kind == "function_call_output":
         call_id = _text(item, "call_id", at)
         content = _content(item.get("output"), f"{at}.output")
         return InMessage(role="tool", content=content, tool_call_id=call_id)
+    if kind == "additional_tools":
+        raise ChatRequestError(
+            "an additional_tools item is the tool surface Codex sends for OpenAI's own models: set model "
+            "to the name this server lists (GET /v1/models) in Codex's config, and it offers its tools "
+            "as function tools",
+            f"{at}.type",
+            code="unsupported_content",
+        )
     raise ChatRequestError(
-        f"an input item of type {shown_value(kind)} is not served: only message, function_call and "
-        "function_call_output items are",
+        f"an input item of type {shown_value(kind)} is not served: only message, function_call, "
+        "function_call_output and reasoning items are",
         f"{at}.type",
         code="unsupported_content",
     )
+
+
+def _reasoning(item: Mapping[str, Any], at: str, signer: Signer | None) -> str:
+    """A reasoning item's thought: its ``encrypted_content``, checked, when it has one; else its
+    ``content`` text (``reasoning_text`` parts), or its ``summary`` (``summary_text`` parts)."""
+    if item.get("encrypted_content") is not None:
+        if signer is None:
+            raise ChatRequestError(
+                "reasoning items are not read here", f"{at}.type", code="unsupported_content"
+            )
+        return signer.read(item["encrypted_content"], f"{at}.encrypted_content")
+    for name, kind in (("content", "reasoning_text"), ("summary", "summary_text")):
+        parts = item.get(name)
+        if parts:
+            return parts_text(parts, f"{at}.{name}", (kind,))
+    return ""
 
 
 def _text(item: Mapping[str, Any], name: str, at: str) -> str:

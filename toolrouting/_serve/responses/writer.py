@@ -11,15 +11,18 @@ the reply's item key (the calls after the first add their index, :func:`call_ite
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..._backends import Usage
 from ..errors import ErrorReply
+from ..limits import SERVE_REASONING_CHARS_PER_TOKEN
 from ..protocol import Piece, Reply, ReplyIds, ToolCall, server_sent_event
+from ..reasoning import Signer
 
-__all__ = ["ResponseWriter", "call_item_id", "deleted_body", "response_body"]
+__all__ = ["ResponseWriter", "Thinking", "call_item_id", "deleted_body", "response_body"]
 
 
 def call_item_id(ids: ReplyIds, index: int) -> str:
@@ -27,12 +30,19 @@ def call_item_id(ids: ReplyIds, index: int) -> str:
     return f"fc_{ids.item}" if index == 0 else f"fc_{ids.item}_{index}"
 
 
-def _usage(usage: Usage) -> dict[str, Any]:
+def _usage(usage: Usage, thought: str | None = None) -> dict[str, Any]:
+    # The backends count the decision's tokens whole: the thought's share is estimated from its
+    # characters, at the rule of thumb its budget was turned into characters by.
+    reasoning = (
+        0
+        if not thought
+        else min(math.ceil(len(thought) / SERVE_REASONING_CHARS_PER_TOKEN), usage.completion_tokens)
+    )
     return {
         "input_tokens": usage.prompt_tokens,
         "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
         "output_tokens": usage.completion_tokens,
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": reasoning},
         "total_tokens": usage.total_tokens,
     }
 
@@ -51,28 +61,71 @@ def _text_part(text: str) -> dict[str, Any]:
     return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
 
 
-def _call(ids: ReplyIds, call: ToolCall, index: int, status: str) -> dict[str, Any]:
+#: A namespace's tools by the name they are offered under (``NAMESPACE.NAME``): the two a call of
+#: one is written back as.
+Namespaces = Mapping[str, tuple[str, str]]
+
+
+def _call(ids: ReplyIds, call: ToolCall, index: int, status: str, namespaces: Namespaces) -> dict[str, Any]:
+    space, name = namespaces.get(call.name, (None, call.name))
     return {
         "id": call_item_id(ids, index),
         "type": "function_call",
         "call_id": call.id,
-        "name": call.name,
+        "name": name,
+        **({} if space is None else {"namespace": space}),
         "arguments": call.arguments,
         "status": status,
     }
 
 
-def _output(reply: Reply, ids: ReplyIds) -> list[dict[str, Any]]:
-    """The reply's output items: one for each of its calls, in order, or its answer as one message."""
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Thinking:
+    """How a reply's thought is written: with its ``summary`` too (``reasoning.summary`` asked),
+    and its signature as ``encrypted_content`` (``include`` asked for it), by ``signer``."""
+
+    summary: bool = False
+    signer: Signer | None = None
+
+
+def _reasoning(ids: ReplyIds, thought: str, thinking: Thinking, status: str = "completed") -> dict[str, Any]:
+    """The reasoning item of a thought: its text as ``reasoning_text``, the summary when asked (the
+    bounded thought is its own summary), the signed thought when asked."""
+    item: dict[str, Any] = {
+        "id": f"rs_{ids.item}",
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": thought}] if thinking.summary and thought else [],
+        "content": [{"type": "reasoning_text", "text": thought}] if thought else [],
+        "status": status,
+    }
+    if thinking.signer is not None:
+        item["encrypted_content"] = thinking.signer.sign(thought)
+    return item
+
+
+def _output(reply: Reply, ids: ReplyIds, namespaces: Namespaces, thinking: Thinking) -> list[dict[str, Any]]:
+    """The reply's output items: its reasoning first when it has a thought, then one for each of
+    its calls, in order, or its answer as one message."""
+    first = [] if reply.thought is None else [_reasoning(ids, reply.thought, thinking)]
     if reply.calls:
-        return [_call(ids, call, index, "completed") for index, call in enumerate(reply.calls)]
+        return [
+            *first,
+            *(_call(ids, call, index, "completed", namespaces) for index, call in enumerate(reply.calls)),
+        ]
     status = "incomplete" if reply.finish_reason == "length" else "completed"
-    return [_message(ids, reply.content or "", status)]
+    return [*first, _message(ids, reply.content or "", status)]
 
 
-def response_body(ids: ReplyIds, echo: Mapping[str, Any], reply: Reply | None) -> dict[str, Any]:
+def response_body(
+    ids: ReplyIds,
+    echo: Mapping[str, Any],
+    reply: Reply | None,
+    namespaces: Namespaces | None = None,
+    thinking: Thinking | None = None,
+) -> dict[str, Any]:
     """A ``response`` object, with the request's fields it ``echo`` es: in progress (no reply yet,
-    no output), or the reply's, ``incomplete`` when the answer was cut at its cap."""
+    no output), or the reply's, ``incomplete`` when the answer was cut at its cap; a call of a
+    namespace's tool is written with its ``namespace`` (``namespaces``)."""
     cut = reply is not None and reply.finish_reason == "length"
     status = "in_progress" if reply is None else "incomplete" if cut else "completed"
     return {
@@ -85,9 +138,9 @@ def response_body(ids: ReplyIds, echo: Mapping[str, Any], reply: Reply | None) -
         "error": None,
         "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
         "model": ids.model,
-        "output": [] if reply is None else _output(reply, ids),
+        "output": [] if reply is None else _output(reply, ids, namespaces or {}, thinking or Thinking()),
         "reasoning": {"effort": None, "summary": None},
-        "usage": None if reply is None else _usage(reply.usage),
+        "usage": None if reply is None else _usage(reply.usage, reply.thought),
         "user": None,
         **echo,
         "metadata": echo.get("metadata") or {},
@@ -114,10 +167,18 @@ class ResponseWriter:
         ids: ReplyIds,
         echo: Mapping[str, Any],
         keep: Callable[[dict[str, Any], Reply], None] | None = None,
+        namespaces: Namespaces | None = None,
+        thinking: Thinking | None = None,
     ) -> None:
         self.ids = ids
         self.echo = echo
         self.keep = keep
+        self.namespaces = namespaces or {}
+        self.thinking = thinking or Thinking()
+        self.thought: list[str] | None = None
+        """The thought's parts so far, once its reasoning item is added."""
+        self.offset = 0
+        """The output index of the reply's own first item: 1 after a reasoning item."""
         self.sequence = 0
         self.text: list[str] = []
         self.calls: list[ToolCall] = []
@@ -129,7 +190,7 @@ class ResponseWriter:
 
     def whole(self, reply: Reply) -> dict[str, Any]:
         """The ``response`` object, kept when the request asked to store it."""
-        body = response_body(self.ids, self.echo, reply)
+        body = response_body(self.ids, self.echo, reply, self.namespaces, self.thinking)
         if self.keep is not None:
             self.keep(body, reply)
         return body
@@ -165,11 +226,56 @@ class ResponseWriter:
         return event
 
     def _events(self, piece: Piece) -> list[dict[str, Any]]:
+        if piece.thought is not None:
+            return self._thinking(piece.thought)
+        events = self._thinking_done() if self.thought is not None and self.offset == 0 else []
+        return [*events, *self._reply_events(piece)]
+
+    def _thinking(self, part: str) -> list[dict[str, Any]]:
+        """A part of the thought: the reasoning item added with the first, then its text's delta
+        (and its summary's, when one is asked)."""
+        events = []
+        at = {"item_id": f"rs_{self.ids.item}", "output_index": 0}
+        if self.thought is None:
+            self.thought = []
+            item = _reasoning(self.ids, "", Thinking(), "in_progress")
+            events.append(self._event("response.output_item.added", output_index=0, item=item))
+            if self.thinking.summary:
+                empty = {"type": "summary_text", "text": ""}
+                events.append(
+                    self._event("response.reasoning_summary_part.added", **at, summary_index=0, part=empty)
+                )
+        self.thought.append(part)
+        events.append(self._event("response.reasoning_text.delta", **at, content_index=0, delta=part))
+        if self.thinking.summary:
+            events.append(
+                self._event("response.reasoning_summary_text.delta", **at, summary_index=0, delta=part)
+            )
+        return events
+
+    def _thinking_done(self) -> list[dict[str, Any]]:
+        """The reasoning item's text done and the item done, once the reply's own pieces begin."""
+        self.offset = 1
+        text = "".join(self.thought or [])
+        at = {"item_id": f"rs_{self.ids.item}", "output_index": 0}
+        events = [self._event("response.reasoning_text.done", **at, content_index=0, text=text)]
+        if self.thinking.summary:
+            done = {"type": "summary_text", "text": text}
+            events.append(
+                self._event("response.reasoning_summary_text.done", **at, summary_index=0, text=text)
+            )
+            events.append(
+                self._event("response.reasoning_summary_part.done", **at, summary_index=0, part=done)
+            )
+        item = _reasoning(self.ids, text, self.thinking)
+        return [*events, self._event("response.output_item.done", output_index=0, item=item)]
+
+    def _reply_events(self, piece: Piece) -> list[dict[str, Any]]:
         if piece.text is not None:
             events = []
             if piece.first:
                 item = _message(self.ids, "", "in_progress") | {"content": []}
-                events.append(self._event("response.output_item.added", output_index=0, item=item))
+                events.append(self._event("response.output_item.added", output_index=self.offset, item=item))
                 events.append(self._event("response.content_part.added", **self._part(), part=_text_part("")))
             if piece.text:
                 self.text.append(piece.text)
@@ -182,8 +288,9 @@ class ResponseWriter:
             events = self._call_done() if self.calls else []
             self.calls.append(piece.head)
             index = len(self.calls) - 1
-            item = _call(self.ids, piece.head, index, "in_progress")
-            return [*events, self._event("response.output_item.added", output_index=index, item=item)]
+            item = _call(self.ids, piece.head, index, "in_progress", self.namespaces)
+            added = self._event("response.output_item.added", output_index=self.offset + index, item=item)
+            return [*events, added]
         if piece.arguments is not None and self.calls:
             index = len(self.calls) - 1
             last = self.calls[index]
@@ -191,7 +298,7 @@ class ResponseWriter:
             return [
                 self._event(
                     "response.function_call_arguments.delta",
-                    output_index=index,
+                    output_index=self.offset + index,
                     item_id=call_item_id(self.ids, index),
                     delta=piece.arguments,
                 )
@@ -207,40 +314,41 @@ class ResponseWriter:
                 more_calls=calls[1:],
                 finish_reason=self.finish.finish_reason,
                 usage=piece.usage,
+                thought=None if self.thought is None else "".join(self.thought),
             )
             return self._closing(self.reply)
         return []
 
     def _part(self) -> dict[str, Any]:
-        return {"item_id": f"msg_{self.ids.item}", "output_index": 0, "content_index": 0}
+        return {"item_id": f"msg_{self.ids.item}", "output_index": self.offset, "content_index": 0}
 
     def _call_done(self) -> list[dict[str, Any]]:
         """The last call's ``function_call_arguments.done`` and ``output_item.done``."""
         index = len(self.calls) - 1
         call = self.calls[index]
-        item = _call(self.ids, call, index, "completed")
+        item = _call(self.ids, call, index, "completed", self.namespaces)
         return [
             self._event(
                 "response.function_call_arguments.done",
                 item_id=item["id"],
-                output_index=index,
-                name=call.name,
+                output_index=self.offset + index,
+                name=item["name"],
                 arguments=call.arguments,
             ),
-            self._event("response.output_item.done", output_index=index, item=item),
+            self._event("response.output_item.done", output_index=self.offset + index, item=item),
         ]
 
     def _closing(self, reply: Reply) -> list[dict[str, Any]]:
-        body = self.body = response_body(self.ids, self.echo, reply)
+        body = self.body = response_body(self.ids, self.echo, reply, self.namespaces, self.thinking)
         if reply.calls:
             events = self._call_done()
         else:
-            item = body["output"][0]
+            item = body["output"][self.offset]
             text = item["content"][0]["text"]
             events = [
                 self._event("response.output_text.done", **self._part(), text=text, logprobs=[]),
                 self._event("response.content_part.done", **self._part(), part=_text_part(text)),
-                self._event("response.output_item.done", output_index=0, item=item),
+                self._event("response.output_item.done", output_index=self.offset, item=item),
             ]
         kind = "response.incomplete" if body["status"] == "incomplete" else "response.completed"
         events.append(self._event(kind, response=body))

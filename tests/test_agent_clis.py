@@ -1,0 +1,86 @@
+"""Claude Code and Codex, as they ship from npm, complete a tool loop through ``toolrouting serve``.
+
+Each runs on its defaults (tests/support/agent_clis.py says what is set, and why), against a
+serve process over a scripted upstream: the route's decision is a call of one of the CLI's
+own tools, the CLI runs it, sends its result back, and prints the answer. Only what serve and
+the grammar guarantee is asserted: the call reached the CLI and was run (its output is in the
+next decision's conversation), the answer was printed, and the CLI exited 0.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.agent_clis import (
+    ANSWER,
+    agent_clis,
+    decisions,
+    result_sent_back,
+    routed,
+    run_claude,
+    run_codex,
+    serve_over,
+    thought_sent_back,
+)
+from support.fault_server import FaultServer
+
+#: The file the routed call reads; its text is what must come back as the tool's result.
+WEATHER = "The weather in Paris: sunny, 21 C."
+#: Scripted behaviours queued for one run: more than a tool loop's requests (a decision, a
+#: second decision after the result, the answer, and a reasoning phase before each decision).
+_QUEUED = 20
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "weather.txt").write_text(WEATHER + "\n", encoding="utf-8")
+    return folder
+
+
+def _explained(done: object) -> str:
+    return f"the CLI's output:\n{getattr(done, 'stdout', '')}\n{getattr(done, 'stderr', '')}"
+
+
+def _tool_loop(
+    run: Callable[[str], subprocess.CompletedProcess[str]], tool: str, arguments: dict[str, Any]
+) -> FaultServer:
+    """``run(url)`` against serve over an upstream whose decisions call ``tool``: the guarantees
+    of one tool loop checked, the upstream returned for what else its requests show."""
+    with FaultServer() as upstream:
+        upstream.script.extend([routed({"tool": tool, "arguments": arguments})] * _QUEUED)
+        with serve_over(upstream) as url:
+            done = run(url)
+    assert done.returncode == 0, _explained(done)
+    assert ANSWER in done.stdout, _explained(done)
+    assert result_sent_back(upstream, tool, WEATHER), _explained(done)
+    return upstream
+
+
+def test_claude_code_runs_a_routed_call_and_prints_the_answer(workdir: Path, tmp_path: Path) -> None:
+    claude = agent_clis()["claude"]
+    # Read is one of Claude Code's read-only tools, which it runs without asking.
+    upstream = _tool_loop(
+        lambda url: run_claude(claude, url, workdir, tmp_path / "home"), "Read", {"file_path": "weather.txt"}
+    )
+    # Its default model asks for adaptive thinking: each decision had its thought first, and the
+    # signed thinking block came back with the call it preceded.
+    assert all("thought" in schema["anyOf"][0]["properties"] for schema in decisions(upstream))
+    assert thought_sent_back(upstream)
+
+
+def test_codex_runs_a_routed_call_and_prints_the_answer(workdir: Path, tmp_path: Path) -> None:
+    codex = agent_clis()["codex"]
+    # exec_command runs a shell command in Codex's own sandbox (read-only by default).
+    upstream = _tool_loop(
+        lambda url: run_codex(codex, url, workdir, tmp_path / "home"),
+        "exec_command",
+        {"cmd": "cat weather.txt"},
+    )
+    # Its reasoning summary names no effort: no reasoning is served.
+    assert not any("thought" in schema["anyOf"][0]["properties"] for schema in decisions(upstream))
