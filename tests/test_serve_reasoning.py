@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import anthropic
+import anyio
 import openai
 import pytest
 from openai.types.responses import ResponseReasoningItem
@@ -246,18 +247,24 @@ def test_codexs_summary_without_an_effort_asks_no_reasoning(
 
 
 def test_the_agents_sdks_gpt_5_default_effort_runs_its_loop(backend: AsyncScriptedBackend, root: str) -> None:
-    from agents import Agent, Runner, function_tool, set_default_openai_client, set_tracing_disabled
+    from agents import Agent, OpenAIProvider, RunConfig, Runner, function_tool, set_tracing_disabled
 
     def search(query: str) -> str:
         """Search the notes for a word."""
         return "M1: it locks itself."
 
+    async def run() -> object:
+        # The client is this run's and closed with it: the SDK's run_sync and a default client set
+        # for the process would leave a loop and its sockets for a later test to collect.
+        async with openai.AsyncOpenAI(base_url=f"{root}/v1", api_key="unused", max_retries=0) as client:
+            agent = Agent(name="notes", model="gpt-5", tools=[function_tool(search)])
+            config = RunConfig(model_provider=OpenAIProvider(openai_client=client))
+            result = await Runner.run(agent, QUESTION, max_turns=4, run_config=config)
+            return result.final_output
+
     backend.enqueue(CALL, '{"thought":"found","tool":"none"}', "It holds the door.")
     set_tracing_disabled(True)  # its traces would go to OpenAI
-    set_default_openai_client(openai.AsyncOpenAI(base_url=f"{root}/v1", api_key="unused", max_retries=0))
-    agent = Agent(name="notes", model="gpt-5", tools=[function_tool(search)])
-    result = Runner.run_sync(agent, QUESTION, max_turns=4)
-    assert result.final_output == "It holds the door."
+    assert anyio.run(run) == "It holds the door."
     assert slot(backend.requests[0].settings) is not None  # gpt-5's default effort, low
 
 
