@@ -1,0 +1,277 @@
+"""The embedded model's prompt cache on the real default model (SmolLM2-135M-Instruct, in-process).
+
+The differential: a scripted agent conversation (decisions and answers alternating, a second
+question over the same instructions, a stream) sent to a backend with its prompt cache, and each
+of its requests sent cold to a backend that keeps no state; the replies are the same bytes, on
+both decoders. Then the bound: states evicted least recently used first, a prompt whose state
+alone is over the limit kept nowhere, and a model loaded again starting with nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from support.model import TEST_THREADS, guaranteed_cap
+
+from toolrouting import (
+    AsyncEmbeddedLlama,
+    Completion,
+    Message,
+    Settings,
+    TextDelta,
+    route_schema,
+    routed_backend,
+)
+from toolrouting._backends.embedded.backend import EmbeddedLlama
+
+pytestmark = pytest.mark.model
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "memory_search",
+            "description": "Search the notes for a phrase.",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string", "maxLength": 30}},
+                "required": ["query"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "memory_read",
+            "description": "Read a note by its id.",
+            "parameters": {
+                "type": "object",
+                "properties": {"id": {"type": "string", "enum": ["M1", "M2", "M3"]}},
+                "required": ["id"],
+            },
+        },
+    },
+]
+
+# Long enough that each prompt spans several blocks of the cache (64 tokens).
+RULES = " ".join(
+    f"Rule {n}: the notes about the {thing} are kept in the {place}, and a question about them is "
+    "answered from the notes alone."
+    for n, (thing, place) in enumerate(
+        [
+            ("generator", "shed"),
+            ("latch", "storage room"),
+            ("radio", "hut"),
+            ("stove", "kitchen"),
+            ("water filter", "pantry"),
+            ("keys", "hall"),
+            ("boat", "boathouse"),
+            ("lamp", "attic"),
+        ],
+        1,
+    )
+)
+DECIDE = f"You route each request to one of the tools memory_search or memory_read, or to none. {RULES}"
+ANSWER = f"You answer the user's question from what was found. {RULES}"
+FIRST = "What does the latch on the storage-room door do?"
+SECOND = "How do I start the generator?"
+ACTION = '{"tool":"memory_search","arguments":{"query":"latch"}}'
+RESULT = (
+    "Tool result for memory_search (call route-1):\nM2: the latch closes itself when the door swings shut."
+)
+FOUND = "\n".join(
+    [
+        "What was found:",
+        RESULT.split("\n", 1)[1],
+        "",
+        f"Question: {FIRST}",
+        "Answer the question in one sentence.",
+    ]
+)
+
+#: The conversation's requests, in order: (routed, streamed, messages).
+SCRIPT: list[tuple[bool, bool, list[Message]]] = [
+    (True, False, [{"role": "system", "content": DECIDE}, {"role": "user", "content": FIRST}]),
+    (False, False, [{"role": "system", "content": ANSWER}, {"role": "user", "content": FOUND}]),
+    (
+        True,
+        False,
+        [
+            {"role": "system", "content": DECIDE},
+            {"role": "user", "content": FIRST},
+            {"role": "assistant", "content": ACTION},
+            {"role": "user", "content": RESULT},
+        ],
+    ),
+    (
+        False,
+        False,
+        [
+            {"role": "system", "content": ANSWER},
+            {"role": "user", "content": SECOND},
+            {"role": "assistant", "content": "Pull the cord twice."},
+            {"role": "user", "content": FOUND},
+        ],
+    ),
+    (True, True, [{"role": "system", "content": DECIDE}, {"role": "user", "content": SECOND}]),
+    (
+        True,
+        False,
+        [
+            {"role": "system", "content": DECIDE},
+            {"role": "user", "content": SECOND},
+            {"role": "assistant", "content": ACTION},
+            {"role": "user", "content": RESULT},
+        ],
+    ),
+    (False, True, [{"role": "system", "content": ANSWER}, {"role": "user", "content": FOUND}]),
+]
+GREEDY = Settings(temperature=0.0, seed=0, max_tokens=24)
+COLD: list[Message] = [{"role": "user", "content": "Hi."}]
+"""A request that shares less than a block with any of the script's: the next one starts cold."""
+
+
+def _load(**options: Any) -> EmbeddedLlama:
+    return EmbeddedLlama(settings=GREEDY, n_threads=TEST_THREADS, **options)
+
+
+def _send(backend: EmbeddedLlama, routed: bool, streamed: bool, messages: list[Message]) -> Completion:
+    target = (
+        routed_backend(backend, route_schema(TOOLS), guaranteed_cap(route_schema(TOOLS)))
+        if routed
+        else backend
+    )
+    if not streamed:
+        return target.complete(messages)
+    *pieces, last = target.stream(messages)
+    assert isinstance(last, Completion)
+    assert "".join(piece.text for piece in pieces if isinstance(piece, TextDelta)) == last.text
+    return last
+
+
+@pytest.fixture(params=[True, False], ids=["forced", "grammar"], scope="module")
+def decoder(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
+
+
+@pytest.fixture(scope="module")
+def cold_replies(decoder: bool) -> list[tuple[str, str | None, int]]:
+    """Each request of the script sent cold, to a backend that keeps no state."""
+    replies = []
+    with _load(forced_tokens=decoder, prompt_cache_mb=0) as backend:
+        for routed, streamed, messages in SCRIPT:
+            backend.complete(COLD)
+            before = backend.prompt_cache_info().reused_tokens
+            reply = _send(backend, routed, streamed, messages)
+            assert backend.prompt_cache_info().reused_tokens == before, (
+                "the reference request did not start cold"
+            )
+            replies.append((reply.text, reply.finish_reason, reply.usage.completion_tokens))
+        assert backend.prompt_cache_info().states == 0
+    return replies
+
+
+def test_cached_replies_are_the_bytes_of_cold_ones(
+    decoder: bool, cold_replies: list[tuple[str, str | None, int]]
+) -> None:
+    with _load(forced_tokens=decoder) as backend:
+        replies = []
+        for routed, streamed, messages in SCRIPT:
+            reply = _send(backend, routed, streamed, messages)
+            replies.append((reply.text, reply.finish_reason, reply.usage.completion_tokens))
+        info = backend.prompt_cache_info()
+    assert replies == cold_replies
+    # The conversation took prefixes from kept states (each answer after a decision, the second
+    # question's decision) and from the context (a decision after the one it extends), or the
+    # comparison would prove nothing.
+    assert info.restored >= 3
+    assert info.restored_tokens >= 3 * 64
+    assert info.reused_tokens > info.restored_tokens
+
+
+def test_a_routed_reply_says_what_its_prompt_reused() -> None:
+    with _load() as backend:
+        routed = routed_backend(backend, route_schema(TOOLS), guaranteed_cap(route_schema(TOOLS)))
+        first = routed.complete(SCRIPT[0][2])
+        backend.complete(SCRIPT[1][2])  # another prefix in the context
+        again = routed.complete(SCRIPT[0][2])
+    prompt = first.usage.prompt_tokens
+    assert first.raw is not None
+    assert again.raw is not None
+    assert (first.raw["reused_prompt_tokens"], first.raw["restored_prompt_tokens"]) == (0, 0)
+    # All of the prompt's whole blocks come back from the state; the rest is evaluated again.
+    assert again.raw["restored_prompt_tokens"] == again.raw["reused_prompt_tokens"] == (prompt - 1) // 64 * 64
+    assert again.text == first.text
+
+
+def test_states_are_evicted_least_recently_used_first_within_the_limit() -> None:
+    prompts: list[list[Message]] = [
+        [{"role": "user", "content": f"{n} {RULES}"}] for n in ("One.", "Two.", "Three.")
+    ]
+    with _load() as probe:
+        probe.complete(prompts[0])
+        one = probe.prompt_cache_info().bytes
+    limit = -(-2 * one // (1 << 20))  # megabytes for two of these states, not three
+    assert 2 * one <= limit << 20 < 3 * one, f"a state of {one} bytes does not make this test's case"
+    with _load(prompt_cache_mb=limit) as backend:
+        backend.complete(prompts[0])
+        backend.complete(prompts[1])
+        backend.complete(prompts[0])  # used again: the second is now the least recently used
+        backend.complete(prompts[2])
+        info = backend.prompt_cache_info()
+        assert info.states == 2
+        assert info.bytes <= info.limit_bytes
+        assert info.peak_bytes <= info.limit_bytes
+        restored = info.restored
+        backend.complete(prompts[0])  # kept
+        assert backend.prompt_cache_info().restored == restored + 1
+        backend.complete(prompts[1])  # evicted: evaluated again
+        assert backend.prompt_cache_info().restored == restored + 1
+
+
+def test_a_prompt_whose_state_is_over_the_limit_is_answered_and_not_kept() -> None:
+    messages: list[Message] = [{"role": "user", "content": RULES}]
+    with _load(prompt_cache_mb=0) as reference:
+        expected = reference.complete(messages).text
+    with _load(prompt_cache_mb=1) as backend:
+        assert backend.complete(messages).text == expected
+        info = backend.prompt_cache_info()
+    assert (info.too_large, info.states, info.bytes, info.peak_bytes) == (1, 0, 0, 0)
+
+
+def test_a_model_loaded_again_starts_with_no_states() -> None:
+    messages = SCRIPT[0][2]
+    first = _load()
+    expected = first.complete(messages).text
+    assert first.prompt_cache_info().states == 1
+    clone = first.clone()
+    assert clone.prompt_cache_info().states == 1  # the clones share the model and its states
+    clone.close()
+    first.close()
+    assert (first.prompt_cache_info().states, first.prompt_cache_info().bytes) == (0, 0)
+    with _load() as again:
+        reply = again.complete(messages)
+        info = again.prompt_cache_info()
+    assert reply.text == expected
+    assert (info.restored, info.reused_tokens, info.states) == (0, 0, 1)
+
+
+def test_the_async_backend_shares_the_prompt_cache() -> None:
+    import anyio
+
+    async def twice(backend: AsyncEmbeddedLlama) -> list[str]:
+        return [(await backend.complete(SCRIPT[n][2])).text for n in (0, 1, 0)]
+
+    backend = AsyncEmbeddedLlama(_load())
+    texts = anyio.run(twice, backend)
+    info = backend.backend.prompt_cache_info()
+    anyio.run(backend.aclose)
+    assert texts[0] == texts[2]
+    assert info.restored == 1
+
+
+@pytest.mark.parametrize("value", [-1, 1.5, True, "64"])
+def test_prompt_cache_mb_is_a_whole_number_of_megabytes(value: Any) -> None:
+    with pytest.raises(ValueError, match="prompt_cache_mb"):
+        EmbeddedLlama(prompt_cache_mb=value)
