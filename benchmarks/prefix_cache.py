@@ -24,17 +24,15 @@ CLI's size). Each way serves the model (``--model``, by default the measurement 
   cache in RAM at its default size), the tokens it evaluated and took from its cache read off
   its responses (``timings``).
 
-Each turn's seconds and prompt tokens, those evaluated and those taken from a cache (the
-context or a kept state); the server process's peak resident memory (``VmHWM``); the embedded
-model's states at their peak.
+Each turn's seconds, its prompt tokens evaluated and taken from a cache (the context or a kept
+state); the server process's peak resident memory (``VmHWM``) and the states' peak bytes.
 
 ``batch``: ``run_batch`` with answers (``toolrouting batch --answer``), one question at a time, over
 the same catalogue and system prompt, ``--questions`` of tool-eval-bench's (each call answered by
 a canned result): each run's seconds, cached against uncached.
 
-``states``: what keeping a prompt's state costs: llama-cpp-python's ``save_state``/``load_state``
-(what its ``LlamaRAMCache`` stores) against the sequence's own (``llama_state_seq_get_data`` and
-``_set_data``, what the prompt cache stores), after ``--tokens`` of prompt.
+``states``: a state's cost after ``--tokens`` of prompt: llama-cpp-python's ``save_state`` and
+``load_state`` (``LlamaRAMCache``'s) against the sequence's own (the prompt cache's).
 
 ``run-start`` and ``clients``: benchmarks/prefix_ways.py.
 """
@@ -50,7 +48,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import openai
@@ -71,6 +69,7 @@ from toolrouting import (
     ToolOutput,
     run_batch,
 )
+from toolrouting._limits import EMBEDDED_PROMPT_CACHE_MB
 from toolrouting._serve import serve_app
 
 CATALOGUE = "benchmarks/cases/catalogues/teb-universal.json"
@@ -111,9 +110,13 @@ def peak_mib(pid: int | str = "self") -> float:
 def embedded(model: Path, args: argparse.Namespace, way: str, **settings: Any) -> EmbeddedLlama:
     # The peak resident memory counts from here: each way's own.
     Path("/proc/self/clear_refs").write_text("5", encoding="utf-8")
-    options = {"prompt_cache_mb": 0} if way == "embedded-uncached" else {}
+    kept = 0 if way == "embedded-uncached" else EMBEDDED_PROMPT_CACHE_MB
     return EmbeddedLlama(
-        model, n_ctx=N_CTX, n_threads=args.threads, settings=Settings(temperature=0.0, **settings), **options
+        model,
+        n_ctx=N_CTX,
+        n_threads=args.threads,
+        settings=Settings(temperature=0.0, **settings),
+        prompt_cache_mb=kept,
     )
 
 
@@ -133,12 +136,13 @@ def embedded_counts(backend: EmbeddedLlama) -> Counts:
 
 
 async def conversation(url: str, system: str, turns: int, counts: Counts) -> list[dict[str, Any]]:
-    tools, asked = catalogue(), iter(questions(turns))
+    tools: Any = catalogue()
+    asked = iter(questions(turns))
     messages: list[Any] = [{"role": "system", "content": system}, {"role": "user", "content": next(asked)}]
     rows = []
     async with openai.AsyncOpenAI(base_url=url, api_key="unused", max_retries=0, timeout=3600) as client:
         for turn in range(1, turns + 1):
-            choice = "required" if turn % 2 else "none"
+            choice: Literal["required", "none"] = "required" if turn % 2 else "none"
             cap = ANSWER_TOKENS if choice == "none" else None
             started = time.perf_counter()
             reply = await client.chat.completions.create(
