@@ -54,7 +54,7 @@ import httpx
 import openai
 from corpus import ROOT, load_cases
 from prefix_ways import clients, run_start
-from servers import Tokenizer, local_server, serving
+from servers import Tokenizer, local_server, server_pid, serving
 from ways import run_way
 
 from toolrouting import (
@@ -203,22 +203,9 @@ def llama_server_conversation(model: Path, system: str, args: argparse.Namespace
 
     with local_server("llama-server", model, args.threads, N_CTX) as upstream:
         rows = asyncio.run(measure(upstream))
-        pid = _serving_pid(upstream)
+        pid = server_pid(upstream)
         peak = peak_mib(pid) if pid else float("nan")
     return {"rows": rows, "peak_mib": peak, "states_mib": float("nan")}
-
-
-def _serving_pid(url: str) -> str | None:
-    """The pid of the llama-server that listens at ``url``."""
-    port = url.rsplit(":", 1)[1].encode()
-    for path in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            words = path.read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if words[0].endswith(b"llama-server") and b"--port" in words and port in words:
-            return path.parent.name
-    return None
 
 
 def conversation_way(args: argparse.Namespace) -> None:
