@@ -206,9 +206,8 @@ class EmbeddedLlama(BaseBackend):
 
     def prompt_cache_info(self) -> PromptCacheInfo:
         """What the prompt cache this backend's clones share holds, and what it saved since the model
-        loaded."""
-        with self._model.lock:
-            return self._model.prompts.info()
+        loaded: read without waiting for a request under way, so it may count that request in part."""
+        return self._model.prompts.info()
 
     def complete(self, messages: Sequence[Message]) -> Completion:
         """One chat completion under this backend's settings, as they are now."""

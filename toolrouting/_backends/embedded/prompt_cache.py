@@ -242,7 +242,7 @@ class PromptCache:
         self._counts["peak"] = max(self._counts["peak"], self._bytes())
 
     def _bytes(self) -> int:
-        return sum(state.bytes for state in self._states)
+        return sum(state.bytes for state in list(self._states))
 
 
 def _floor(count: int, block: int) -> int:
