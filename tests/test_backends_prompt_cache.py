@@ -9,21 +9,29 @@ alone is over the limit kept nowhere, and a model loaded again starting with not
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
-from support.model import TEST_THREADS, guaranteed_cap
+from support.model import TEST_THREADS, demo_cap, guaranteed_cap
 
 from toolrouting import (
     AsyncEmbeddedLlama,
     Completion,
+    Event,
     Message,
+    PromptCacheInfo,
+    ReplyReceived,
+    RoundStarted,
     Settings,
     TextDelta,
     route_schema,
     routed_backend,
+    run_batch,
 )
 from toolrouting._backends.embedded.backend import EmbeddedLlama
+from toolrouting.demo import MemoryStore
 
 pytestmark = pytest.mark.model
 
@@ -269,6 +277,39 @@ def test_the_async_backend_shares_the_prompt_cache() -> None:
     anyio.run(backend.aclose)
     assert texts[0] == texts[2]
     assert info.restored == 1
+
+
+def test_a_batch_over_one_catalogue_evaluates_the_shared_instructions_once(tmp_path: Path) -> None:
+    questions = tmp_path / "questions.jsonl"
+    asked = [FIRST, SECOND, "Which key opens the storage room?"]
+    lines = [json.dumps({"id": f"q{n}", "question": q}) + "\n" for n, q in enumerate(asked, 1)]
+    questions.write_text("".join(lines), encoding="utf-8")
+    first_decisions: list[tuple[int, int, int]] = []
+    with _load() as backend:
+        before: list[PromptCacheInfo] = []
+
+        def observe(question: str, event: Event) -> None:
+            if isinstance(event, RoundStarted) and event.round == 1:
+                before.append(backend.prompt_cache_info())
+            elif isinstance(event, ReplyReceived) and event.round == 1 and event.routed:
+                after = backend.prompt_cache_info()
+                evaluated = after.evaluated_tokens - before[-1].evaluated_tokens
+                first_decisions.append(
+                    (event.usage.prompt_tokens, evaluated, after.restored - before[-1].restored)
+                )
+
+        run_batch(
+            questions, tmp_path / "out", backend=backend, tools=MemoryStore.sample, concurrency=1,
+            system=RULES, answer=True, cap=demo_cap(), on_event=observe,
+        )  # fmt: skip
+    (prompt, evaluated, _), *later = first_decisions
+    assert evaluated == prompt  # the first question pays for the instructions
+    assert len(later) == len(asked) - 1
+    for prompt, evaluated, restored in later:
+        # The answer before held the context: the shared instructions come back from a state,
+        # and what is evaluated is the question, with at most a block before it.
+        assert restored == 1
+        assert evaluated < 64 + 40 < prompt // 3
 
 
 @pytest.mark.parametrize("value", [-1, 1.5, True, "64"])
