@@ -31,6 +31,7 @@ from toolrouting import (
     run_batch,
 )
 from toolrouting._backends.embedded.backend import EmbeddedLlama
+from toolrouting._limits import EMBEDDED_PROMPT_CACHE_MB
 from toolrouting.demo import MemoryStore
 
 pytestmark = pytest.mark.model
@@ -310,6 +311,20 @@ def test_a_batch_over_one_catalogue_evaluates_the_shared_instructions_once(tmp_p
         # and what is evaluated is the question, with at most a block before it.
         assert restored == 1
         assert evaluated < 64 + 40 < prompt // 3
+
+
+@pytest.mark.parametrize(
+    ("options", "limit"), [([], EMBEDDED_PROMPT_CACHE_MB), (["--prompt-cache-mb", "3"], 3)]
+)
+def test_the_command_line_sets_the_prompt_cache(options: list[str], limit: int) -> None:
+    from toolrouting._cli.parser import build_parser
+    from toolrouting._cli.run import model_backend
+
+    args = build_parser().parse_args(["run", FIRST, "--threads", str(TEST_THREADS), "--quiet", *options])
+    backend = model_backend(args)
+    assert isinstance(backend, EmbeddedLlama)
+    with backend:
+        assert backend.prompt_cache_info().limit_bytes == limit << 20
 
 
 @pytest.mark.parametrize("value", [-1, 1.5, True, "64"])
