@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.catalogues import tool
 from support.model import TEST_THREADS, demo_cap, guaranteed_cap
 
 from toolrouting import (
@@ -36,31 +37,9 @@ from toolrouting.demo import MemoryStore
 
 pytestmark = pytest.mark.model
 
-TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "memory_search",
-            "description": "Search the notes for a phrase.",
-            "parameters": {
-                "type": "object",
-                "properties": {"query": {"type": "string", "maxLength": 30}},
-                "required": ["query"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "memory_read",
-            "description": "Read a note by its id.",
-            "parameters": {
-                "type": "object",
-                "properties": {"id": {"type": "string", "enum": ["M1", "M2", "M3"]}},
-                "required": ["id"],
-            },
-        },
-    },
+TOOLS = [
+    tool("memory_search", query={"type": "string", "maxLength": 30}),
+    tool("memory_read", id={"type": "string", "enum": ["M1", "M2", "M3"]}),
 ]
 
 # Long enough that each prompt spans several blocks of the cache (64 tokens).
@@ -99,42 +78,29 @@ FOUND = "\n".join(
     ]
 )
 
+
+def _user(text: str) -> Message:
+    return {"role": "user", "content": text}
+
+
+def _turn(system: str, question: str, *after: Message) -> list[Message]:
+    return [{"role": "system", "content": system}, _user(question), *after]
+
+
+AFTER_ACTION: list[Message] = [{"role": "assistant", "content": ACTION}, _user(RESULT)]
 #: The conversation's requests, in order: (routed, streamed, messages).
 SCRIPT: list[tuple[bool, bool, list[Message]]] = [
-    (True, False, [{"role": "system", "content": DECIDE}, {"role": "user", "content": FIRST}]),
-    (False, False, [{"role": "system", "content": ANSWER}, {"role": "user", "content": FOUND}]),
-    (
-        True,
-        False,
-        [
-            {"role": "system", "content": DECIDE},
-            {"role": "user", "content": FIRST},
-            {"role": "assistant", "content": ACTION},
-            {"role": "user", "content": RESULT},
-        ],
-    ),
+    (True, False, _turn(DECIDE, FIRST)),
+    (False, False, _turn(ANSWER, FOUND)),
+    (True, False, _turn(DECIDE, FIRST, *AFTER_ACTION)),
     (
         False,
         False,
-        [
-            {"role": "system", "content": ANSWER},
-            {"role": "user", "content": SECOND},
-            {"role": "assistant", "content": "Pull the cord twice."},
-            {"role": "user", "content": FOUND},
-        ],
+        _turn(ANSWER, SECOND, {"role": "assistant", "content": "Pull the cord twice."}, _user(FOUND)),
     ),
-    (True, True, [{"role": "system", "content": DECIDE}, {"role": "user", "content": SECOND}]),
-    (
-        True,
-        False,
-        [
-            {"role": "system", "content": DECIDE},
-            {"role": "user", "content": SECOND},
-            {"role": "assistant", "content": ACTION},
-            {"role": "user", "content": RESULT},
-        ],
-    ),
-    (False, True, [{"role": "system", "content": ANSWER}, {"role": "user", "content": FOUND}]),
+    (True, True, _turn(DECIDE, SECOND)),
+    (True, False, _turn(DECIDE, SECOND, *AFTER_ACTION)),
+    (False, True, _turn(ANSWER, FOUND)),
 ]
 GREEDY = Settings(temperature=0.0, seed=0, max_tokens=24)
 COLD: list[Message] = [{"role": "user", "content": "Hi."}]
