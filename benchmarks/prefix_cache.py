@@ -196,8 +196,14 @@ def llama_server_conversation(model: Path, system: str, args: argparse.Namespace
     async def measure(upstream: str) -> list[dict[str, Any]]:
         async with httpx.AsyncClient(event_hooks={"response": [read_timings]}, timeout=3600) as http:
             settings = Settings(temperature=0.0)
+            # A cold 12,000-token turn on 2 busy cores runs past the default request timeout.
             backend = AsyncOpenAICompatible(
-                f"{upstream}/v1", model="default", dialect="llama.cpp", settings=settings, http_client=http
+                f"{upstream}/v1",
+                model="default",
+                dialect="llama.cpp",
+                settings=settings,
+                http_client=http,
+                timeout=3600,
             )
             return await through_serve(backend, system, args.turns, counts)
 
