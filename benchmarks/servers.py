@@ -3,7 +3,7 @@
 - a GGUF's tokenizer without its weights (``Tokenizer``);
 - llama.cpp's ``llama-server`` and ``python -m llama_cpp.server`` serving a model on a free
   loopback port (``local_server``), or any command that listens on one (``started``, with
-  ``answers`` to say when it has started);
+  ``answers`` to say when it has started), and the process that serves it (``server_pid``);
 - ``toolrouting serve``'s app served by uvicorn in this event loop (``serving``).
 
 Importing it loads no model and imports neither llama_cpp nor anything of tests/.
@@ -127,6 +127,19 @@ def started(what: str, command: Callable[[int], list[str]], ready: Callable[[str
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def server_pid(url: str) -> str | None:
+    """The pid of the process whose command line serves ``url``'s port (``--port N``)."""
+    port = url.rsplit(":", 1)[1].encode()
+    for path in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            words = path.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"--port" in words and port in words:
+            return path.parent.name
+    return None
 
 
 def answers(url: str) -> bool:

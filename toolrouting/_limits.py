@@ -24,6 +24,8 @@ __all__ = [
     "DEFAULT_RETRIES",
     "DEFAULT_ROUTING_CAP",
     "EMBEDDED_N_CTX",
+    "EMBEDDED_PROMPT_BLOCK",
+    "EMBEDDED_PROMPT_CACHE_MB",
     "FINITE_NUMBER_DIGITS",
     "FORCED_PARSER_LIMITS",
     "GBNF_MAX_REPETITION",
@@ -189,6 +191,22 @@ MEMORY_QUERY_TERMS = 16
 #: Context window of the embedded model unless the caller names another: room for a
 #: routing conversation of several rounds, at a KV cache under 100 MB on the default model.
 EMBEDDED_N_CTX = 4096
+
+#: Megabytes of prompt states the embedded model keeps (the keys and values of a prompt's
+#: prefix, restored where a later prompt starts the same way). A state costs about 12 KB a
+#: token on the 0.5B measurement model and 23 KB on the default model: a 12,000-token agent
+#: prompt is about 150 MB, the default model's whole 4,096-token context about 92 MB, so this
+#: keeps several conversations' decision and answer prompts and stays a small part of a 24 GiB
+#: machine.
+EMBEDDED_PROMPT_CACHE_MB = 1024
+
+#: Tokens a block of the embedded model's prompt evaluation. A prompt is evaluated in blocks at
+#: fixed positions, and kept or reused only up to a block's end, because llama.cpp rounds a
+#: token's keys and values by the batch it was evaluated in (on the 0.5B model, rows that do not
+#: fill a group of four came out otherwise): so a reused prefix holds the very bits a cold
+#: evaluation would. Larger blocks reuse less of each prompt; smaller ones evaluate slower (32
+#: was about a quarter slower than 64 and 512 on two cores).
+EMBEDDED_PROMPT_BLOCK = 64
 
 #: llguidance's parser limits on the forced path, raised from its defaults (2,000 Earley items in a
 #: row, 50,000 in a step, 200,000 lexer fuel a step). Under the defaults a tool of 600 optional

@@ -26,7 +26,14 @@ from .base import (
     wire_text,
 )
 from .dialects import DIALECTS, DialectName
-from .embedded import AsyncEmbeddedLlama, EmbeddedLlama, check_gbnf, default_model_path, llama_grammar_source
+from .embedded import (
+    AsyncEmbeddedLlama,
+    EmbeddedLlama,
+    PromptCacheInfo,
+    check_gbnf,
+    default_model_path,
+    llama_grammar_source,
+)
 from .http import OpenAICompatible
 from .models import list_models
 from .scripted import AsyncScriptedBackend, ScriptedBackend, ScriptedRequest
@@ -47,6 +54,7 @@ __all__ = [
     "EmbeddedLlama",
     "Message",
     "OpenAICompatible",
+    "PromptCacheInfo",
     "ScriptedBackend",
     "ScriptedRequest",
     "StreamingBackend",

@@ -15,6 +15,7 @@ __all__ = [
     "positive",
     "stdin_text",
     "text_streams",
+    "whole_number",
 ]
 
 Subparsers = Any  # argparse's _SubParsersAction is private
@@ -32,6 +33,17 @@ def positive(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return value
+
+
+def whole_number(text: str) -> int:
+    """An argument that is a whole number of zero or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of zero or more")
     return value
 
 

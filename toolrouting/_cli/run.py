@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, TypeVar
 
 from .._backends import AsyncBackend, Backend, Message
 from .._grounding import ABSTAIN_POLICIES
-from .._limits import DEFAULT_ANSWER_TOKENS, DEFAULT_MAX_ROUNDS, DEFAULT_ROUTING_CAP
+from .._limits import DEFAULT_ANSWER_TOKENS, DEFAULT_MAX_ROUNDS, DEFAULT_ROUTING_CAP, EMBEDDED_PROMPT_CACHE_MB
 from .._loop import Event, RoutingLoop, RunResult
 from .._provider import ToolProvider
 from .._settings import Settings
 from ..demo import MemoryStore, demo_prompt
-from .arguments import Subparsers, UsageError, non_negative, positive, stdin_text
+from .arguments import Subparsers, UsageError, non_negative, positive, stdin_text, whole_number
 from .exits import DONE
 from .http_backend import add_http_backend_options, api_key, explained_refusal, redact
 from .progress import AnswerPrinter, Progress
@@ -158,7 +158,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_decoding_options(parser: argparse.ArgumentParser) -> None:
-    """``--grammar``, ``--decoding`` and ``--threads``: how a model decodes a routed request."""
+    """``--grammar``, ``--decoding``, ``--threads`` and ``--prompt-cache-mb``: how a model decodes a
+    request."""
     parser.add_argument(
         "--grammar",
         choices=("ours", "server"),
@@ -177,6 +178,13 @@ def add_decoding_options(parser: argparse.ArgumentParser) -> None:
         type=positive,
         metavar="N",
         help="threads of the embedded model (default: llama-cpp-python's, half the cores)",
+    )
+    parser.add_argument(
+        "--prompt-cache-mb",
+        type=whole_number,
+        metavar="N",
+        help="megabytes of prompt states the embedded model keeps, so that a prompt that starts as an "
+        f"earlier one evaluates only the rest (0 keeps none; default: {EMBEDDED_PROMPT_CACHE_MB})",
     )
 
 
@@ -329,6 +337,8 @@ def _server_backend(args: argparse.Namespace, kind: Callable[..., _Served]) -> _
         raise UsageError("--threads sets the embedded model's threads; a server sets its own")
     if args.decoding is not None:
         raise UsageError("--decoding sets how the embedded model decodes; a server decodes its own way")
+    if args.prompt_cache_mb is not None:
+        raise UsageError("--prompt-cache-mb sets the embedded model's prompt cache; a server keeps its own")
     key = api_key(args)
     try:
         return kind(
@@ -358,7 +368,10 @@ def _embedded_backend(args: argparse.Namespace) -> EmbeddedLlama:
     if not args.quiet:
         print(f"toolrouting: loading {model}", file=sys.stderr)
     forced = args.decoding != "grammar"
-    return EmbeddedLlama(model, settings=_settings(args), n_threads=args.threads, forced_tokens=forced)
+    kept = EMBEDDED_PROMPT_CACHE_MB if args.prompt_cache_mb is None else args.prompt_cache_mb
+    return EmbeddedLlama(
+        model, settings=_settings(args), n_threads=args.threads, forced_tokens=forced, prompt_cache_mb=kept
+    )
 
 
 def _print_outcome(result: RunResult, *, as_json: bool, answer_shown: bool = False) -> None:

@@ -3,12 +3,22 @@
 ``backend`` holds :class:`EmbeddedLlama` and ``async_backend`` hands it to async code;
 ``decoding`` is the one seam of how it decodes, with llama.cpp's grammar sampler,
 ``forced_decoding`` and ``forced_grammar`` its forced-token decoding with llguidance,
-``grammar_check`` what llama.cpp is asked before a grammar is sampled under, and
-``llama_internals`` the one module that reads llama-cpp-python's private fields.
+``grammar_check`` what llama.cpp is asked before a grammar is sampled under, ``chat_prompt``
+a conversation in the tokens the model's chat template makes of it, ``prompt_cache`` the prompt
+states kept and restored where a prompt recurs, and ``llama_internals`` the one module that reads
+llama-cpp-python's private fields.
 """
 
 from .async_backend import AsyncEmbeddedLlama
 from .backend import EmbeddedLlama, default_model_path
 from .grammar_check import check_gbnf, llama_grammar_source
+from .prompt_cache import PromptCacheInfo
 
-__all__ = ["AsyncEmbeddedLlama", "EmbeddedLlama", "check_gbnf", "default_model_path", "llama_grammar_source"]
+__all__ = [
+    "AsyncEmbeddedLlama",
+    "EmbeddedLlama",
+    "PromptCacheInfo",
+    "check_gbnf",
+    "default_model_path",
+    "llama_grammar_source",
+]

@@ -18,13 +18,14 @@ from typing import Any
 
 from ..._errors import BackendError, GrammarError, ModelLoadError
 from ..._json import plain
-from ..._limits import EMBEDDED_N_CTX, GRAMMAR_CACHE_SIZE
+from ..._limits import EMBEDDED_N_CTX, EMBEDDED_PROMPT_CACHE_MB, GRAMMAR_CACHE_SIZE
 from ..._settings import GrammarChoice, Settings
 from ..base import BaseBackend, Completion, Message, TextDelta, quoted_cause
 from .decoding import Decoding, GrammarSampler, Sampling
 from .forced_decoding import ForcedTokens
 from .forced_grammar import require_forced_decoding
 from .grammar_check import check_gbnf
+from .prompt_cache import PromptCache, PromptCacheInfo
 
 __all__ = [
     "DEFAULT_MODEL_FILE",
@@ -91,7 +92,8 @@ def _import_llama_cpp() -> Any:
 
 @dataclasses.dataclass(eq=False)
 class _Model:
-    """What a backend and its clones share: the loaded model, its lock, how it decodes, the grammar cache."""
+    """What a backend and its clones share: the loaded model, its lock, how it decodes, the grammar
+    cache and the prompt cache."""
 
     llama: Any
     """The ``llama_cpp.Llama``; ``None`` once closed."""
@@ -100,6 +102,8 @@ class _Model:
     lock: threading.Lock
     decoding: Decoding
     """How a request is decoded, chosen once: forced tokens or the grammar sampler."""
+    prompts: PromptCache
+    """The prompt states kept, and how each prompt is made ready."""
     compiled: Callable[[str, GrammarChoice, bool, bool], Any] = dataclasses.field(init=False)
     """``decoding.compile`` through the grammar cache: what a schema's JSON text decodes under."""
 
@@ -139,8 +143,14 @@ class EmbeddedLlama(BaseBackend):
         settings: Settings | None = None,
         seed: int | None = 0,
         forced_tokens: bool = True,
+        prompt_cache_mb: int = EMBEDDED_PROMPT_CACHE_MB,
     ) -> None:
         super().__init__(settings)
+        if isinstance(prompt_cache_mb, bool) or not isinstance(prompt_cache_mb, int) or prompt_cache_mb < 0:
+            raise ValueError(
+                f"prompt_cache_mb is the megabytes of prompt states kept, a whole number of at least 0 "
+                f"(0 keeps none), not {prompt_cache_mb!r}"
+            )
         path = default_model_path() if model_path is None else Path(model_path)
         if not path.is_file():
             raise ModelLoadError(
@@ -157,8 +167,11 @@ class EmbeddedLlama(BaseBackend):
                 f"llama.cpp could not load {quoted_cause(path)} ({quoted_cause(error)}); is it a GGUF file "
                 "this llama-cpp-python can read?"
             ) from error
+        prompts = PromptCache(llama_cpp, llama, prompt_cache_mb)
         try:
-            decoding: Decoding = (ForcedTokens if forced_tokens else GrammarSampler)(llama_cpp, llama)
+            decoding: Decoding = (ForcedTokens if forced_tokens else GrammarSampler)(
+                llama_cpp, llama, prompts
+            )
         except ModelLoadError:
             llama.close()
             raise
@@ -168,6 +181,7 @@ class EmbeddedLlama(BaseBackend):
             n_ctx=llama.n_ctx(),  # what llama.cpp made of n_ctx (0 means the model's own)
             lock=threading.Lock(),
             decoding=decoding,
+            prompts=prompts,
         )
         self._seed = seed
 
@@ -189,6 +203,11 @@ class EmbeddedLlama(BaseBackend):
     def grammar_cache_info(self) -> functools._CacheInfo:
         """Hits, misses (compilations) and size of the grammar cache this backend's clones share."""
         return self._model.compiled.cache_info()  # type: ignore[attr-defined, no-any-return]
+
+    def prompt_cache_info(self) -> PromptCacheInfo:
+        """What the prompt cache this backend's clones share holds, and what it saved since the model
+        loaded: read without waiting for a request under way, so it may count that request in part."""
+        return self._model.prompts.info()
 
     def complete(self, messages: Sequence[Message]) -> Completion:
         """One chat completion under this backend's settings, as they are now."""
@@ -240,5 +259,6 @@ class EmbeddedLlama(BaseBackend):
         """Free the model for every clone; a request under way finishes first (the lock)."""
         with self._model.lock:
             llama, self._model.llama = self._model.llama, None
+            self._model.prompts.clear()
         if llama is not None:
             llama.close()

@@ -19,7 +19,9 @@ from ..._errors import BackendError
 from ..._settings import GrammarChoice, Settings
 from ..base import Completion, TextDelta, Usage, is_truncated, quoted_cause
 from ..streams import ChunkReader
+from .chat_prompt import ChatPrompt
 from .grammar_check import compile_grammar
+from .prompt_cache import PromptCache
 
 __all__ = ["Conversation", "Decoding", "GrammarSampler", "Pieces", "Sampling"]
 
@@ -99,13 +101,21 @@ class Decoding(Protocol):
 
 class GrammarSampler:
     """llama-cpp-python's own decoding: ``create_chat_completion``, under llama.cpp's grammar
-    sampler where the request has a schema."""
+    sampler where the request has a schema.
 
-    def __init__(self, llama_cpp: Any, llama: Any) -> None:
+    The prompt cache makes the prompt ready first (all but its last token, as the GGUF's chat
+    template writes it), so llama-cpp-python finds it in the context and evaluates the last
+    token alone. A GGUF without a chat template is formatted by llama-cpp-python's own
+    fallback, and evaluated by it alone.
+    """
+
+    def __init__(self, llama_cpp: Any, llama: Any, cache: PromptCache) -> None:
         vocab = llama_cpp.llama_model_get_vocab(llama.model)
         self._compile = functools.partial(compile_grammar, llama_cpp, vocab)
         self._fresh_seed: int = llama_cpp.LLAMA_DEFAULT_SEED
         self._n_ctx: int = llama.n_ctx()
+        self._chat = ChatPrompt.of(llama)
+        self._cache = cache
 
     def compile(self, schema_text: str, choice: GrammarChoice, bounded: bool, spaced: bool) -> Any:
         """The ``LlamaGrammar`` of a schema's JSON text, parsed by llama.cpp first (``grammar_check``)."""
@@ -118,17 +128,26 @@ class GrammarSampler:
         arguments = sampling.arguments(self._fresh_seed)
         if compiled is not None:
             arguments["grammar"] = compiled
-        if not stream:
-            yield self._complete(llama, conversation, sampling, arguments)
-            return
-        chunks = ChunkReader("the embedded model")
+        prompt = None if self._chat is None else self._chat.format(conversation).tokens
+        if prompt is not None and len(prompt) >= self._n_ctx:
+            prompt = None  # llama-cpp-python refuses it
+        if prompt is not None:
+            self._cache.prepare(prompt)
         try:
-            for chunk in llama.create_chat_completion(list(conversation), stream=True, **arguments):
-                if piece := chunks.chat_chunk(chunk):
-                    yield TextDelta(piece)
-        except ValueError as error:
-            raise self._refused(error) from error
-        yield chunks.completion(sampling.max_tokens)
+            if not stream:
+                yield self._complete(llama, conversation, sampling, arguments)
+                return
+            chunks = ChunkReader("the embedded model")
+            try:
+                for chunk in llama.create_chat_completion(list(conversation), stream=True, **arguments):
+                    if piece := chunks.chat_chunk(chunk):
+                        yield TextDelta(piece)
+            except ValueError as error:
+                raise self._refused(error) from error
+            yield chunks.completion(sampling.max_tokens)
+        finally:
+            if prompt is not None:
+                self._cache.settle(prompt)
 
     def _complete(
         self, llama: Any, conversation: Conversation, sampling: Sampling, arguments: dict[str, Any]

@@ -8,9 +8,9 @@ the tokenizer's own split) and evaluates them with the token sampled before them
 batch, so a decode costs one call per token the model actually chooses; the rest it samples
 from the logits masked to what the grammar allows. The grammar is ``forced_grammar``'s.
 
-The prompt is evaluated only past what the model's context already holds (llama-cpp-python's
-own prefix reuse), so a run's later rounds, which extend the earlier ones, start sooner.
-numpy is imported only when a :class:`ForcedTokens` is made.
+The prompt is made ready by the prompt cache (``prompt_cache``): evaluated only past what the
+context or a kept state holds, all but its last token, which is evaluated with the first forced
+run. numpy is imported only when a :class:`ForcedTokens` is made.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from typing import Any
 from ..._errors import BackendError, GrammarError, ModelLoadError
 from ..._settings import GrammarChoice
 from ..base import Completion, TextDelta, Usage, is_truncated, quoted_cause
+from .chat_prompt import ChatPrompt
 from .decoding import Conversation, GrammarSampler, Pieces, Sampling
 from .forced_grammar import ForcedGrammars
-from .llama_internals import token_text
+from .prompt_cache import PromptCache
 
 __all__ = ["ForcedTokens"]
 
@@ -38,15 +39,22 @@ class ForcedTokens:
     (:class:`GrammarSampler`, with no grammar).
     """
 
-    def __init__(self, llama_cpp: Any, llama: Any) -> None:
+    def __init__(self, llama_cpp: Any, llama: Any, cache: PromptCache) -> None:
         import numpy
 
+        chat = ChatPrompt.of(llama)
+        if chat is None:
+            raise ModelLoadError(
+                "forced-token decoding formats the conversation with the model's own chat template, and "
+                "this GGUF has none; pass forced_tokens=False (toolrouting run --decoding grammar)"
+            )
         self._numpy = numpy
         self._llama_cpp = llama_cpp
         self._vocab = llama_cpp.llama_model_get_vocab(llama.model)
-        self._chat_format = _chat_formatter(llama)
+        self._chat = chat
+        self._cache = cache
         self._grammars = ForcedGrammars(llama_cpp, llama)
-        self._unconstrained = GrammarSampler(llama_cpp, llama)
+        self._unconstrained = GrammarSampler(llama_cpp, llama, cache)
 
     def compile(self, schema_text: str, choice: GrammarChoice, bounded: bool, spaced: bool) -> Any:
         """The ``LLMatcher`` of a schema's JSON text, checked (``forced_grammar``)."""
@@ -63,10 +71,8 @@ class ForcedTokens:
 
     def _forced(self, llama: Any, conversation: Conversation, compiled: Any, sampling: Sampling) -> Pieces:
         started = time.perf_counter()
-        formatted = self._chat_format(messages=list(conversation))
-        prompt: list[int] = llama.tokenize(
-            formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True
-        )
+        formatted = self._chat.format(conversation)
+        prompt = formatted.tokens
         n_ctx = llama.n_ctx()
         if len(prompt) >= n_ctx:
             raise BackendError(
@@ -75,12 +81,13 @@ class ForcedTokens:
             )
         room = n_ctx - len(prompt)
         cap = room if sampling.max_tokens is None else min(sampling.max_tokens, room)
-        text = _Text(llama, prompt, [*sampling.stop, *_stops(formatted.stop)])
+        text = _Text(llama, prompt, [*sampling.stop, *formatted.stops])
         matcher = compiled.deep_copy()
         choose = functools.partial(
             self._sample, llama, matcher, sampling, self._numpy.random.default_rng(sampling.seed)
         )
-        decode = _Decode(llama, matcher, prompt, cap, choose, self._is_end)
+        prepared = self._cache.prepare(prompt)
+        decode = _Decode(llama, matcher, prompt[-1:], cap, choose, self._is_end)
         for _ in decode.steps():
             if piece := text.add(decode.written):
                 yield TextDelta(piece)
@@ -99,7 +106,8 @@ class ForcedTokens:
             raw={
                 "forced_tokens": decode.forced,
                 "prompt_tokens": len(prompt),
-                "reused_prompt_tokens": decode.reused,
+                "reused_prompt_tokens": prepared.reused,
+                "restored_prompt_tokens": prepared.restored,
                 "completion_tokens": len(decode.written),
                 "seconds_to_first_choice": None if first is None else first - started,
             },
@@ -151,7 +159,7 @@ class _Decode:
         self,
         llama: Any,
         matcher: Any,
-        prompt: list[int],
+        pending: list[int],
         cap: int,
         choose: Callable[[], int],
         is_end: Callable[[int], bool],
@@ -162,8 +170,8 @@ class _Decode:
         self._choose = choose
         """The model's next token, sampled under the matcher from the last logits."""
         self._is_end = is_end
-        self.reused = _reuse_prefix(llama, prompt)
-        self._pending = prompt[self.reused :]
+        self._pending = pending
+        """What the context lacks before the first forced run: the prompt's last token."""
         self.written: list[int] = []
         self.forced = 0
         self.finish_reason = "length"
@@ -246,47 +254,6 @@ def _held(text: str, stop: str) -> int:
         if text.endswith(stop[:size]):
             return size
     return 0
-
-
-def _chat_formatter(llama: Any) -> Any:
-    """The GGUF's own chat template as llama-cpp-python formats it for ``create_chat_completion``."""
-    from llama_cpp import llama_chat_format
-
-    template = llama.metadata.get("tokenizer.chat_template")
-    if not template:
-        raise ModelLoadError(
-            "forced-token decoding formats the conversation with the model's own chat template, and this "
-            "GGUF has none; pass forced_tokens=False (toolrouting run --decoding grammar)"
-        )
-    eos, bos = llama.token_eos(), llama.token_bos()
-    return llama_chat_format.Jinja2ChatFormatter(
-        template=template,
-        eos_token=token_text(llama, eos) if eos != -1 else "",
-        bos_token=token_text(llama, bos) if bos != -1 else "",
-        stop_token_ids=[eos],
-    )
-
-
-def _reuse_prefix(llama: Any, prompt: list[int]) -> int:
-    """How much of ``prompt`` the model's context holds already, as llama-cpp-python reuses it.
-
-    At least the last prompt token is evaluated again, for its logits; ``eval`` drops what the
-    context holds past the common prefix.
-    """
-    held = llama.input_ids[: llama.n_tokens].tolist()
-    common = 0
-    for mine, theirs in zip(held, prompt[:-1], strict=False):
-        if mine != theirs:
-            break
-        common += 1
-    llama.n_tokens = common
-    return common
-
-
-def _stops(stop: str | list[str] | None) -> list[str]:
-    if stop is None:
-        return []
-    return [stop] if isinstance(stop, str) else list(stop)
 
 
 def _stopped(what: str, matcher: Any) -> GrammarError:
