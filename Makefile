@@ -45,7 +45,7 @@ test: check llama-server agent-clis
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/core.py
+	$(BIN)/python -m benchmarks.speed.core
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,12 +1,12 @@
 """What a prompt costs when its prefix recurs: an agent's conversation, a batch, the loop's rounds.
 
     sh scripts/fetch-measurement-model.sh      # the 0.5B model, once
-    .venv/bin/python benchmarks/prefix_cache.py conversation --system-tokens 2500 \\
+    .venv/bin/python -m benchmarks.serve.prefix_cache conversation --system-tokens 2500 \\
         [--ways embedded,embedded-uncached,llama-server] [--turns 6]
-    .venv/bin/python benchmarks/prefix_cache.py batch [--questions 20] [--ways embedded,embedded-uncached]
-    .venv/bin/python benchmarks/prefix_cache.py states [--tokens 1500,12000]
-    .venv/bin/python benchmarks/prefix_cache.py run-start [--repeats 3]   # the default model
-    .venv/bin/python benchmarks/prefix_cache.py clients [--steps 4]       # the default model
+    .venv/bin/python -m benchmarks.serve.prefix_cache batch [--questions 20] [--ways embedded,embedded-uncached]
+    .venv/bin/python -m benchmarks.serve.prefix_cache states [--tokens 1500,12000]
+    .venv/bin/python -m benchmarks.serve.prefix_cache run-start [--repeats 3]   # the default model
+    .venv/bin/python -m benchmarks.serve.prefix_cache clients [--steps 4]       # the default model
 
 ``conversation``: an agent's conversation through ``toolrouting serve``, as agents hold one: a
 decision under ``tool_choice: "required"`` (its call answered by a tool message), then the answer
@@ -34,7 +34,7 @@ a canned result): each run's seconds, cached against uncached.
 ``states``: a state's cost after ``--tokens`` of prompt: llama-cpp-python's ``save_state`` and
 ``load_state`` (``LlamaRAMCache``'s) against the sequence's own (the prompt cache's).
 
-``run-start`` and ``clients``: benchmarks/prefix_ways.py.
+``run-start`` and ``clients``: benchmarks/serve/prefix_ways.py.
 """
 
 from __future__ import annotations
@@ -52,11 +52,11 @@ from typing import Any, Literal
 
 import httpx
 import openai
-from corpus import ROOT, load_cases
-from prefix_ways import clients, run_start
-from servers import Tokenizer, local_server, server_pid, serving
-from ways import run_way
 
+from benchmarks.common.corpus import ROOT, load_cases
+from benchmarks.common.servers import Tokenizer, local_server, server_pid, serving
+from benchmarks.common.ways import run_way
+from benchmarks.serve.prefix_ways import clients, run_start
 from toolrouting import (
     AsyncBackend,
     AsyncEmbeddedLlama,

@@ -256,23 +256,43 @@ def test_every_file_the_docs_name_is_in_the_tree_or_at_its_commit() -> None:
     assert gone == []
 
 
+#: A benchmark run as a page shows it, ``python -m benchmarks.GROUP.NAME [WAY] --option ...``.
+BENCHMARK_RUN = re.compile(r"python3? -m benchmarks\.([\w.]+)((?:[ \t]+[^\s`;|&()]+)*)")
+
+
+def _benchmark_errors(code: str) -> list[str]:
+    """What is wrong with the benchmark commands of a piece of code: a module that is no script of
+    benchmarks/, a way or an option its parser does not declare, a script run by its path (whose
+    imports of benchmarks.common need the root on the path, as ``-m`` puts it). Commands after a
+    ``git checkout`` run another commit's scripts, and are left."""
+    code = code.replace("\\\n", " ").split("git checkout")[0]
+    wrong = []
+    for module, words in BENCHMARK_RUN.findall(code):
+        path = ROOT / "benchmarks" / f"{module.replace('.', '/')}.py"
+        if not path.exists():
+            wrong.append(f"benchmarks.{module}, no module of benchmarks/")
+            continue
+        source = path.read_text(encoding="utf-8")
+        if 'if __name__ == "__main__":' not in source:
+            wrong.append(f"benchmarks.{module}, no script")
+        args = words.split()
+        shown = [arg.split("=")[0] for arg in args if arg.startswith("--")]
+        if args and "add_subparsers" in source and not args[0].startswith("-"):
+            shown.append(args[0])  # the way
+        wrong += [f"benchmarks.{module} {word}" for word in shown if f'"{word}"' not in source]
+    for script in re.findall(r"python3? (benchmarks/[\w/]+\.py)", code):
+        if (ROOT / script).exists():
+            wrong.append(f"{script} run by its path, not as a module")
+    return wrong
+
+
 def test_every_benchmark_command_takes_the_way_and_options_it_is_shown_with() -> None:
-    """`python benchmarks/X.py [WAY] --option ...` as a page shows it: X's parser declares the way
-    and each option (commands after a `git checkout` run another commit's scripts, and are left)."""
+    """`python -m benchmarks.GROUP.NAME [WAY] --option ...` as a page shows it: the script exists
+    and its parser declares the way and each option."""
     wrong = []
     for page in PAGES:
         for code in _code(page.read_text(encoding="utf-8")):
-            code = code.replace("\\\n", " ").split("git checkout")[0]
-            for script, words in re.findall(r"benchmarks/(\w+)\.py((?:[ \t]+[^\s`;|&()]+)*)", code):
-                path = ROOT / "benchmarks" / f"{script}.py"
-                if not path.exists():
-                    continue  # the test above holds a script that has left to its commit
-                source = path.read_text(encoding="utf-8")
-                args = words.split()
-                shown = [arg.split("=")[0] for arg in args if arg.startswith("--")]
-                if args and "add_subparsers" in source and not args[0].startswith("-"):
-                    shown.append(args[0])  # the way
-                wrong += [f"{page.name}: {script}.py {word}" for word in shown if f'"{word}"' not in source]
+            wrong += [f"{page.name}: {error}" for error in _benchmark_errors(code)]
     assert wrong == []
 
 
