@@ -1,7 +1,7 @@
 # The two commands of the quick start:
 #   make run    set up, then answer a sample question with the embedded default model
 #   make test   set up, then run the whole test suite (and the type and lint checks)
-#   make bench  the core benchmark (the others: docs/benchmarks.md)
+#   make bench  the core benchmark (the others: docs/benchmarks/index.md)
 
 PYTHON ?= python3
 VENV := .venv
