@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import doctest
 import re
+import shlex
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_examples_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)  # examples read the repository's sample files by relative path
     result = doctest.testfile(
@@ -26,7 +27,7 @@ def test_examples_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-def test_the_readme_draws_the_error_tree_of_the_code() -> None:
+def test_the_errors_page_draws_the_error_tree_of_the_code() -> None:
     import re
 
     import toolrouting
@@ -35,7 +36,7 @@ def test_the_readme_draws_the_error_tree_of_the_code() -> None:
     def names(text: str) -> list[str]:
         return re.findall(r"[├└]── (\w+)", text)
 
-    drawn = names((ROOT / "README.md").read_text(encoding="utf-8"))
+    drawn = names((ROOT / "docs" / "errors.md").read_text(encoding="utf-8"))
     assert drawn == names(_errors.__doc__ or "")
     assert sorted(drawn) == sorted(set(_errors.__all__) - {"ToolRoutingError"})
     for name in drawn:
@@ -138,7 +139,7 @@ def test_the_import_table_is_the_architecture_tests() -> None:
 
 def test_every_count_of_parts_is_the_packages() -> None:
     count = len(_code_parts())
-    for page in (ROOT / "README.md", ROOT / "docs" / "architecture.md"):
+    for page in (ROOT / "docs" / "development.md", ROOT / "docs" / "architecture.md"):
         text = page.read_text(encoding="utf-8")
         counts = [NUMBERS.get(word.lower(), word) for word in re.findall(r"\b(\w+) parts\b", text)]
         said = [n for n in counts if isinstance(n, int) or n.isdigit()]  # "of parts" counts nothing
@@ -146,9 +147,9 @@ def test_every_count_of_parts_is_the_packages() -> None:
         assert {int(n) for n in said} == {count}, page.name
 
 
-def test_the_readme_names_every_part() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    sentence = re.search(r"The package has (\w+) parts: (.+?)\.\n", readme, re.DOTALL)
+def test_the_development_page_names_every_part() -> None:
+    page = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
+    sentence = re.search(r"The package has (\w+) parts: (.+?)\.\n", page, re.DOTALL)
     assert sentence is not None
     listed = " ".join(sentence[2].split())
     missing = [name for name, _ in _documented_parts().values() if _bare(name) not in listed]
@@ -294,6 +295,56 @@ def test_every_benchmark_command_takes_the_way_and_options_it_is_shown_with() ->
         for code in _code(page.read_text(encoding="utf-8")):
             wrong += [f"{page.name}: {error}" for error in _benchmark_errors(code)]
     assert wrong == []
+
+
+BENCHMARK_PAGES = ROOT / "docs" / "benchmarks"
+
+
+def _claims() -> list[list[str]]:
+    """The rows of docs/benchmarks/index.md's table of claims."""
+    text = (BENCHMARK_PAGES / "index.md").read_text(encoding="utf-8")
+    return [row for row in _rows(_section(text, "The claims")) if row[0] != "claim"]
+
+
+def test_every_claim_has_its_figure_commit_command_and_page() -> None:
+    """Each claim: a figure, the model and machine, a commit, a command that runs a benchmark
+    script with the options its parser declares (and parses as a shell line), and a link to the
+    page that has the run."""
+    claims = _claims()
+    assert claims
+    wrong = []
+    for claim, figure, machine, commit, command, page in claims:
+        code = command.strip("`")
+        if not (figure and machine and COMMIT.fullmatch(commit)):
+            wrong.append(f"{claim}: a figure, the model and machine, and a commit")
+        if not BENCHMARK_RUN.search(code):
+            wrong.append(f"{claim}: no benchmark command")
+        try:
+            shlex.split(code)
+        except ValueError as error:
+            wrong.append(f"{claim}: {error}")
+        wrong += [f"{claim}: {error}" for error in _benchmark_errors(code)]
+        link = re.fullmatch(r"\[\w+\]\((\w+)\.md#[\w-]+\)", page)
+        if link is None or not (BENCHMARK_PAGES / f"{link[1]}.md").exists():
+            wrong.append(f"{claim}: {page}, no page of docs/benchmarks/")
+    assert wrong == []
+
+
+def test_every_benchmark_page_is_linked_from_the_claims_page() -> None:
+    text = (BENCHMARK_PAGES / "index.md").read_text(encoding="utf-8")
+    linked = set(re.findall(r"\]\((\w+)\.md[#)]", text))
+    pages = {path.stem for path in BENCHMARK_PAGES.glob("*.md")} - {"index"}
+    assert pages - linked == set()
+
+
+def test_the_docs_map_links_every_page() -> None:
+    """docs/index.md, the map, links every page of docs/, and the README links the map."""
+    docs = ROOT / "docs"
+    text = (docs / "index.md").read_text(encoding="utf-8")
+    linked = {(docs / link.partition("#")[0]).resolve() for link in re.findall(r"\]\(([^)\s#]+)", text)}
+    pages = {page.resolve() for page in docs.rglob("*.md")} - {(docs / "index.md").resolve()}
+    assert sorted(str(page.relative_to(docs.resolve())) for page in pages - linked) == []
+    assert "](docs/index.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_the_pages_that_list_what_the_server_serves_list_every_endpoint() -> None:
