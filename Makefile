@@ -1,4 +1,4 @@
-# The two commands of the quick start:
+# The two commands a checkout starts with (README.md, "From a checkout"):
 #   make run    set up, then answer a sample question with the embedded default model
 #   make test   set up, then run the whole test suite (and the type and lint checks)
 #   make bench  the core benchmark (the others: docs/benchmarks/index.md)
