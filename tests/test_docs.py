@@ -276,7 +276,10 @@ def _benchmark_errors(code: str) -> list[str]:
         source = path.read_text(encoding="utf-8")
         if 'if __name__ == "__main__":' not in source:
             wrong.append(f"benchmarks.{module}, no script")
-        args = words.split()
+        try:
+            args = shlex.split(words)  # a quoted argument is one, options and all
+        except ValueError:
+            args = words.split()
         shown = [arg.split("=")[0] for arg in args if arg.startswith("--")]
         if args and "add_subparsers" in source and not args[0].startswith("-"):
             shown.append(args[0])  # the way
