@@ -29,9 +29,6 @@ GROUPS = {"speed", "quality", "serve"}
 #: repository's root on the path for them): the decision cases (``corpus``), the hostile replies
 #: (``hostile``), and a way's records scored and charted (``scoring``), all of ``benchmarks.common``.
 SHARED_WITH_TESTS = {"corpus", "hostile", "scoring"}
-#: Scripts that still stand at the top of benchmarks/, outside any purpose's package, until their
-#: measurement is rewritten.
-UNGROUPED = {"prefix_cache", "serve_prefix"}
 
 #: The parts each part may import, besides itself. The core imports no part.
 MAY_IMPORT = {
@@ -214,11 +211,11 @@ def _package(name: str) -> str:
 
 def test_benchmarks_are_grouped_by_purpose() -> None:
     """benchmarks/ holds the shared package and one package a purpose, and no script stands
-    outside a purpose (but those waiting in :data:`UNGROUPED`); the shared package holds no script."""
+    outside a purpose; the shared package holds no script."""
     packages = {path.parent.name for path in BENCHMARKS.glob("*/__init__.py")}
     assert packages == {SHARED, *GROUPS}
     loose = {path.stem for path in BENCHMARKS.glob("*.py")} - {"__init__"}
-    assert loose == UNGROUPED
+    assert loose == set()
     assert [name for name, path in _benchmarks() if _package(name) == SHARED and _is_script(path)] == []
 
 

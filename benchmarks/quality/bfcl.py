@@ -63,7 +63,7 @@ from typing import Any
 from benchmarks.common.servers import answers, local_server, started
 from benchmarks.quality.bfcl_efforts import ask_effort, halves
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 #: The registry name the checker looks the model up by; "FC": the handler's function-calling mode.
 REGISTRY_NAME = "toolrouting-FC"
 #: The leaderboard's default sampling temperature for its generation runs.

@@ -3,7 +3,8 @@
     sh scripts/fetch-measurement-model.sh      # the 0.5B model, once
     .venv/bin/python -m benchmarks.serve.prefix_cache conversation --system-tokens 2500 \\
         [--ways embedded,embedded-uncached,llama-server] [--turns 6]
-    .venv/bin/python -m benchmarks.serve.prefix_cache batch [--questions 20] [--ways embedded,embedded-uncached]
+    .venv/bin/python -m benchmarks.serve.prefix_cache batch [--questions 20] \\
+        [--ways embedded,embedded-uncached]
     .venv/bin/python -m benchmarks.serve.prefix_cache states [--tokens 1500,12000]
     .venv/bin/python -m benchmarks.serve.prefix_cache run-start [--repeats 3]   # the default model
     .venv/bin/python -m benchmarks.serve.prefix_cache clients [--steps 4]       # the default model

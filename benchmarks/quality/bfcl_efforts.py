@@ -1,4 +1,4 @@
-"""Reasoning efforts for benchmarks/bfcl.py: each case asked at each effort, side by side.
+"""Reasoning efforts for benchmarks/quality/bfcl.py: each case asked at each effort, side by side.
 
 ``--efforts none,low,medium`` gives every way one handler an effort, named ``WAY@EFFORT`` in the
 records. The handler's own client is made to ask for the effort as a user of each API would:

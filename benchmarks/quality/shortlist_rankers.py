@@ -1,6 +1,6 @@
 """Large catalogues: rankers that read meanings against BM25, their recall and their time, no model.
 
-Run: .venv/bin/python benchmarks/shortlist_rankers.py  [--sizes 20,50,100,300] [--ks 4,8] [--seed 0]
+Run: .venv/bin/python -m benchmarks.quality.shortlist_rankers  [--sizes 20,50,100,300] [--ks 4,8] [--seed 0]
          [--embedders wordllama,smollm2,qwen,e5,minilm] [--qwen PATH.gguf] [--timing 1000]
 
 The decision cases hidden among 20, 50, 100 and 300 distractors, the draw shortlist.py and
@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from corpus import Case, load_cases
-from distractors import Tool, hidden_catalogues, pool
 
+from benchmarks.common.corpus import Case, load_cases
+from benchmarks.quality.distractors import Tool, hidden_catalogues, pool
 from toolrouting import default_model_path
 from toolrouting._catalogue_checks import checked_catalogue
 from toolrouting._shortlist import (

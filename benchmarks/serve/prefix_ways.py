@@ -39,9 +39,9 @@ from typing import Any
 
 import httpx
 import openai
-from corpus import SERVE_TOOLS
-from servers import local_server, serving
 
+from benchmarks.common.corpus import SERVE_TOOLS
+from benchmarks.common.servers import local_server, serving
 from toolrouting import (
     AsyncOpenAICompatible,
     EmbeddedLlama,
