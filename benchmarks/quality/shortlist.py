@@ -20,7 +20,7 @@ and shortlisted, counted by the default model's tokenizer, and the shortlist's m
 Then the ``none`` evidence: the best BM25 score of a case, for the cases that expect ``none``
 against those that expect a tool, a threshold fitted on half the cases and scored on the other.
 The default ranker was chosen against a pure-Python BM25, ``bm25s`` and ``rank_bm25``; that
-comparison left the script once it was measured (docs/benchmarks/index.md gives its figures and the
+comparison left the script once it was measured (docs/benchmarks/history.md gives its figures and the
 commit that holds it).
 """
 

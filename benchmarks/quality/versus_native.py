@@ -6,13 +6,13 @@ Run: .venv/bin/python -m benchmarks.quality.versus_native  [--model PATH.gguf] [
          [--out result.json] [--chart chart.svg] [--from-json result.json]
 
 Without ``--model`` it measures the model ``scripts/fetch-measurement-model.sh`` fetches and
-caches (Qwen2.5 Coder 0.5B Instruct, about 470 MB once; see docs/benchmarks/index.md for where it
+caches (Qwen2.5 Coder 0.5B Instruct, about 470 MB once; see docs/benchmarks/decisions.md for where it
 comes from); any GGUF whose chat template declares tools works. The ways (native_ways.py):
 llama-server's own tool calling (started with ``--jinja``), llama-cpp-python's
 ``chatml-function-calling`` handler in-process, ``RoutingLoop``'s first action over the
 ``llama.cpp`` dialect and over the embedded backend, and llama-server's JSON mode told the
 catalogue. (The ideas measured against the default decision and rejected were ways of this
-benchmark too; docs/benchmarks/index.md names the commit that holds them.) One llama-server
+benchmark too; docs/benchmarks/history.md names the commit that holds them.) One llama-server
 serves every server way, started here from the binary
 scripts/build-llama-server.sh caches (or ``--base-url``).
 
