@@ -1,7 +1,7 @@
-# The two commands of the quick start:
+# The two commands a checkout starts with (README.md, "From a checkout"):
 #   make run    set up, then answer a sample question with the embedded default model
 #   make test   set up, then run the whole test suite (and the type and lint checks)
-#   make bench  the core benchmark (the others: docs/benchmarks.md)
+#   make bench  the core benchmark (the others: docs/benchmarks/index.md)
 
 PYTHON ?= python3
 VENV := .venv
@@ -45,7 +45,7 @@ test: check llama-server agent-clis
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/core.py
+	$(BIN)/python -m benchmarks.speed.core
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A scratch venv for benchmarks/bfcl.py: the Berkeley Function Calling Leaderboard's package
+# A scratch venv for benchmarks/quality/bfcl.py: the Berkeley Function Calling Leaderboard's package
 # (bfcl-eval, Apache-2.0) without its long dependency list (torch, vllm, every vendor's SDK),
 # plus only what its two OpenAI handlers, its data loader and its AST evaluation import.
 # Kept out of the project's .venv.
@@ -15,7 +15,7 @@ python3 -m venv "$venv"
 # What the imports ask for, found by trying them: the handler (openai, pydantic, tenacity,
 # overrides, python-dotenv), its parsers (tree-sitter and its two grammars, pinned as bfcl-eval
 # pins them), the data loader (filelock), the eval runner's helper (pandas, tqdm); and httpx for
-# the benchmark's own benchmarks/servers.py, which starts llama-server.
+# the benchmark's own benchmarks/common/servers.py, which starts llama-server.
 "$venv/bin/pip" install --quiet openai pydantic tenacity tqdm python-dotenv overrides httpx \
     "numpy==1.26.4" pandas "filelock==3.20.0" \
     "tree_sitter==0.21.3" "tree-sitter-java==0.21.0" "tree-sitter-javascript==0.21.4"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fetches the larger model the decision benchmarks are measured on (benchmarks/versus_native.py):
+# Fetches the larger model the decision benchmarks are measured on (benchmarks/quality/versus_native.py):
 # a GGUF whose metadata names it Qwen2.5 Coder 0.5B Instruct (architecture qwen2, 491,400,064
 # bytes). It is for measurement only: never a default, never needed by `make run` or `make test`,
 # never committed or redistributed by this project.

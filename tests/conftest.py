@@ -27,11 +27,12 @@ if TYPE_CHECKING:
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-# The modules of benchmarks/ a test may import (tests/test_architecture.py's SHARED_WITH_TESTS):
-# the hostile replies (hostile.py) and the decision cases (corpus.py) both use, and the scoring
-# tests/test_benchmarks_versus_native.py checks (scoring.py). Appended, so that no benchmark script's name
-# shadows an installed module.
-sys.path.append(str(Path(__file__).resolve().parent.parent / "benchmarks"))
+# The modules of benchmarks/ a test may import (tests/test_architecture.py's SHARED_WITH_TESTS),
+# by their package, benchmarks.common: the hostile replies and the decision cases both use, and
+# the scoring tests/test_benchmarks_versus_native.py checks. The repository's root is appended
+# (`.venv/bin/pytest` does not put it on the path as `python -m pytest` does), after what is
+# installed.
+sys.path.append(str(Path(__file__).resolve().parent.parent))
 
 settings.register_profile("ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(

@@ -3,7 +3,8 @@
 Parts: the flat routing core (``toolrouting._*.py``), then one package each for the route
 grammar, the backends, the loop, the catalogues, the preflight, the demo, batch runs, traces, the
 server, the shortlist, grounding and the command line; and, outside the package, the benchmarks
-(``benchmarks/``).
+(``benchmarks/``): a package of what the scripts share (``benchmarks/common/``) and one of scripts
+for each purpose.
 docs/architecture.md draws the same table.
 """
 
@@ -20,9 +21,13 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS = ROOT / "benchmarks"
 TESTS = ROOT / "tests"
 
-#: The modules of benchmarks/ a test may import, what the two share (tests/conftest.py puts
-#: benchmarks/ on the path for them): the decision cases (``corpus``), the hostile replies
-#: (``hostile``), and a way's records scored and charted (``scoring``).
+#: The packages of benchmarks/: what the scripts share, imported by any of them, and one for each
+#: purpose, whose scripts and modules import only that one and the shared one.
+SHARED = "common"
+GROUPS = {"speed", "quality", "serve"}
+#: The modules of benchmarks/ a test may import, what the two share (tests/conftest.py puts the
+#: repository's root on the path for them): the decision cases (``corpus``), the hostile replies
+#: (``hostile``), and a way's records scored and charted (``scoring``), all of ``benchmarks.common``.
 SHARED_WITH_TESTS = {"corpus", "hostile", "scoring"}
 
 #: The parts each part may import, besides itself. The core imports no part.
@@ -154,8 +159,10 @@ def test_every_serve_front_routes_through_the_one_core() -> None:
 
 
 def _benchmarks() -> Iterator[tuple[str, Path]]:
-    for path in sorted(BENCHMARKS.glob("*.py")):
-        yield path.stem, path
+    """Every module of benchmarks/ by its dotted name (``benchmarks.speed.core``), packages too."""
+    for path in sorted(BENCHMARKS.rglob("*.py")):
+        relative = path.relative_to(ROOT).with_suffix("")
+        yield ".".join(relative.parts).removesuffix(".__init__"), path
 
 
 def test_no_module_is_over_the_size_one_concern_takes() -> None:
@@ -163,7 +170,7 @@ def test_no_module_is_over_the_size_one_concern_takes() -> None:
     of tests/ (its support modules too)."""
     modules = [
         *_modules(),
-        *((f"benchmarks/{path.name}", path) for _, path in _benchmarks()),
+        *((str(path.relative_to(ROOT)), path) for _, path in _benchmarks()),
         *((str(path.relative_to(ROOT)), path) for path in sorted(TESTS.rglob("*.py"))),
     ]
     sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in modules}
@@ -184,44 +191,70 @@ def test_benchmarks_meet_the_package_at_its_front_doors_and_use_no_private_name(
             part = _part(target)
             private = [n for n in names if n.startswith("_")]
             if private:
-                wrong.append(f"benchmarks/{path.name}:{line} imports private {private} from {target}")
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports private {private} from {target}")
             if part == "core":
                 core_module = target == "toolrouting" or (PACKAGE / f"{target.split('.')[1]}.py").exists()
                 if target.count(".") > 1 or not core_module:
-                    wrong.append(f"benchmarks/{path.name}:{line} imports {target}, not a part's front door")
+                    wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target}, not a part's front door")
             elif target != f"toolrouting.{part}":
                 wrong.append(
-                    f"benchmarks/{path.name}:{line} reaches into {target} instead of toolrouting.{part}"
+                    f"{path.relative_to(ROOT)}:{line} reaches into {target} instead of toolrouting.{part}"
                 )
     assert wrong == []
 
 
+def _package(name: str) -> str:
+    """The package of benchmarks/ a module is in: ``common``, a purpose, or ``""`` at the top."""
+    pieces = name.split(".")
+    return pieces[1] if len(pieces) > 2 or (len(pieces) == 2 and pieces[1] in {SHARED, *GROUPS}) else ""
+
+
+def test_benchmarks_are_grouped_by_purpose() -> None:
+    """benchmarks/ holds the shared package and one package a purpose, and no script stands
+    outside a purpose; the shared package holds no script."""
+    packages = {path.parent.name for path in BENCHMARKS.glob("*/__init__.py")}
+    assert packages == {SHARED, *GROUPS}
+    loose = {path.stem for path in BENCHMARKS.glob("*.py")} - {"__init__"}
+    assert loose == set()
+    assert [name for name, path in _benchmarks() if _package(name) == SHARED and _is_script(path)] == []
+
+
 def test_benchmarks_and_tests_do_not_import_each_other() -> None:
-    """No benchmark imports a test module (``support``, ``conftest``) or another benchmark
-    script, nor edits ``sys.path``; no test imports a benchmark but those of :data:`SHARED_WITH_TESTS`,
-    each a module of benchmarks/ that is no script and imports no other benchmark."""
-    benchmarks = {name for name, _ in _benchmarks()}
-    scripts = {name for name, path in _benchmarks() if _is_script(path)}
+    """No benchmark imports a test module (``support``, ``conftest``), a script, or a purpose's
+    module from another package than its own, nor edits ``sys.path``; the shared modules import
+    only each other. No test imports a benchmark but those of :data:`SHARED_WITH_TESTS`, each a
+    shared module that imports only shared modules."""
+    modules = dict(_benchmarks())
+    scripts = {name for name, path in modules.items() if _is_script(path)}
     tested = {path.stem for path in TESTS.rglob("*.py")} | {"support", "tests"}
+    shared = {f"benchmarks.{SHARED}.{name}" for name in SHARED_WITH_TESTS}
     wrong = [
-        f"{name} is shared with the tests but no module of benchmarks/"
-        for name in SHARED_WITH_TESTS - benchmarks
+        f"{name} is shared with the tests but no module of benchmarks/" for name in shared - set(modules)
     ]
-    wrong += [
-        f"benchmarks/{name}.py is shared with the tests but a script" for name in SHARED_WITH_TESTS & scripts
-    ]
-    for name, path in _benchmarks():
+    for name, path in modules.items():
+        where = path.relative_to(ROOT)
         if "sys.path" in path.read_text(encoding="utf-8"):
-            wrong.append(f"benchmarks/{path.name} edits sys.path")
-        for line, target, _ in _all_imports(name, path):
+            wrong.append(f"{where} edits sys.path")
+        for line, target, names in _all_imports(name, path):
             top = target.split(".")[0]
-            if top in tested or top in scripts:
-                wrong.append(f"benchmarks/{path.name}:{line} imports {target}")
-            elif name in SHARED_WITH_TESTS and top in benchmarks - SHARED_WITH_TESTS:
-                wrong.append(f"benchmarks/{path.name}:{line} is shared with the tests but imports {target}")
+            imported = {target} | {f"{target}.{n}" for n in names if f"{target}.{n}" in modules}
+            if top in tested:
+                wrong.append(f"{where}:{line} imports {target}")
+            if top != "benchmarks":
+                continue
+            for module in imported - {target} if len(imported) > 1 else imported:
+                package = _package(module)
+                if module in scripts:
+                    wrong.append(f"{where}:{line} imports the script {module}")
+                elif package not in (SHARED, _package(name)):
+                    wrong.append(f"{where}:{line} imports {module}, of another purpose")
+                elif name in shared and module not in shared | {f"benchmarks.{SHARED}"}:
+                    wrong.append(f"{where}:{line} is shared with the tests but imports {module}")
     for path in sorted(TESTS.rglob("*.py")):
-        for line, target, _ in _all_imports(path.stem, path):
-            top = target.split(".")[0]
-            if top == "benchmarks" or (top in benchmarks and top not in SHARED_WITH_TESTS):
+        for line, target, names in _all_imports(path.stem, path):
+            if target.split(".")[0] != "benchmarks":
+                continue
+            imported = {f"{target}.{n}" for n in names if f"{target}.{n}" in modules} or {target}
+            if imported - shared:
                 wrong.append(f"{path.relative_to(ROOT)}:{line} imports the benchmark {target}")
     assert wrong == []

@@ -164,7 +164,7 @@ def test_unconstrained_replies_are_only_text(
     backend: EmbeddedLlama, tools: list[dict[str, Any]], prompt: str, record_property: Any
 ) -> None:
     # Nothing about the reply's shape is certain without the schema; what parse_route made
-    # of it is recorded (pytest --junitxml) rather than asserted. `benchmarks/decoding.py
+    # of it is recorded (pytest --junitxml) rather than asserted. `benchmarks/speed/decoding.py
     # unconstrained` measures the share over a fixed prompt set.
     completion = backend.complete(conversation(tools, prompt))
     assert completion.usage.completion_tokens <= SAMPLING_CAP  # the backend's own cap holds

@@ -1,6 +1,6 @@
 """The demo-question benchmark's baseline: the answer request of earlier versions, exactly.
 
-The benchmark (benchmarks/demo_questions.py) compares the loop's answer request with the one
+The benchmark (benchmarks/quality/demo_questions.py) compares the loop's answer request with the one
 earlier versions wrote (``earlier_answer_request``), on the same scripted read of a note; this
 pins the earlier one's bytes, so the baseline cannot drift with the loop's wording. The
 scripted backend is a fake by design: no model is asked here.

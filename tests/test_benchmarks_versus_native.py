@@ -1,8 +1,8 @@
-"""benchmarks/versus_native.py's scoring and chart: what it counts, on replies of the shapes it reads.
+"""benchmarks/quality/versus_native.py's scoring and chart: what it counts, on replies of the shapes it reads.
 
 The benchmark itself drives real servers and models; these check that a reply is scored as
-its docstring says. The cases are benchmarks/corpus.py's and the scoring and the chart
-benchmarks/scoring.py's, two of the modules of benchmarks/ a test may import; the benchmark
+its docstring says. The cases are benchmarks/common/corpus.py's and the scoring and the chart
+benchmarks/common/scoring.py's, two of the modules of benchmarks/ a test may import; the benchmark
 itself is run as a program. The chat-completion
 bodies below are written out by hand in the shape llama-server and llama-cpp-python return (a
 fake, by design: the scoring is a pure function of that shape, and no test may depend on which
@@ -19,14 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import scoring
-from corpus import load_cases, load_catalogue
 from support.model import TEST_THREADS
 
+from benchmarks.common import scoring
+from benchmarks.common.corpus import load_cases, load_catalogue
 from toolrouting import default_model_path
 
 #: The benchmark, run as a user runs it.
-VERSUS_NATIVE = Path(__file__).resolve().parent.parent / "benchmarks" / "versus_native.py"
+ROOT = Path(__file__).resolve().parent.parent
+VERSUS_NATIVE = "benchmarks.quality.versus_native"
 
 SVG = "{http://www.w3.org/2000/svg}"
 NAMES = ["get_weather", "get_stock_price"]
@@ -170,7 +171,9 @@ def test_the_benchmark_runs_every_in_process_way_on_a_real_model(tmp_path: Path)
     argv = ["--model", str(default_model_path()), "--limit", "2", "--demo", "1"]
     argv += ["--threads", str(TEST_THREADS), "--ways", "embedded-routed,embedded-native"]
     argv += ["--out", str(out), "--chart", str(svg)]
-    done = subprocess.run([sys.executable, str(VERSUS_NATIVE), *argv], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", VERSUS_NATIVE, *argv], cwd=ROOT, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "| embedded-routed |" in done.stdout
     result = json.loads(out.read_text(encoding="utf-8"))

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_examples_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)  # examples read the repository's sample files by relative path
     result = doctest.testfile(
@@ -26,7 +26,7 @@ def test_examples_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-def test_the_readme_draws_the_error_tree_of_the_code() -> None:
+def test_the_errors_page_draws_the_error_tree_of_the_code() -> None:
     import re
 
     import toolrouting
@@ -35,7 +35,7 @@ def test_the_readme_draws_the_error_tree_of_the_code() -> None:
     def names(text: str) -> list[str]:
         return re.findall(r"[├└]── (\w+)", text)
 
-    drawn = names((ROOT / "README.md").read_text(encoding="utf-8"))
+    drawn = names((ROOT / "docs" / "errors.md").read_text(encoding="utf-8"))
     assert drawn == names(_errors.__doc__ or "")
     assert sorted(drawn) == sorted(set(_errors.__all__) - {"ToolRoutingError"})
     for name in drawn:
@@ -138,7 +138,7 @@ def test_the_import_table_is_the_architecture_tests() -> None:
 
 def test_every_count_of_parts_is_the_packages() -> None:
     count = len(_code_parts())
-    for page in (ROOT / "README.md", ROOT / "docs" / "architecture.md"):
+    for page in (ROOT / "docs" / "development.md", ROOT / "docs" / "architecture.md"):
         text = page.read_text(encoding="utf-8")
         counts = [NUMBERS.get(word.lower(), word) for word in re.findall(r"\b(\w+) parts\b", text)]
         said = [n for n in counts if isinstance(n, int) or n.isdigit()]  # "of parts" counts nothing
@@ -146,9 +146,9 @@ def test_every_count_of_parts_is_the_packages() -> None:
         assert {int(n) for n in said} == {count}, page.name
 
 
-def test_the_readme_names_every_part() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    sentence = re.search(r"The package has (\w+) parts: (.+?)\.\n", readme, re.DOTALL)
+def test_the_development_page_names_every_part() -> None:
+    page = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
+    sentence = re.search(r"The package has (\w+) parts: (.+?)\.\n", page, re.DOTALL)
     assert sentence is not None
     listed = " ".join(sentence[2].split())
     missing = [name for name, _ in _documented_parts().values() if _bare(name) not in listed]
@@ -256,24 +256,14 @@ def test_every_file_the_docs_name_is_in_the_tree_or_at_its_commit() -> None:
     assert gone == []
 
 
-def test_every_benchmark_command_takes_the_way_and_options_it_is_shown_with() -> None:
-    """`python benchmarks/X.py [WAY] --option ...` as a page shows it: X's parser declares the way
-    and each option (commands after a `git checkout` run another commit's scripts, and are left)."""
-    wrong = []
-    for page in PAGES:
-        for code in _code(page.read_text(encoding="utf-8")):
-            code = code.replace("\\\n", " ").split("git checkout")[0]
-            for script, words in re.findall(r"benchmarks/(\w+)\.py((?:[ \t]+[^\s`;|&()]+)*)", code):
-                path = ROOT / "benchmarks" / f"{script}.py"
-                if not path.exists():
-                    continue  # the test above holds a script that has left to its commit
-                source = path.read_text(encoding="utf-8")
-                args = words.split()
-                shown = [arg.split("=")[0] for arg in args if arg.startswith("--")]
-                if args and "add_subparsers" in source and not args[0].startswith("-"):
-                    shown.append(args[0])  # the way
-                wrong += [f"{page.name}: {script}.py {word}" for word in shown if f'"{word}"' not in source]
-    assert wrong == []
+def test_the_docs_map_links_every_page() -> None:
+    """docs/index.md, the map, links every page of docs/, and the README links the map."""
+    docs = ROOT / "docs"
+    text = (docs / "index.md").read_text(encoding="utf-8")
+    linked = {(docs / link.partition("#")[0]).resolve() for link in re.findall(r"\]\(([^)\s#]+)", text)}
+    pages = {page.resolve() for page in docs.rglob("*.md")} - {(docs / "index.md").resolve()}
+    assert sorted(str(page.relative_to(docs.resolve())) for page in pages - linked) == []
+    assert "](docs/index.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_the_pages_that_list_what_the_server_serves_list_every_endpoint() -> None:

@@ -13,11 +13,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import corpus
 import pytest
 from support.catalogues import NONE, QUESTION, lookup, tool
 from support.drivers import Driver
 
+from benchmarks.common import corpus
 from toolrouting import (
     ActionChosen,
     AsyncRoutingLoop,
@@ -321,7 +321,7 @@ def test_every_reply_of_the_embedded_model_under_the_k_call_route_parses(
 
 
 def test_the_benchmarks_cases_of_several_calls_are_each_a_route_of_their_catalogue() -> None:
-    # benchmarks/decisions.py --max-calls K asks them: each case's calls are a valid reply of the
+    # benchmarks/quality/decisions.py --max-calls K asks them: each case's calls are a valid reply of the
     # route of up to four calls over its catalogue, and the scorer matches them in any order.
     from toolrouting import parse_routes, route_tool_names
 

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus import load_cases, load_catalogue
 from support.catalogues import NONE, tool
 from support.drivers import Driver
 from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
 
+from benchmarks.common.corpus import load_cases, load_catalogue
 from toolrouting import (
     ActionChosen,
     EmbeddedLlama,
@@ -284,7 +284,7 @@ def test_a_real_model_names_only_offered_tools_and_is_told_only_of_round_ones(
 
 
 def test_round_one_is_the_shortlist_the_benchmark_measures_on_every_decision_case() -> None:
-    # benchmarks/shortlist.py scores shortlist(tools, shortlist_query(case.messages), K): the
+    # benchmarks/quality/shortlist.py scores shortlist(tools, shortlist_query(case.messages), K): the
     # loop's first round offers that very list, for every case and catalogue it runs on.
     checked = 0
     for case in load_cases():

@@ -1,14 +1,14 @@
 """Resource bounds: parse_route answers every hostile reply as it should and never raises.
 
-The replies are benchmarks/hostile.py's (10 MB, a million brackets, a megabyte of escapes,
-digits or whitespace); benchmarks/bounds.py measures their time and peak memory.
+The replies are benchmarks/common/hostile.py's (10 MB, a million brackets, a megabyte of escapes,
+digits or whitespace); benchmarks/speed/bounds.py measures their time and peak memory.
 """
 
 from __future__ import annotations
 
 import pytest
-from hostile import HOSTILE_NAMES, hostile_replies
 
+from benchmarks.common.hostile import HOSTILE_NAMES, hostile_replies
 from toolrouting import MAX_REPLY_CHARS, parse_route
 
 CASES = hostile_replies()

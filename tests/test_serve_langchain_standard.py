@@ -13,7 +13,7 @@ Chinese characters kept in an argument, the keys of a JSON-mode object, a free-t
 is not empty) measures the model:
 it is overridden here as ``xfail(run=False)`` with that reason, LangChain's own way of setting
 a standard test aside (its ``test_no_overrides_DO_NOT_OVERRIDE`` checks each one says why), so
-the suite does not run it. ``benchmarks/langchain_standard.py`` runs the whole class with
+the suite does not run it. ``benchmarks/serve/langchain_standard.py`` runs the whole class with
 ``--runxfail`` (the marks ignored) and counts every test, on any model.
 
 ``TOOLROUTING_STANDARD_TESTS_MODEL`` names another GGUF to serve instead of the default model

@@ -49,7 +49,7 @@ _REPLY = (
 # One worked example, on a made-up tool, after the reply format: one request the tool does not
 # do, one it does. On the decision benchmark with the 0.5B measurement model it raised
 # balanced accuracy on both classes, 54.5% against 50.2% on 160 cases; on the default model it
-# cost 1.8 points (docs/benchmarks.md, "What was tried for decision quality"). A resumed run
+# cost 1.8 points (docs/benchmarks/history.md, "What was tried for decision quality"). A resumed run
 # sends the instructions its transcript holds, so older transcripts resume unchanged.
 _EXAMPLE = (
     "For example, if the only tool were find_recipe(ingredient: string), which finds recipes "

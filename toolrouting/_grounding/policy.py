@@ -7,7 +7,7 @@ it or says that no offered tool fits.
 
 Why half, not any ungrounded argument nor all of them: on the Berkeley Function Calling
 Leaderboard's irrelevance, simple and multiple cases through ``toolrouting serve`` (the 0.5B
-measurement model, docs/benchmarks.md, "Knowing when not to call"), abstaining at any ungrounded
+measurement model, docs/benchmarks/decisions.md, "Knowing when not to call"), abstaining at any ungrounded
 argument took 2.5 points more of irrelevance on the fit half but cost 3 points of multiple's right
 calls, at the edge of what a right call may lose, and on the held-out half cost simple 3.3; at
 half, irrelevance went from 45.8% to 75.0% on the held-out half with simple and multiple within

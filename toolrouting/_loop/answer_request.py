@@ -7,7 +7,7 @@ a blank line apart, each bounded and the whole bounded), then the caller's quest
 to do. The question comes last, nearest the answer; the results are "what was found", not
 what "the tools returned", and no tool is named: laid out that way, both models the
 benchmarks run answered from the text more often and spoke of "the tool" less
-(docs/benchmarks.md, "The answer request's wording"). It is committed like any message, so a
+(docs/benchmarks/decisions.md, "The answer request's wording"). It is committed like any message, so a
 resumed run sends the same bytes.
 
 The answer is asked with the caller's context before that request (:func:`answer_conversation`):

@@ -6,7 +6,7 @@ every tool against the query's words (stop words left out) with FTS5's ``bm25()`
 sqlite3 is in the standard library and the demo's store already relies on FTS5. At 1,009
 tools a call took 135 ms on a loaded two-core machine, most of it the catalogue check and the
 walk over the tools' texts, against 153 to 200 ms for ``bm25s``, ``rank_bm25`` and a
-pure-Python BM25 over the same words (docs/benchmarks.md, "Large catalogues: the shortlist").
+pure-Python BM25 over the same words (docs/benchmarks/catalogues.md, "Large catalogues: the shortlist").
 :func:`bm25_scores` builds the table for one query and drops it; a :class:`Bm25Table` is kept
 and asked again by the ranker that indexes each catalogue once (``ranker``).
 """

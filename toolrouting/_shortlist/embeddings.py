@@ -7,7 +7,7 @@ root logger's level, and its loader looks for the tokenizer under another folder
 asks the network for it), so nothing here touches the network. What a text costs is a tokenizer
 pass and a mean of rows, well under a millisecond for a question. Measured against a sentence
 transformer (all-MiniLM-L6-v2), multilingual-e5-small and the backend models' own embeddings
-(docs/benchmarks.md, "Large catalogues: a ranker that reads meanings"), this table found more of
+(docs/benchmarks/catalogues.md, "Large catalogues: a ranker that reads meanings"), this table found more of
 the decision cases' tools than any of them, at a thousandth of their time a text.
 
 numpy and ``tokenizers`` come with the ``semantic`` extra; they are imported when a table is

@@ -12,7 +12,7 @@ A tool's hybrid score is the cosine of its vector and the query's, plus
 :data:`HYBRID_BM25_WEIGHT` times its BM25 score over the catalogue's best: the words a question
 shares with a tool still count, and a tool that shares none is found by what the words mean.
 The weight was fitted on half the decision cases and the recall reported on the other half
-(docs/benchmarks.md, "Large catalogues: a ranker that reads meanings").
+(docs/benchmarks/catalogues.md, "Large catalogues: a ranker that reads meanings").
 """
 
 from __future__ import annotations

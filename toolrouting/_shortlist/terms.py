@@ -24,7 +24,7 @@ _LUCENE_STOP_WORDS = (
 #: Words a query is not ranked by: Lucene's English stop words, the list its standard analyzer
 #: drops. A conversation is prose, and "the", "for" or "with" in a tool's description would
 #: otherwise rank it up; on the decision cases hidden among 100 distractors, dropping them
-#: raised recall@8 from 0.673 to 0.720 (docs/benchmarks.md, "Large catalogues: the shortlist").
+#: raised recall@8 from 0.673 to 0.720 (docs/benchmarks/catalogues.md, "Large catalogues: the shortlist").
 QUERY_STOPWORDS = frozenset(_LUCENE_STOP_WORDS.split())
 
 # Letters and digits: "_", ".", "-" and every other mark split words.
