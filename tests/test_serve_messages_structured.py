@@ -26,7 +26,7 @@ from support.serve import served_embedded
 from toolrouting import AsyncScriptedBackend
 
 #: A Claude model name: the frameworks choose their native structured output by it.
-CLAUDE = "claude-sonnet-4-5"
+CLAUDE = "claude-sonnet-5-5"
 NOTE = Note(title="A latch", stars=4)
 ANSWER = NOTE.model_dump_json()
 SEARCH = '{"tool":"search","arguments":{"query":"latch"}}'
