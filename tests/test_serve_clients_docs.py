@@ -7,15 +7,12 @@ its client no longer takes fails here; the two CLIs' commands are run by tests/t
 
 from __future__ import annotations
 
-import asyncio
-import gc
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.serve import TOOLS, page_snippets, served_scripted
+from support.serve import TOOLS, page_snippets, released_snippet, served_scripted
 
 from toolrouting import AsyncScriptedBackend
 
@@ -76,23 +73,5 @@ def test_the_snippet_runs_through_serve(scripted: tuple[AsyncScriptedBackend, st
     }
     exec(compile(SNIPPETS[title], f"{PAGE.name}: {title}", "exec"), namespace)
     assert namespace[name] == expected
-    # A snippet leaves its clients open for the process's end, as a script does, and a
-    # ``run_sync`` leaves the loop it set as the thread's: both are closed and collected here,
-    # not in whichever later test would drop the last reference to them.
-    namespace.clear()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ResourceWarning)
-        warnings.simplefilter("ignore", DeprecationWarning)
-        _close_the_threads_loop()
-        gc.collect()
+    released_snippet(namespace)
     assert backend.pending == 0
-
-
-def _close_the_threads_loop() -> None:
-    """Close and unset the event loop a ``run_sync`` left as this thread's, if any."""
-    try:
-        loop = asyncio.get_event_loop_policy().get_event_loop()
-    except RuntimeError:  # none is set
-        return
-    asyncio.set_event_loop(None)
-    loop.close()

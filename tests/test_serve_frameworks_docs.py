@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.serve import page_snippets, served_scripted
+from support.serve import page_snippets, released_snippet, served_scripted
 
 from toolrouting import AsyncScriptedBackend
 
@@ -79,4 +79,5 @@ def test_the_snippet_runs_through_serve(scripted: tuple[AsyncScriptedBackend, st
     assert namespace["note"] in built
     assert all(value.model_dump() == note_type.model_validate_json(ANSWER).model_dump() for value in built)
     assert len(built) == values
+    released_snippet(namespace)
     assert backend.pending == 0

@@ -67,15 +67,16 @@ def test_the_agents_sdk_runs_both_calls_of_a_response_and_sends_them_back(
         return RESULTS["read"]
 
     agents.set_tracing_disabled(True)
-    agents.set_default_openai_api("responses")
     backend.enqueue(TWO, '{"tool":"none"}', ANSWER)
 
     async def run() -> Any:
         async with openai.AsyncOpenAI(
             base_url=f"{scripted[1]}/v1", api_key="unused", max_retries=0
         ) as client:
-            agents.set_default_openai_client(client)  # the default model, on its default API: responses
-            return await agents.Runner.run(agents.Agent(name="notes", tools=[search, read]), QUESTION)
+            # The default model, on its default API (responses), from this run's client alone.
+            config = agents.RunConfig(model_provider=agents.OpenAIProvider(openai_client=client))
+            agent = agents.Agent(name="notes", tools=[search, read])
+            return await agents.Runner.run(agent, QUESTION, run_config=config)
 
     assert anyio.run(run).final_output == ANSWER
     assert sorted(ran) == ["read", "search"]

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import gc
 import json
 import re
 import socket
+import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,6 +99,29 @@ def served_scripted(model: str = "scripted") -> Iterator[tuple[AsyncScriptedBack
     backend = AsyncScriptedBackend()
     with served(serve_app(backend, model=model)) as url:
         yield backend, url
+
+
+def released_snippet(namespace: dict[str, Any]) -> None:
+    """Drop what a doc snippet ran in ``namespace`` made, as a script's end would: its clients
+    (and their connections, the Agents SDK's process-wide one too) are collected now, and the
+    loop a framework's ``run_sync`` left as the thread's is closed, so none is collected in a
+    later test, which would fail for it."""
+    namespace.clear()
+    # The Agents SDK's snippet sets its process-wide client; the public setter takes no None.
+    shared = sys.modules.get("agents.models._openai_shared")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        if shared is not None:
+            shared.set_default_openai_client(None)
+        try:
+            loop = asyncio.get_event_loop_policy().get_event_loop()
+        except RuntimeError:  # none is set
+            loop = None
+        if loop is not None:
+            asyncio.set_event_loop(None)
+            loop.close()
+        gc.collect()
 
 
 def page_snippets(heading: str) -> tuple[str, dict[str, str]]:
