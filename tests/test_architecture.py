@@ -132,7 +132,7 @@ def test_no_private_name_crosses_a_module_and_parts_meet_at_their_package() -> N
 
 #: The server's one translation core: the request and the reply, what a conversation sends, the
 #: decision, the serving of both.
-SERVE_CORE = {"protocol", "conversation", "plan", "serving", "call_pieces"}
+SERVE_CORE = {"protocol", "conversation", "plan", "serving", "decision_reply", "call_pieces"}
 #: What makes a routed decision: a front (a request read, a reply written) imports none of it
 #: but through the serve core, so no API's front routes, renders instructions or retries.
 ROUTING = (

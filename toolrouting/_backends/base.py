@@ -77,6 +77,9 @@ class Completion:
     inconsistent one (cut by one field, whole by the other) counts as cut."""
     raw: Mapping[str, Any] | None = None
     """The server's decoded response body, for what this object does not carry."""
+    reasoning: str | None = None
+    """What the model reasoned in its own syntax (its chat template's ``<think>`` tags) before
+    ``text``, ``None`` where it was not asked to: only a backend cloned with ``thinking`` writes one."""
 
     def __post_init__(self) -> None:
         # Every reader (both loops, the answer request, a stream's last item, a tracer) reads
@@ -90,6 +93,8 @@ class TextDelta:
     """A piece of a streamed reply, in order; the stream's last item is the whole :class:`Completion`."""
 
     text: str
+    reasoning: bool = False
+    """Whether the piece is of the model's reasoning (:attr:`Completion.reasoning`), not its reply."""
 
 
 def is_truncated(finish_reason: str | None, completion_tokens: int, cap: int | None) -> bool:

@@ -1,4 +1,5 @@
-"""What every subcommand shares: the usage error, argument types, and stdin as text."""
+"""What every subcommand shares: the usage error, argument types, the embedded model's decoding
+options, and stdin and files as text."""
 
 from __future__ import annotations
 
@@ -7,9 +8,13 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from .._limits import EMBEDDED_PROMPT_CACHE_MB
+
 __all__ = [
     "Subparsers",
     "UsageError",
+    "add_decoding_options",
+    "file_text",
     "non_negative",
     "non_utf8_argument",
     "positive",
@@ -71,6 +76,19 @@ def stdin_text(*, errors: str) -> str:
         raise UsageError(f"stdin is not UTF-8 text ({error.reason} at byte {error.start})") from None
 
 
+def file_text(path: str, option: str) -> str:
+    """The UTF-8 text of the file ``option`` names; a usage error that says why where it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            return file.read()
+    except FileNotFoundError:
+        raise UsageError(f"{option} {path}: no such file") from None
+    except UnicodeDecodeError as error:
+        raise UsageError(f"{option} {path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except OSError as error:
+        raise UsageError(f"{option} {path}: cannot be read ({error.strerror})") from None
+
+
 def non_utf8_argument(argv: Sequence[str]) -> str | None:
     """What is wrong with the first argument that was not UTF-8 (Python keeps its bytes as lone
     surrogates, which no server and no transcript reader takes), ``None`` when all are."""
@@ -89,3 +107,40 @@ def text_streams() -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if callable(reconfigure):
             reconfigure(errors="backslashreplace")
+
+
+def add_decoding_options(parser: argparse.ArgumentParser) -> None:
+    """``--grammar``, ``--decoding``, ``--threads``, ``--prompt-cache-mb`` and ``--chat-template``:
+    how a model decodes a request."""
+    parser.add_argument(
+        "--grammar",
+        choices=("ours", "server"),
+        default="ours",
+        help="where a grammar is taken (embedded, llama.cpp, llama-cpp-python, koboldcpp): our compact "
+        "grammar of the route, or the schema for the server to convert (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--decoding",
+        choices=("forced", "grammar"),
+        help="how the embedded model decodes a routed request: forced tokens evaluated in a batch with "
+        "llguidance, or llama.cpp's grammar sampler token by token (default: forced)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=positive,
+        metavar="N",
+        help="threads of the embedded model (default: llama-cpp-python's, half the cores)",
+    )
+    parser.add_argument(
+        "--prompt-cache-mb",
+        type=whole_number,
+        metavar="N",
+        help="megabytes of prompt states the embedded model keeps, so that a prompt that starts as an "
+        f"earlier one evaluates only the rest (0 keeps none; default: {EMBEDDED_PROMPT_CACHE_MB})",
+    )
+    parser.add_argument(
+        "--chat-template",
+        metavar="FILE",
+        help="a Jinja chat template for the embedded model in place of its GGUF's own; one with <think> "
+        "tags lets it reason in them when a request asks for reasoning",
+    )

@@ -23,7 +23,15 @@ from .._loop import Event, RoutingLoop, RunResult
 from .._provider import ToolProvider
 from .._settings import Settings
 from ..demo import MemoryStore, demo_prompt
-from .arguments import Subparsers, UsageError, non_negative, positive, stdin_text, whole_number
+from .arguments import (
+    Subparsers,
+    UsageError,
+    add_decoding_options,
+    file_text,
+    non_negative,
+    positive,
+    stdin_text,
+)
 from .exits import DONE
 from .http_backend import add_http_backend_options, api_key, explained_refusal, redact
 from .progress import AnswerPrinter, Progress
@@ -33,7 +41,6 @@ if TYPE_CHECKING:
     from .._backends import EmbeddedLlama
 
 __all__ = [
-    "add_decoding_options",
     "add_model_options",
     "add_run",
     "async_model_backend",
@@ -155,37 +162,6 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top-p", type=non_negative, metavar="P", help="nucleus sampling of every request")
     parser.add_argument("--seed", type=int, metavar="N", help="sampling seed of every request")
     add_decoding_options(parser)
-
-
-def add_decoding_options(parser: argparse.ArgumentParser) -> None:
-    """``--grammar``, ``--decoding``, ``--threads`` and ``--prompt-cache-mb``: how a model decodes a
-    request."""
-    parser.add_argument(
-        "--grammar",
-        choices=("ours", "server"),
-        default="ours",
-        help="where a grammar is taken (embedded, llama.cpp, llama-cpp-python, koboldcpp): our compact "
-        "grammar of the route, or the schema for the server to convert (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--decoding",
-        choices=("forced", "grammar"),
-        help="how the embedded model decodes a routed request: forced tokens evaluated in a batch with "
-        "llguidance, or llama.cpp's grammar sampler token by token (default: forced)",
-    )
-    parser.add_argument(
-        "--threads",
-        type=positive,
-        metavar="N",
-        help="threads of the embedded model (default: llama-cpp-python's, half the cores)",
-    )
-    parser.add_argument(
-        "--prompt-cache-mb",
-        type=whole_number,
-        metavar="N",
-        help="megabytes of prompt states the embedded model keeps, so that a prompt that starts as an "
-        f"earlier one evaluates only the rest (0 keeps none; default: {EMBEDDED_PROMPT_CACHE_MB})",
-    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -339,6 +315,8 @@ def _server_backend(args: argparse.Namespace, kind: Callable[..., _Served]) -> _
         raise UsageError("--decoding sets how the embedded model decodes; a server decodes its own way")
     if args.prompt_cache_mb is not None:
         raise UsageError("--prompt-cache-mb sets the embedded model's prompt cache; a server keeps its own")
+    if args.chat_template is not None:
+        raise UsageError("--chat-template sets the embedded model's template; a server applies its own")
     key = api_key(args)
     try:
         return kind(
@@ -369,8 +347,14 @@ def _embedded_backend(args: argparse.Namespace) -> EmbeddedLlama:
         print(f"toolrouting: loading {model}", file=sys.stderr)
     forced = args.decoding != "grammar"
     kept = EMBEDDED_PROMPT_CACHE_MB if args.prompt_cache_mb is None else args.prompt_cache_mb
+    template = None if args.chat_template is None else file_text(args.chat_template, "--chat-template")
     return EmbeddedLlama(
-        model, settings=_settings(args), n_threads=args.threads, forced_tokens=forced, prompt_cache_mb=kept
+        model,
+        settings=_settings(args),
+        n_threads=args.threads,
+        forced_tokens=forced,
+        prompt_cache_mb=kept,
+        chat_template=template,
     )
 
 

@@ -20,10 +20,10 @@ from .._grounding import ABSTAIN_POLICIES
 from .._limits import DEFAULT_ROUTING_CAP
 from .._serve import SERVE_ANSWER_TOKENS
 from .._shortlist import IndexedRanker, default_ranker
-from .arguments import Subparsers, UsageError, positive
+from .arguments import Subparsers, UsageError, add_decoding_options, positive
 from .exits import DONE
 from .http_backend import add_http_backend_options, api_key
-from .run import add_decoding_options, async_model_backend
+from .run import async_model_backend
 
 __all__ = ["KEY_VARIABLE", "SECRET_VARIABLE", "add_serve"]
 

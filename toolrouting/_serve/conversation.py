@@ -21,7 +21,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from .._backends import Message
+from .._backends import Message, ReasoningTags
 from .._errors import ChatRequestError
 from .._names import tool_name_problem
 from .._result_messages import routed_call_id, routed_result_text
@@ -33,6 +33,7 @@ __all__ = [
     "arguments_text",
     "conversation_of",
     "ends_with_user",
+    "reasoning_text",
     "thought_head",
     "without_thought",
     "written_arguments",
@@ -73,6 +74,12 @@ def thought_head(thought: str, *, spaced: bool) -> str:
     return f'{{"thought"{colon}{json.dumps(thought, ensure_ascii=False)}{comma}'
 
 
+def reasoning_text(thought: str, tags: ReasoningTags) -> str:
+    """A thought between a model's own reasoning tags, as the embedded backend's ``thinking``
+    writes it before a reply."""
+    return f"{tags.open}\n{thought.rstrip()}\n{tags.close}\n\n"
+
+
 def without_thought(text: str, thought: str | None, *, spaced: bool) -> str:
     """A reply's text without its ``thought`` member, so an action reads as one without the slot;
     the text itself when it has none, or writes it otherwise (another server's layout)."""
@@ -88,12 +95,16 @@ def written_arguments(arguments: Mapping[str, Any], *, spaced: bool) -> str:
     return json.dumps(arguments, ensure_ascii=False, separators=route_separators(spaced))
 
 
-def conversation_of(request: ServeRequest, *, spaced: bool, max_calls: int = 1) -> Conversation:
+def conversation_of(
+    request: ServeRequest, *, spaced: bool, max_calls: int = 1, tags: ReasoningTags | None = None
+) -> Conversation:
     """The request's messages as a run's conversation; a call or result that cannot be one is refused.
 
     ``max_calls`` is the server's: above 1, several calls of one message are one decision.
+    ``tags`` are the backend's model's own reasoning tags: a decision's thought sent back is
+    written between them before its action, as the model wrote it, not in the route's slot.
     """
-    built = _Built(spaced, several=max_calls > 1)
+    built = _Built(spaced, several=max_calls > 1, tags=tags)
     for index, message in enumerate(request.messages):
         at = f"messages[{index}]"
         if message.role == "tool":
@@ -119,8 +130,9 @@ class _Built:
     in the order of the calls, whatever order their tool messages come in.
     """
 
-    def __init__(self, spaced: bool, *, several: bool = False) -> None:
+    def __init__(self, spaced: bool, *, several: bool = False, tags: ReasoningTags | None = None) -> None:
         self.spaced = spaced
+        self.tags = tags
         self.several = several
         """Whether several calls of one message are one decision (an array), not one round each."""
         self.together = False
@@ -148,17 +160,20 @@ class _Built:
             action = self._action(call, where)
             self.calls[call.id] = (call.name, routed_call_id(len(self.calls) + 1), action)
             self.open.append(call.id)
-        if message.thought is not None:  # the reasoning the decision began with, as it wrote it
+        thought = message.thought
+        if thought is not None and self.tags is None:  # the reasoning the decision began with, as it wrote it
             first = self.open[0]
             tool, routed, action = self.calls[first]
-            self.calls[first] = (tool, routed, thought_head(message.thought, spaced=self.spaced) + action[1:])
+            self.calls[first] = (tool, routed, thought_head(thought, spaced=self.spaced) + action[1:])
+        # In the model's own tags, the thought comes before the decision, as the model wrote it.
+        reasoned = "" if thought is None or self.tags is None else reasoning_text(thought, self.tags)
         # A text the assistant wrote beside its calls is not part of the actions they stand for.
         if self.several and len(self.open) > 1:
             actions = [self.calls[call_id][2] for call_id in self.open]
-            self.add("assistant", "[" + route_separators(self.spaced)[0].join(actions) + "]")
+            self.add("assistant", reasoned + "[" + route_separators(self.spaced)[0].join(actions) + "]")
             self.together = True
             return
-        self.add("assistant", self.calls[self.open[0]][2])
+        self.add("assistant", reasoned + self.calls[self.open[0]][2])
 
     def _action(self, call: ToolCall, where: str) -> str:
         """The action ``call`` stands for; ``where`` is its function's path (``name`` and

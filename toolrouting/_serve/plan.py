@@ -97,6 +97,9 @@ class Decision:
     """Whether the route's ``none`` holds the answer (``tool_choice`` auto and a ``response_format``)."""
     thought: int | None = None
     """The characters of the route's ``thought`` slot, when the request asks for reasoning."""
+    thinking: int | None = None
+    """The tokens the model reasons in its own tags before the route, when the request asks for
+    reasoning and the backend's model has reasoning tags (then the route has no ``thought`` slot)."""
 
 
 def decision_of(
@@ -107,6 +110,7 @@ def decision_of(
     max_calls: int = 1,
     shortlist: int | None = None,
     ranker: Ranker | None = None,
+    tags: bool = False,
 ) -> Decision | None:
     """The decision a request asks for, ``None`` when it asks only for text.
 
@@ -116,7 +120,8 @@ def decision_of(
     so the system message is the same whatever a request's ``parallel_tool_calls``, and the
     route takes that many calls unless the request sets ``parallel_tool_calls`` false.
     ``shortlist`` is the server's too: the most tools a decision offers, every tool when ``None``,
-    ranked by ``ranker`` (``None``: :func:`default_ranker`).
+    ranked by ``ranker`` (``None``: :func:`default_ranker`). ``tags``: the backend's model has
+    reasoning tags of its own, so a request's reasoning is spent in them, not in the route's slot.
     """
     choice = request.tool_choice
     if not request.tools or choice.mode == "none":
@@ -126,7 +131,8 @@ def decision_of(
     if shortlist is not None and len(request.tools) > shortlist:
         asked = [shortlisted_tools(request, conversation, shortlist, ranker), choice.mode, None]
     answer = request.response_format if choice.mode == "auto" else None
-    thought = thought_chars(request)
+    thinking = None if request.reasoning is None or not tags else request.reasoning.budget
+    thought = None if tags else thought_chars(request)
     # One call's key, without an answer's schema or a thought, stays the key it always was.
     if max_calls > 1 or answer is not None or thought is not None:
         asked += [max_calls, calls]
@@ -150,6 +156,7 @@ def decision_of(
         max_calls=calls,
         answers=offer.answers,
         thought=thought,
+        thinking=thinking,
     )
 
 

@@ -24,20 +24,26 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import TypeGuard
 
-from .._backends import AsyncBackend, AsyncStreamingBackend, Completion, Message, TextDelta, Usage
+from .._backends import (
+    AsyncBackend,
+    AsyncStreamingBackend,
+    Completion,
+    Message,
+    ReasoningTags,
+    TextDelta,
+    Usage,
+)
 from .._errors import BackendResponseError, CatalogueError, ChatRequestError, GrammarError
 from .._grounding import AbstainPolicy, abstention, checked_policy, conversation_evidence
 from .._limits import DEFAULT_ROUTING_CAP
-from .._names import NONE_TOOL
-from .._parse import quote_reply
-from .._parse_calls import parse_routes
 from .._result_messages import routed_call_id
-from .._route_schema import answer_head, route_schema
+from .._route_schema import route_schema
 from .._routed_backend import routed_backend
 from .._settings import Settings
 from .._shortlist import Ranker
-from .call_pieces import CallStream, ThoughtStream, cut_thought, several_pieces
-from .conversation import Conversation, arguments_text, conversation_of, without_thought
+from .call_pieces import CallStream, ThoughtStream, several_pieces
+from .conversation import Conversation, conversation_of
+from .decision_reply import accepted_calls, held_answer
 from .limits import SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
 from .output_format import checked_format, refused_in_route, refused_schema
 from .plan import (
@@ -84,6 +90,8 @@ class RoutedServing:
         self.ranker = served_ranker(ranker, self.shortlist)
         self.answer_tokens = answer_tokens
         self.spaced = bool(getattr(backend.settings, "spaced", False))
+        # A model with reasoning tags of its own reasons in them (the embedded backend's ``thinking``).
+        self.tags: ReasoningTags | None = getattr(backend, "reasoning_tags", None)
         # The one cache: each catalogue and choice a client sends, built once.
         self._routes = functools.lru_cache(maxsize=SERVE_ROUTE_CACHE)(self._route)
 
@@ -100,14 +108,16 @@ class RoutedServing:
                 completion = await decider.complete(list(decision.messages))
             except GrammarError as error:
                 raise self._refused_route(request, decision, error) from None
-            held = self._held_answer(decision, completion)
+            held = held_answer(decision, completion, spaced=self.spaced)
             if held is not None:
                 content, truncated, thought = held
                 finish: FinishReason = "length" if truncated else "stop"
                 return Reply(
                     content=content, call=None, finish_reason=finish, usage=completion.usage, thought=thought
                 )
-            calls, thought = self._accepted(decision, completion, conversation)
+            calls, thought = accepted_calls(
+                decision, completion, conversation, cap=self.cap, spaced=self.spaced
+            )
             abstained = self._abstained(decision, calls, conversation)
             if calls and abstained is None:
                 return Reply(
@@ -152,7 +162,9 @@ class RoutedServing:
             completion = None
             try:
                 async for item in _pieces(decider, list(decision.messages)):
-                    if isinstance(item, TextDelta):
+                    if isinstance(item, TextDelta) and item.reasoning:
+                        yield Piece(thought=item.text)  # the model's own reasoning, in its tags
+                    elif isinstance(item, TextDelta):
                         text = item.text
                         if thinking is not None:
                             parts, text = thinking.feed(text)
@@ -166,7 +178,7 @@ class RoutedServing:
                 raise self._refused_route(request, decision, error) from None
             if completion is None:  # pragma: no cover - a streaming backend always ends with one
                 raise BackendResponseError("the backend's stream ended without its completion")
-            held = self._held_answer(decision, completion)
+            held = held_answer(decision, completion, spaced=self.spaced)
             if held is not None:
                 content, truncated, thought = held
                 for part in [] if thinking is None else thinking.finish(thought):
@@ -175,7 +187,9 @@ class RoutedServing:
                 yield Piece(finish_reason="length" if truncated else "stop")
                 yield Piece(usage=completion.usage)
                 return
-            calls, thought = self._accepted(decision, completion, conversation)
+            calls, thought = accepted_calls(
+                decision, completion, conversation, cap=self.cap, spaced=self.spaced
+            )
             for part in [] if thinking is None else thinking.finish(thought):
                 yield Piece(thought=part)
             abstained = self._abstained(decision, calls, conversation)
@@ -216,7 +230,7 @@ class RoutedServing:
     def _prepared(self, request: ServeRequest) -> tuple[Conversation, tuple[Decision, AsyncBackend] | None]:
         """The request's conversation, and the decision it asks for with the routed backend
         that makes it, if any."""
-        conversation = conversation_of(request, spaced=self.spaced, max_calls=self.max_calls)
+        conversation = conversation_of(request, spaced=self.spaced, max_calls=self.max_calls, tags=self.tags)
         return conversation, self._planned(request, conversation)
 
     def _planned(
@@ -231,6 +245,7 @@ class RoutedServing:
                 max_calls=self.max_calls,
                 shortlist=self.shortlist,
                 ranker=self.ranker,
+                tags=self.tags is not None,
             )
             if decision is None:
                 return None
@@ -243,6 +258,8 @@ class RoutedServing:
                 cap += request.max_tokens or self.answer_tokens
             if cap != self.cap:
                 routed = routed.clone(max_tokens=cap)
+            if decision.thinking is not None:
+                return decision, self.backend.clone(settings=routed, thinking=decision.thinking)
             return decision, self.backend.clone(settings=routed)
         except RecursionError:
             # A catalogue the checks accept can still nest past what copying its route allows.
@@ -279,31 +296,6 @@ class RoutedServing:
             return error
         return refused_in_route(output, len(decision.names), error)
 
-    def _held_answer(self, decision: Decision, completion: Completion) -> tuple[str, bool, str | None] | None:
-        """The answer a route's ``none`` holds, whether the cap cut it, and the decision's
-        thought; ``None`` when the reply is not such a ``none`` (``_accepted`` then reads it)."""
-        if not decision.answers:
-            return None
-        routes = parse_routes(
-            completion.text,
-            decision.names,
-            max_calls=decision.max_calls,
-            answer=True,
-            thought=decision.thought,
-        )
-        if routes.ok and routes.calls[0].answer is not None:
-            return routes.calls[0].answer, completion.truncated, routes.calls[0].thought
-        head = answer_head(spaced=self.spaced)
-        text = completion.text
-        if decision.thought is not None:  # the thought as far as it was written, when it was closed
-            thought = cut_thought(text, self.spaced)
-            text = without_thought(text, thought, spaced=self.spaced)
-        else:
-            thought = None
-        if completion.truncated and text.startswith(head):
-            return text[len(head) :], True, thought  # what the answer had so far
-        return None
-
     def _abstained(
         self, decision: Decision, calls: Sequence[ToolCall], conversation: Conversation
     ) -> str | None:
@@ -319,47 +311,6 @@ class RoutedServing:
     def _answerer(self, request: ServeRequest) -> AsyncBackend:
         settings = answer_settings(self.backend.settings, request, self.answer_tokens)
         return self.backend.clone(settings=settings)
-
-    def _accepted(
-        self, decision: Decision, completion: Completion, conversation: Conversation
-    ) -> tuple[tuple[ToolCall, ...], str | None]:
-        """The calls a decision makes, none for ``none``, and its thought (the calls' thoughts
-        joined, when it made several); a reply that is no valid action is refused."""
-        routes = parse_routes(
-            completion.text,
-            decision.names,
-            max_calls=decision.max_calls,
-            answer=decision.answers,
-            thought=decision.thought,
-        )
-        route = routes.calls[0] if routes.ok else None
-        if completion.truncated:
-            problem = (
-                f"it was cut off at the cap of the route and its answer ({self.cap} tokens and the answer's)"
-                if decision.answers
-                else f"it was cut off at the routing cap of {self.cap} tokens"
-            )
-        elif route is None:
-            problem = str(routes.error)
-        elif route.tool == NONE_TOOL and not decision.handoff:
-            problem = "it is none, and the request's tool_choice demands a tool call"
-        else:
-            problem = None
-        if problem is not None:
-            raise BackendResponseError(
-                f"the backend's reply is not a valid action: {problem} ({quote_reply(completion.text)}); "
-                "check that the backend enforces the route schema"
-            )
-        thoughts = [call.thought for call in routes.calls if call.thought is not None]
-        thought = "\n\n".join(thoughts) if decision.thought is not None else None
-        calls: list[ToolCall] = []
-        for number, call in enumerate(routes.calls, start=conversation.calls + 1):
-            if call.tool == NONE_TOOL or call.tool is None or call.text is None:
-                return (), thought
-            text = without_thought(call.text, call.thought, spaced=self.spaced)
-            arguments = arguments_text(text, call.tool, call.arguments or {}, spaced=self.spaced)
-            calls.append(ToolCall(id=routed_call_id(number), name=call.tool, arguments=arguments))
-        return tuple(calls), thought
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -4,13 +4,15 @@
 ``decoding`` is the one seam of how it decodes, with llama.cpp's grammar sampler,
 ``forced_decoding`` and ``forced_grammar`` its forced-token decoding with llguidance,
 ``grammar_check`` what llama.cpp is asked before a grammar is sampled under, ``chat_prompt``
-a conversation in the tokens the model's chat template makes of it, ``prompt_cache`` the prompt
+a conversation in the tokens the model's chat template makes of it (and the template's reasoning
+tags), ``thinking`` a reply the model reasons before in those tags, ``prompt_cache`` the prompt
 states kept and restored where a prompt recurs, and ``llama_internals`` the one module that reads
 llama-cpp-python's private fields.
 """
 
 from .async_backend import AsyncEmbeddedLlama
 from .backend import EmbeddedLlama, default_model_path
+from .chat_prompt import ReasoningTags
 from .grammar_check import check_gbnf, llama_grammar_source
 from .prompt_cache import PromptCacheInfo
 
@@ -18,6 +20,7 @@ __all__ = [
     "AsyncEmbeddedLlama",
     "EmbeddedLlama",
     "PromptCacheInfo",
+    "ReasoningTags",
     "check_gbnf",
     "default_model_path",
     "llama_grammar_source",

@@ -17,13 +17,14 @@ finishes, then the stream is closed in a thread before the turn passes on.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import anyio
 import anyio.to_thread
 
 from ..base import AsyncBaseBackend, Completion, Message, TextDelta
 from .backend import EmbeddedLlama
+from .chat_prompt import ReasoningTags
 
 __all__ = ["AsyncEmbeddedLlama"]
 
@@ -36,6 +37,9 @@ class AsyncEmbeddedLlama(AsyncBaseBackend):
     share the model and the turns, and each wraps a clone of ``backend``. Load the model before
     the event loop starts, or in a thread: loading blocks for a second or two.
     """
+
+    #: As :class:`EmbeddedLlama`'s: ``thinking`` is the wrapped backend's.
+    clone_keys: ClassVar[frozenset[str]] = EmbeddedLlama.clone_keys
 
     def __init__(self, backend: EmbeddedLlama) -> None:
         if not isinstance(backend, EmbeddedLlama):
@@ -52,9 +56,20 @@ class AsyncEmbeddedLlama(AsyncBaseBackend):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._backend.model_path.name!r})"
 
+    @property
+    def reasoning_tags(self) -> ReasoningTags | None:
+        """:attr:`EmbeddedLlama.reasoning_tags` of the wrapped backend."""
+        return self._backend.reasoning_tags
+
+    @property
+    def thinking(self) -> int | None:
+        """:attr:`EmbeddedLlama.thinking` of the wrapped backend."""
+        return self._backend.thinking
+
     def _clone(self, changes: Mapping[str, Any]) -> Self:
+        inner = self._backend.clone(**changes)  # a bad thinking is refused before anything changes
         twin = super()._clone(changes)
-        twin._backend = self._backend.clone(settings=twin.settings)
+        twin._backend = inner
         return twin
 
     async def complete(self, messages: Sequence[Message]) -> Completion:

@@ -12,20 +12,22 @@ import importlib.util
 import json
 import os
 import threading
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self
 
 from ..._errors import BackendError, GrammarError, ModelLoadError
 from ..._json import plain
 from ..._limits import EMBEDDED_N_CTX, EMBEDDED_PROMPT_CACHE_MB, GRAMMAR_CACHE_SIZE
 from ..._settings import GrammarChoice, Settings
 from ..base import BaseBackend, Completion, Message, TextDelta, quoted_cause
+from .chat_prompt import ChatPrompt, ReasoningTags
 from .decoding import Decoding, GrammarSampler, Sampling
 from .forced_decoding import ForcedTokens
 from .forced_grammar import require_forced_decoding
 from .grammar_check import check_gbnf
 from .prompt_cache import PromptCache, PromptCacheInfo
+from .thinking import thought_then_reply
 
 __all__ = [
     "DEFAULT_MODEL_FILE",
@@ -104,6 +106,8 @@ class _Model:
     """How a request is decoded, chosen once: forced tokens or the grammar sampler."""
     prompts: PromptCache
     """The prompt states kept, and how each prompt is made ready."""
+    chat: ChatPrompt | None
+    """The chat template (the GGUF's, or the one given), ``None`` where there is none."""
     compiled: Callable[[str, GrammarChoice, bool, bool], Any] = dataclasses.field(init=False)
     """``decoding.compile`` through the grammar cache: what a schema's JSON text decodes under."""
 
@@ -114,7 +118,11 @@ class _Model:
 class EmbeddedLlama(BaseBackend):
     """A GGUF model run in-process by llama.cpp; with no ``model_path``, SmolLM2-135M-Instruct.
 
-    The chat template is the GGUF's own. A request with ``settings.json_schema`` is decoded
+    The chat template is the GGUF's own, or ``chat_template`` (a Jinja chat template's text) in its
+    place. A template with reasoning tags (``<think>``, :attr:`reasoning_tags`) lets a clone
+    reason in them first: ``clone(thinking=N)`` samples a thought of at most ``N`` tokens between
+    the tags before each reply, returned as :attr:`Completion.reasoning`
+    (:mod:`~toolrouting._backends.embedded.thinking`). A request with ``settings.json_schema`` is decoded
     under a grammar: ours (:func:`~toolrouting.route_grammar`, compact and, with
     ``settings.bounded``, bounded) or, with ``settings.grammar="server"``, the schema as the
     decoder's own compiler reads it. Each grammar is checked before any token is sampled
@@ -134,6 +142,9 @@ class EmbeddedLlama(BaseBackend):
     that clone.
     """
 
+    #: ``thinking``: the most tokens of the thought before each reply (``None``: none).
+    clone_keys: ClassVar[frozenset[str]] = frozenset({"settings", "thinking"})
+
     def __init__(
         self,
         model_path: str | os.PathLike[str] | None = None,
@@ -144,8 +155,14 @@ class EmbeddedLlama(BaseBackend):
         seed: int | None = 0,
         forced_tokens: bool = True,
         prompt_cache_mb: int = EMBEDDED_PROMPT_CACHE_MB,
+        chat_template: str | None = None,
     ) -> None:
         super().__init__(settings)
+        if chat_template is not None and (not isinstance(chat_template, str) or not chat_template.strip()):
+            raise ValueError(
+                "chat_template is a Jinja chat template's text (leave it out for the GGUF's own), "
+                f"not {chat_template!r}"
+            )
         if isinstance(prompt_cache_mb, bool) or not isinstance(prompt_cache_mb, int) or prompt_cache_mb < 0:
             raise ValueError(
                 f"prompt_cache_mb is the megabytes of prompt states kept, a whole number of at least 0 "
@@ -169,10 +186,14 @@ class EmbeddedLlama(BaseBackend):
             ) from error
         prompts = PromptCache(llama_cpp, llama, prompt_cache_mb)
         try:
+            chat = ChatPrompt.of(llama, chat_template)
+            if chat_template is not None and chat is not None:
+                # llama-cpp-python's own decoding formats with the template given too.
+                llama.chat_handler = chat.formatter.to_chat_handler()
             decoding: Decoding = (ForcedTokens if forced_tokens else GrammarSampler)(
-                llama_cpp, llama, prompts
+                llama_cpp, llama, prompts, chat
             )
-        except ModelLoadError:
+        except Exception:
             llama.close()
             raise
         self._model = _Model(
@@ -182,8 +203,10 @@ class EmbeddedLlama(BaseBackend):
             lock=threading.Lock(),
             decoding=decoding,
             prompts=prompts,
+            chat=chat,
         )
         self._seed = seed
+        self._thinking: int | None = None
 
     @property
     def model_path(self) -> Path:
@@ -194,6 +217,17 @@ class EmbeddedLlama(BaseBackend):
     def forced_tokens(self) -> bool:
         """Whether routed requests are decoded with forced tokens (llguidance), not the grammar sampler."""
         return isinstance(self._model.decoding, ForcedTokens)
+
+    @property
+    def reasoning_tags(self) -> ReasoningTags | None:
+        """The tags the model reasons between, from its chat template; ``None`` where it has none."""
+        chat = self._model.chat
+        return None if chat is None else chat.tags
+
+    @property
+    def thinking(self) -> int | None:
+        """The most tokens the model reasons in its tags before each reply; ``None``: it does not."""
+        return self._thinking
 
     @property
     def n_ctx(self) -> int:
@@ -237,7 +271,35 @@ class EmbeddedLlama(BaseBackend):
         sampling = Sampling.of(settings, self._seed)
         with model.lock:
             self._check_open()
-            yield from model.decoding.run(model.llama, conversation, compiled, sampling, stream)
+            if self._thinking is not None and model.chat is not None:
+                yield from thought_then_reply(
+                    model.decoding,
+                    model.chat,
+                    model.llama,
+                    conversation,
+                    compiled,
+                    sampling,
+                    budget=self._thinking,
+                    stream=stream,
+                )
+            else:
+                yield from model.decoding.run(model.llama, conversation, compiled, sampling, stream)
+
+    def _clone(self, changes: Mapping[str, Any]) -> Self:
+        thinking = changes.get("thinking", self._thinking)
+        if thinking is not None:
+            if isinstance(thinking, bool) or not isinstance(thinking, int) or thinking < 1:
+                raise ValueError(
+                    f"thinking is the most tokens of a thought, an int of at least 1, not {thinking!r}"
+                )
+            if self.reasoning_tags is None:
+                raise ValueError(
+                    "thinking asks the model to reason in its chat template's tags, and this model's "
+                    "template has none (no <think> and </think>); give one with chat_template="
+                )
+        twin = super()._clone(changes)
+        twin._thinking = thinking
+        return twin
 
     def _check_open(self) -> None:
         if self._closed or self._model.llama is None:

@@ -5,6 +5,11 @@ template (``tokenizer.chat_template``) through its ``Jinja2ChatFormatter`` and t
 with the template's special tokens. Forced-token decoding evaluates the same tokens itself, and
 the prompt cache evaluates them before llama-cpp-python's own decoding does, so that it finds
 them in the context; both format here, as llama-cpp-python does.
+
+A template may be given in place of the GGUF's (``EmbeddedLlama(chat_template=...)``). A template
+that writes ``<think>`` and ``</think>`` has the model's own reasoning syntax
+(:attr:`ChatPrompt.tags`): a reply asked to reason first is opened with ``<think>`` when the
+template's generation prompt does not open it already (:meth:`ChatPrompt.opening`).
 """
 
 from __future__ import annotations
@@ -15,7 +20,29 @@ from typing import Any
 
 from .llama_internals import token_text
 
-__all__ = ["ChatPrompt", "FormattedPrompt"]
+__all__ = ["ChatPrompt", "FormattedPrompt", "ReasoningTags", "reasoning_tags"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ReasoningTags:
+    """The tags a model reasons between, as its chat template writes them."""
+
+    open: str
+    close: str
+
+
+#: The reasoning syntaxes a template is searched for, in order: the ``<think>`` tags of DeepSeek-R1,
+#: Qwen3, QwQ, SmolLM3, Phi-4-reasoning and the models trained after them.
+_KNOWN_TAGS = (ReasoningTags("<think>", "</think>"),)
+
+
+def reasoning_tags(template: str) -> ReasoningTags | None:
+    """The reasoning tags ``template`` (a chat template's Jinja text) writes, ``None`` where it
+    writes none: both tags must be in it."""
+    for tags in _KNOWN_TAGS:
+        if tags.open in template and tags.close in template:
+            return tags
+    return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,16 +56,19 @@ class FormattedPrompt:
 class ChatPrompt:
     """The GGUF's chat template over one loaded ``llama_cpp.Llama``; :meth:`of` is ``None`` without one."""
 
-    def __init__(self, llama: Any, formatter: Any) -> None:
+    def __init__(self, llama: Any, formatter: Any, tags: ReasoningTags | None = None) -> None:
         self._llama = llama
         self._formatter = formatter
+        self.tags = tags
+        """The model's own reasoning tags, ``None`` where its template writes none."""
 
     @classmethod
-    def of(cls, llama: Any) -> ChatPrompt | None:
-        """The template of ``llama``'s GGUF as llama-cpp-python formats it, ``None`` where it has none."""
+    def of(cls, llama: Any, template: str | None = None) -> ChatPrompt | None:
+        """``template`` (the GGUF's own when ``None``) over ``llama`` as llama-cpp-python formats it,
+        ``None`` where there is none."""
         from llama_cpp import llama_chat_format
 
-        template = llama.metadata.get("tokenizer.chat_template")
+        template = template or llama.metadata.get("tokenizer.chat_template")
         if not template:
             return None
         eos, bos = llama.token_eos(), llama.token_bos()
@@ -48,7 +78,12 @@ class ChatPrompt:
             bos_token=token_text(llama, bos) if bos != -1 else "",
             stop_token_ids=[eos],
         )
-        return cls(llama, formatter)
+        return cls(llama, formatter, reasoning_tags(template))
+
+    @property
+    def formatter(self) -> Any:
+        """llama-cpp-python's ``Jinja2ChatFormatter`` of the template."""
+        return self._formatter
 
     def format(self, conversation: Sequence[Mapping[str, str]]) -> FormattedPrompt:
         """The conversation's tokens as ``create_chat_completion`` evaluates them."""
@@ -59,3 +94,18 @@ class ChatPrompt:
         stop = formatted.stop
         stops = [] if stop is None else [stop] if isinstance(stop, str) else list(stop)
         return FormattedPrompt(tokens=tokens, stops=stops)
+
+    def opening(self, prompt: Sequence[int]) -> list[int]:
+        """The tokens that open the model's reasoning after ``prompt`` (a conversation's tokens,
+        :meth:`format`): none where the template's generation prompt opened it already, else
+        the open tag and a line break, as reasoning templates write it."""
+        assert self.tags is not None, "a template without reasoning tags opens no reasoning"
+        tail = self._llama.detokenize(list(prompt[-8:]), special=True).decode("utf-8", errors="ignore")
+        if tail.rstrip().endswith(self.tags.open):
+            return []
+        return self.tokens(self.tags.open + "\n")
+
+    def tokens(self, text: str) -> list[int]:
+        """``text``'s tokens where it follows a prompt: no BOS, the template's special tokens read."""
+        found: list[int] = self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        return found

@@ -4,8 +4,9 @@ There are two ways, each a :class:`Decoding`: forced tokens with llguidance, the
 (``forced_decoding``), and llama-cpp-python's own ``create_chat_completion`` under llama.cpp's
 grammar sampler (:class:`GrammarSampler`, here). A way has one method to compile (a request's
 schema into what it decodes under; the backend keeps the compiled ones in its grammar cache) and
-one to run (one request, piece by piece). :class:`Sampling` is the one place where a request's
-settings become what either way samples with.
+one to run (one request, piece by piece), from a conversation or from the tokens of a prompt
+already formatted (a reply that goes on after the model's reasoning, ``thinking``).
+:class:`Sampling` is the one place where a request's settings become what either way samples with.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..streams import ChunkReader
 from .chat_prompt import ChatPrompt
 from .grammar_check import compile_grammar
 from .prompt_cache import PromptCache
+from .reply_text import ReplyText
 
 __all__ = ["Conversation", "Decoding", "GrammarSampler", "Pieces", "Sampling"]
 
@@ -98,6 +100,18 @@ class Decoding(Protocol):
         :class:`Completion`. Without ``stream`` the pieces may be left out."""
         ...
 
+    def run_tokens(
+        self,
+        llama: Any,
+        prompt: list[int],
+        stops: Sequence[str],
+        compiled: Any,
+        sampling: Sampling,
+        stream: bool,
+    ) -> Pieces:
+        """:meth:`run` from ``prompt``, the tokens of a formatted prompt, stopped at ``stops`` too."""
+        ...
+
 
 class GrammarSampler:
     """llama-cpp-python's own decoding: ``create_chat_completion``, under llama.cpp's grammar
@@ -109,13 +123,14 @@ class GrammarSampler:
     fallback, and evaluated by it alone.
     """
 
-    def __init__(self, llama_cpp: Any, llama: Any, cache: PromptCache) -> None:
+    def __init__(self, llama_cpp: Any, llama: Any, cache: PromptCache, chat: ChatPrompt | None) -> None:
         vocab = llama_cpp.llama_model_get_vocab(llama.model)
         self._compile = functools.partial(compile_grammar, llama_cpp, vocab)
         self._fresh_seed: int = llama_cpp.LLAMA_DEFAULT_SEED
         self._n_ctx: int = llama.n_ctx()
-        self._chat = ChatPrompt.of(llama)
+        self._chat = chat
         self._cache = cache
+        self._is_end = functools.partial(llama_cpp.llama_vocab_is_eog, vocab)
 
     def compile(self, schema_text: str, choice: GrammarChoice, bounded: bool, spaced: bool) -> Any:
         """The ``LlamaGrammar`` of a schema's JSON text, parsed by llama.cpp first (``grammar_check``)."""
@@ -148,6 +163,66 @@ class GrammarSampler:
         finally:
             if prompt is not None:
                 self._cache.settle(prompt)
+
+    def run_tokens(
+        self,
+        llama: Any,
+        prompt: list[int],
+        stops: Sequence[str],
+        compiled: Any,
+        sampling: Sampling,
+        stream: bool,
+    ) -> Pieces:
+        """``prompt``'s tokens made ready by the prompt cache, then llama-cpp-python's ``generate``
+        under ``compiled`` (the grammar sampler's, or nothing): each token it samples counted,
+        at most ``sampling.max_tokens``, as ``create_completion`` samples them."""
+        room = self._n_ctx - len(prompt)
+        if room <= 0:
+            raise BackendError(
+                f"the prompt is {len(prompt)} tokens, past the context; a conversation longer than the "
+                f"context needs a larger n_ctx (this backend has n_ctx={self._n_ctx})"
+            )
+        cap = room if sampling.max_tokens is None else min(sampling.max_tokens, room)
+        text = ReplyText(llama, prompt, [*sampling.stop, *stops])
+        written: list[int] = []
+        finish_reason = "length"
+        self._cache.prepare(prompt)
+        llama.set_seed(self._fresh_seed if sampling.seed is None else sampling.seed)
+        tokens = llama.generate(
+            prompt,
+            top_k=sampling.top_k,
+            top_p=sampling.top_p,
+            min_p=sampling.min_p,
+            temp=sampling.temperature,
+            grammar=compiled,
+        )
+        try:
+            while len(written) < cap:
+                token = next(tokens)
+                if self._is_end(token):
+                    finish_reason = "stop"
+                    break
+                written.append(token)
+                piece = text.add(written)
+                if piece and stream:
+                    yield TextDelta(piece)
+                if text.stopped:
+                    finish_reason = "stop"
+                    break
+        except ValueError as error:
+            raise self._refused(error) from error
+        finally:
+            tokens.close()
+            self._cache.settle(prompt)
+        if (piece := text.rest()) and stream:
+            yield TextDelta(piece)
+        usage = Usage(prompt_tokens=len(prompt), completion_tokens=len(written))
+        yield Completion(
+            text=text.text,
+            finish_reason=finish_reason,
+            usage=usage,
+            truncated=is_truncated(finish_reason, len(written), sampling.max_tokens),
+        )
 
     def _complete(
         self, llama: Any, conversation: Conversation, sampling: Sampling, arguments: dict[str, Any]

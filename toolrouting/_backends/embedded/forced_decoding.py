@@ -15,7 +15,6 @@ run. numpy is imported only when a :class:`ForcedTokens` is made.
 
 from __future__ import annotations
 
-import codecs
 import functools
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -28,6 +27,7 @@ from .chat_prompt import ChatPrompt
 from .decoding import Conversation, GrammarSampler, Pieces, Sampling
 from .forced_grammar import ForcedGrammars
 from .prompt_cache import PromptCache
+from .reply_text import ReplyText
 
 __all__ = ["ForcedTokens"]
 
@@ -39,10 +39,9 @@ class ForcedTokens:
     (:class:`GrammarSampler`, with no grammar).
     """
 
-    def __init__(self, llama_cpp: Any, llama: Any, cache: PromptCache) -> None:
+    def __init__(self, llama_cpp: Any, llama: Any, cache: PromptCache, chat: ChatPrompt | None) -> None:
         import numpy
 
-        chat = ChatPrompt.of(llama)
         if chat is None:
             raise ModelLoadError(
                 "forced-token decoding formats the conversation with the model's own chat template, and "
@@ -54,7 +53,7 @@ class ForcedTokens:
         self._chat = chat
         self._cache = cache
         self._grammars = ForcedGrammars(llama_cpp, llama)
-        self._unconstrained = GrammarSampler(llama_cpp, llama, cache)
+        self._unconstrained = GrammarSampler(llama_cpp, llama, cache, chat)
 
     def compile(self, schema_text: str, choice: GrammarChoice, bounded: bool, spaced: bool) -> Any:
         """The ``LLMatcher`` of a schema's JSON text, checked (``forced_grammar``)."""
@@ -67,12 +66,27 @@ class ForcedTokens:
         forced run or sampled token is evaluated, streamed or not, then the whole :class:`Completion`."""
         if compiled is None:
             return self._unconstrained.run(llama, conversation, None, sampling, stream)
-        return self._forced(llama, conversation, compiled, sampling)
-
-    def _forced(self, llama: Any, conversation: Conversation, compiled: Any, sampling: Sampling) -> Pieces:
-        started = time.perf_counter()
         formatted = self._chat.format(conversation)
-        prompt = formatted.tokens
+        return self._forced(llama, formatted.tokens, formatted.stops, compiled, sampling)
+
+    def run_tokens(
+        self,
+        llama: Any,
+        prompt: list[int],
+        stops: Sequence[str],
+        compiled: Any,
+        sampling: Sampling,
+        stream: bool,
+    ) -> Pieces:
+        """:meth:`run` from a formatted prompt's tokens: forced under ``compiled``, sampled without."""
+        if compiled is None:
+            return self._unconstrained.run_tokens(llama, prompt, stops, None, sampling, stream)
+        return self._forced(llama, prompt, stops, compiled, sampling)
+
+    def _forced(
+        self, llama: Any, prompt: list[int], stops: Sequence[str], compiled: Any, sampling: Sampling
+    ) -> Pieces:
+        started = time.perf_counter()
         n_ctx = llama.n_ctx()
         if len(prompt) >= n_ctx:
             raise BackendError(
@@ -81,7 +95,7 @@ class ForcedTokens:
             )
         room = n_ctx - len(prompt)
         cap = room if sampling.max_tokens is None else min(sampling.max_tokens, room)
-        text = _Text(llama, prompt, [*sampling.stop, *formatted.stops])
+        text = ReplyText(llama, prompt, [*sampling.stop, *stops])
         matcher = compiled.deep_copy()
         choose = functools.partial(
             self._sample, llama, matcher, sampling, self._numpy.random.default_rng(sampling.seed)
@@ -211,49 +225,6 @@ class _Decode:
                 if matcher.is_stopped():
                     self.finish_reason = "stop"
                 return
-
-
-class _Text:
-    """The reply's text as its tokens come, held back only where it might be a stop string's start."""
-
-    def __init__(self, llama: Any, prompt: list[int], stops: Sequence[str]) -> None:
-        self._llama = llama
-        self._prompt = prompt
-        self._stops = [stop for stop in stops if stop]
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="ignore")
-        self._bytes = 0
-        self.text = ""
-        self._sent = 0
-        self.stopped = False
-
-    def add(self, written: list[int]) -> str:
-        """The new text that can be handed out now that ``written`` are the reply's tokens."""
-        data = self._llama.detokenize(written, prev_tokens=self._prompt)
-        self.text += self._decoder.decode(data[self._bytes :])
-        self._bytes = len(data)
-        start = max(0, self._sent - max((len(stop) for stop in self._stops), default=0))
-        found = [at for stop in self._stops if (at := self.text.find(stop, start)) >= 0]
-        if found:
-            self.text, self.stopped = self.text[: min(found)], True
-            return self.rest()
-        held = max((_held(self.text, stop) for stop in self._stops), default=0)
-        piece = self.text[self._sent : len(self.text) - held]
-        self._sent += len(piece)
-        return piece
-
-    def rest(self) -> str:
-        """The text not handed out yet; the reply has ended."""
-        piece = self.text[self._sent :]
-        self._sent = len(self.text)
-        return piece
-
-
-def _held(text: str, stop: str) -> int:
-    """How many characters at the end of ``text`` could begin ``stop``."""
-    for size in range(min(len(stop) - 1, len(text)), 0, -1):
-        if text.endswith(stop[:size]):
-            return size
-    return 0
 
 
 def _stopped(what: str, matcher: Any) -> GrammarError:
