@@ -29,7 +29,7 @@ from toolrouting import (
     parse_route,
     route_schema,
 )
-from toolrouting._backends.embedded.chat_prompt import reasoning_tags
+from toolrouting._backends.reasoning_tags import reasoning_tags
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -209,3 +209,14 @@ def test_the_command_line_gives_the_template_and_names_a_file_it_cannot_read(
     assert main([*argv, str(template)]) == 2
     assert "--chat-template" in (err := capsys.readouterr().err)
     assert "not UTF-8 text" in err
+
+
+@pytest.mark.model
+def test_the_pages_example_reasons_and_routes(capsys: pytest.CaptureFixture[str]) -> None:
+    page = (Path(__file__).parent.parent / "docs" / "embedded.md").read_text(encoding="utf-8")
+    section = page[page.index("## Reasoning in the model's own tags") :]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "docs/embedded.md", "exec"), {})
+    thought, action = capsys.readouterr().out.rsplit("\n", 2)[-3:-1]
+    assert parse_route(action, ["get_weather"]).ok
+    assert "</think>" not in thought

@@ -3,7 +3,8 @@
 ``base`` holds the protocols (sync, async, streaming), their wire types and the base classes the
 implementations share; ``http`` and ``async_http`` speak to OpenAI-compatible servers in the
 ``dialects`` they know, sharing what they send and how they read it (``endpoint``, and
-``streams`` for a streamed answer), and ``models`` lists what such a server offers;
+``streams`` for a streamed answer, ``server_thinking`` a reply reasoned first on llama-server),
+``models`` lists what such a server offers, ``reasoning_tags`` the tags a model reasons between;
 the ``embedded`` package runs a GGUF model in-process, for sync and async code, and offers what
 llama.cpp is asked before a grammar is sampled under (``check_gbnf``, ``llama_grammar_source``,
 to the benchmarks that time it); ``scripted`` holds the fakes that tests and docs drive.
@@ -30,13 +31,13 @@ from .embedded import (
     AsyncEmbeddedLlama,
     EmbeddedLlama,
     PromptCacheInfo,
-    ReasoningTags,
     check_gbnf,
     default_model_path,
     llama_grammar_source,
 )
 from .http import OpenAICompatible
-from .models import list_models
+from .models import list_models, served_reasoning_tags
+from .reasoning_tags import ReasoningTags
 from .scripted import AsyncScriptedBackend, ScriptedBackend, ScriptedRequest
 
 __all__ = [
@@ -67,5 +68,6 @@ __all__ = [
     "is_truncated",
     "list_models",
     "llama_grammar_source",
+    "served_reasoning_tags",
     "wire_text",
 ]

@@ -13,7 +13,10 @@ import httpx
 from .._limits import DEFAULT_REQUEST_TIMEOUT
 from .._settings import Settings
 from .base import AsyncBaseBackend, Completion, Message, TextDelta
-from .endpoint import TRANSPORT_ERRORS, Endpoint, EndpointBackend, Intake
+from .endpoint import TRANSPORT_ERRORS, Endpoint, Intake
+from .endpoint_backend import EndpointBackend
+from .reasoning_tags import ReasoningTags
+from .server_thinking import Post, advanced, thinking_posts, whole_pieces
 from .streams import STREAM_FIELDS, StreamReader, stream_end
 
 __all__ = ["AsyncOpenAICompatible"]
@@ -38,18 +41,32 @@ class AsyncOpenAICompatible(EndpointBackend, AsyncBaseBackend):
         dialect: str = "openai",
         timeout: float = DEFAULT_REQUEST_TIMEOUT,
         settings: Settings | None = None,
+        reasoning_tags: ReasoningTags | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         super().__init__(settings, owner=http_client is None)
         self._endpoint = Endpoint.checked(
             base_url, model=model, api_key=api_key, dialect=dialect, timeout=timeout
         )
+        self._reasons(reasoning_tags)
         self._client: httpx.AsyncClient = http_client if http_client is not None else httpx.AsyncClient()
 
     async def complete(self, messages: Sequence[Message]) -> Completion:
-        """Send ``messages`` with this backend's settings; every failure is a :class:`BackendError`."""
+        """Send ``messages`` with this backend's settings; every failure is a :class:`BackendError`.
+
+        Cloned with ``thinking``, the reply is reasoned first in the model's tags, on llama-server's
+        native endpoints, as :meth:`OpenAICompatible.complete` does."""
         endpoint, settings = self._opened(), self._settings
+        if self._tags is not None and self._thinking is not None:
+            steps = thinking_posts(endpoint, messages, settings, self._tags, self._thinking)
+            step: Post | Completion = next(steps)
+            while isinstance(step, Post):
+                step = advanced(steps, await self._post(step.endpoint, *step.endpoint.encoded(step.body)))
+            return step
         content, headers = endpoint.request(messages, settings)
+        return endpoint.completion(await self._post(endpoint, content, headers), settings)
+
+    async def _post(self, endpoint: Endpoint, content: bytes, headers: dict[str, str]) -> httpx.Response:
         intake = endpoint.intake()
         try:
             async with self._client.stream(
@@ -58,14 +75,19 @@ class AsyncOpenAICompatible(EndpointBackend, AsyncBaseBackend):
                 received = await _read(response, intake)
         except TRANSPORT_ERRORS as error:
             raise endpoint.transport_error(error) from error
-        return endpoint.completion(endpoint.answered(response, received), settings)
+        return endpoint.answered(response, received)
 
     async def stream(self, messages: Sequence[Message]) -> AsyncIterator[TextDelta | Completion]:
         """:meth:`complete`, handed over piece by piece; the last item is the whole :class:`Completion`.
 
         The same limits and errors as :meth:`OpenAICompatible.stream`; leave one early with
-        ``contextlib.aclosing``, so that its connection closes at once.
+        ``contextlib.aclosing``, so that its connection closes at once. Reasoned first
+        (``thinking``), the thought and the reply each come whole, once written.
         """
+        if self._tags is not None and self._thinking is not None:
+            for item in whole_pieces(await self.complete(messages)):
+                yield item
+            return
         endpoint, settings = self._opened(), self._settings
         content, headers = endpoint.request(messages, settings, STREAM_FIELDS[endpoint.dialect.name])
         intake = endpoint.intake()

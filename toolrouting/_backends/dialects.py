@@ -21,7 +21,16 @@ from .._limits import MAX_BODY_QUOTE, MAX_KEYS_SHOWN, MAX_REPLY_QUOTE, SHOWN_VAL
 from .._settings import Settings
 from .base import Message, Usage, reported_count
 
-__all__ = ["DIALECTS", "Dialect", "DialectName", "SchemaPlace", "WireReply", "WireShapeError", "get_dialect"]
+__all__ = [
+    "DIALECTS",
+    "Dialect",
+    "DialectName",
+    "SchemaPlace",
+    "WireReply",
+    "WireShapeError",
+    "constraint_fields",
+    "get_dialect",
+]
 
 DialectName = Literal["openai", "llama.cpp", "llama-cpp-python", "koboldcpp", "ollama"]
 
@@ -102,9 +111,7 @@ class Dialect:
             # The grammar alone: llama-server refuses json_schema beside it ("Cannot use both
             # json_schema and grammar"), and llama-cpp-python and KoboldCpp let response_format
             # replace it. None of the three needs the schema for anything else.
-            body["grammar"] = route_grammar(
-                plain(settings.json_schema), spaced=settings.spaced, bounded=settings.bounded
-            ).gbnf
+            body["grammar"] = _our_grammar(settings)
         elif settings.json_schema is not None:
             body.update(self._schema(settings))
         if self.in_options and sampling:
@@ -120,6 +127,20 @@ class Dialect:
             return {"response_format": {"type": "json_object", "schema": schema}}
         wrapper = {"name": settings.json_schema_name, "schema": schema, "strict": settings.json_schema_strict}
         return {"response_format": {"type": "json_schema", "json_schema": wrapper}}
+
+
+def constraint_fields(dialect: Dialect, settings: Settings, *, schema_key: str) -> dict[str, Any]:
+    """What constrains a raw completion (llama-server's ``/completion``) under ``settings``: our
+    grammar where ``dialect`` sends it, else the schema under ``schema_key``; nothing without one."""
+    if dialect.sends_grammar(settings):
+        return {"grammar": _our_grammar(settings)}
+    if settings.json_schema is not None:
+        return {schema_key: plain(settings.json_schema)}
+    return {}
+
+
+def _our_grammar(settings: Settings) -> str:
+    return route_grammar(plain(settings.json_schema), spaced=settings.spaced, bounded=settings.bounded).gbnf
 
 
 def _error_member(body: dict[str, Any]) -> str:

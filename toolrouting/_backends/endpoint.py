@@ -15,7 +15,7 @@ import json
 import math
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Self, cast
+from typing import Any
 
 import httpx
 
@@ -34,7 +34,7 @@ from .._settings import Settings
 from .base import Completion, Message, is_truncated, wire_text
 from .dialects import DIALECTS, Dialect, WireReply, WireShapeError, get_dialect
 
-__all__ = ["TRANSPORT_ERRORS", "Endpoint", "EndpointBackend", "Intake", "check_size", "endpoint_url"]
+__all__ = ["TRANSPORT_ERRORS", "Endpoint", "Intake", "check_size", "endpoint_url"]
 
 #: What httpx raises for a request that went wrong on the way: each becomes a :class:`BackendError`.
 TRANSPORT_ERRORS = (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError, httpx.CookieConflict)
@@ -81,6 +81,10 @@ class Endpoint:
         """The request's body and headers; ``extra`` fields (a stream's) go over the dialect's."""
         body = self.dialect.build(messages, settings, self.model)
         body.update(extra or {})
+        return self.encoded(body)
+
+    def encoded(self, body: Mapping[str, Any]) -> tuple[bytes, dict[str, str]]:
+        """A request body as it goes on the wire, with its headers."""
         try:
             content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         except (TypeError, ValueError) as error:  # a NaN setting, a schema holding a set, ...
@@ -238,56 +242,6 @@ class Endpoint:
         )
 
 
-class EndpointBackend:
-    """What both HTTP backends show of their endpoint, and how they clone: built anew, sharing the pool."""
-
-    clone_keys: ClassVar[frozenset[str]] = frozenset(
-        {"base_url", "model", "api_key", "dialect", "timeout", "settings"}
-    )
-    _endpoint: Endpoint
-    _client: httpx.Client | httpx.AsyncClient
-    _settings: Settings
-
-    @property
-    def dialect(self) -> str:
-        return self._endpoint.dialect.name
-
-    @property
-    def base_url(self) -> str:
-        return self._endpoint.base_url
-
-    @property
-    def url(self) -> str:
-        """The endpoint requests are posted to."""
-        return self._endpoint.url
-
-    @property
-    def model(self) -> str | None:
-        return self._endpoint.model
-
-    @property
-    def timeout(self) -> float:
-        return self._endpoint.timeout
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.base_url!r}, model={self.model!r}, dialect={self.dialect!r})"
-
-    def _clone(self, changes: Mapping[str, Any]) -> Self:
-        # Built anew, so a changed base_url, dialect or timeout is checked as at construction;
-        # the pool passed in is one this clone does not own.
-        endpoint = self._endpoint
-        built: Self = cast("Any", type(self))(
-            changes.get("base_url", endpoint.base_url),
-            model=changes.get("model", endpoint.model),
-            api_key=changes.get("api_key", endpoint.api_key),
-            dialect=changes.get("dialect", endpoint.dialect.name),
-            timeout=changes.get("timeout", endpoint.timeout),
-            settings=changes.get("settings", self._settings),
-            http_client=self._client,
-        )
-        return built
-
-
 class Intake:
     """The bytes of one answer as they arrive, held to ``MAX_RESPONSE_BYTES`` and to the timeout.
 
@@ -366,7 +320,9 @@ def endpoint_url(base_url: str, path: str) -> str:
     given = url.path.rstrip("/")
     if not given.endswith(path):
         # OpenAI clients take a base URL ending in /v1, some Ollama clients one ending in /api.
-        for root in ("/v1", path[: path.index("/", 1)]):
+        # A path of one segment (llama-server's /props, /completion) has no root of its own.
+        first = path[: path.index("/", 1)] if "/" in path[1:] else "/v1"
+        for root in ("/v1", first):
             if given.endswith(root):
                 given = given.removesuffix(root)
                 break

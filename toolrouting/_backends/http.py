@@ -13,7 +13,10 @@ import httpx
 from .._limits import DEFAULT_REQUEST_TIMEOUT
 from .._settings import Settings
 from .base import BaseBackend, Completion, Message, TextDelta
-from .endpoint import TRANSPORT_ERRORS, Endpoint, EndpointBackend
+from .endpoint import TRANSPORT_ERRORS, Endpoint
+from .endpoint_backend import EndpointBackend
+from .reasoning_tags import ReasoningTags
+from .server_thinking import Post, advanced, thinking_posts, whole_pieces
 from .streams import STREAM_FIELDS, StreamReader, stream_end
 
 __all__ = ["OpenAICompatible"]
@@ -42,19 +45,31 @@ class OpenAICompatible(EndpointBackend, BaseBackend):
         dialect: str = "openai",
         timeout: float = DEFAULT_REQUEST_TIMEOUT,
         settings: Settings | None = None,
+        reasoning_tags: ReasoningTags | None = None,
         http_client: httpx.Client | None = None,
     ) -> None:
         super().__init__(settings, owner=http_client is None)
         self._endpoint = Endpoint.checked(
             base_url, model=model, api_key=api_key, dialect=dialect, timeout=timeout
         )
+        self._reasons(reasoning_tags)
         self._client: httpx.Client = http_client if http_client is not None else httpx.Client()
 
     def complete(self, messages: Sequence[Message]) -> Completion:
-        """Send ``messages`` with this backend's settings; every failure is a :class:`BackendError`."""
+        """Send ``messages`` with this backend's settings; every failure is a :class:`BackendError`.
+
+        Cloned with ``thinking``, the reply is reasoned first in the model's tags, on llama-server's
+        native endpoints (:mod:`~toolrouting._backends.server_thinking`)."""
         settings = self._settings
-        content, headers = self._opened().request(messages, settings)
-        return self._endpoint.completion(self._post(content, headers), settings)
+        endpoint = self._opened()
+        if self._tags is not None and self._thinking is not None:
+            steps = thinking_posts(endpoint, messages, settings, self._tags, self._thinking)
+            step: Post | Completion = next(steps)
+            while isinstance(step, Post):
+                step = advanced(steps, self._post(step.endpoint, *step.endpoint.encoded(step.body)))
+            return step
+        content, headers = endpoint.request(messages, settings)
+        return endpoint.completion(self._post(endpoint, content, headers), settings)
 
     def stream(self, messages: Sequence[Message]) -> Iterator[TextDelta | Completion]:
         """:meth:`complete`, handed over piece by piece as the server generates it (see docs/backends.md).
@@ -62,7 +77,11 @@ class OpenAICompatible(EndpointBackend, BaseBackend):
         The last item is the whole :class:`Completion`; the same limits hold (the timeout bounds
         the whole stream) and the same errors are raised, a stream cut short as
         :class:`BackendConnectError`. Read it to the end or close it: it holds a connection.
+        Reasoned first (``thinking``), the thought and the reply each come whole, once written.
         """
+        if self._tags is not None and self._thinking is not None:
+            yield from whole_pieces(self.complete(messages))
+            return
         endpoint, settings = self._opened(), self._settings
         content, headers = endpoint.request(messages, settings, STREAM_FIELDS[endpoint.dialect.name])
         intake = endpoint.intake()
@@ -94,8 +113,7 @@ class OpenAICompatible(EndpointBackend, BaseBackend):
             raise self._endpoint.closed_error()
         return self._endpoint
 
-    def _post(self, content: bytes, headers: dict[str, str]) -> httpx.Response:
-        endpoint = self._endpoint
+    def _post(self, endpoint: Endpoint, content: bytes, headers: dict[str, str]) -> httpx.Response:
         intake = endpoint.intake()
         try:
             with self._client.stream(

@@ -1,4 +1,5 @@
-"""What a server offers: the model names its ``/v1/models`` (or Ollama's ``/api/tags``) lists.
+"""What a server offers: the model names its ``/v1/models`` (or Ollama's ``/api/tags``) lists,
+and the reasoning tags of the chat template llama-server applies (``/props``).
 
 Most servers need ``model=`` to name one of them (Ollama always does), and a user rarely knows
 the exact spelling, so the command line's ``models`` asks the server rather than guessing.
@@ -16,8 +17,10 @@ from .._json import quoted
 from .._limits import DEFAULT_REQUEST_TIMEOUT, MAX_BODY_QUOTE, MAX_MODEL_LIST_BYTES, SHOWN_VALUE_CHARS
 from .dialects import get_dialect
 from .endpoint import check_size, endpoint_url
+from .reasoning_tags import ReasoningTags
+from .server_thinking import PROPS_PATH, template_tags
 
-__all__ = ["list_models", "models_url"]
+__all__ = ["list_models", "models_url", "served_reasoning_tags"]
 
 #: Where each server family lists its models. OpenAI API reference "List models" (GET
 #: /v1/models, {"data": [{"id": ...}]}), which vLLM, SGLang, LM Studio, llama.cpp's
@@ -48,18 +51,32 @@ def list_models(
         raise ValueError("api_key goes in an HTTP header, so it must be printable ASCII text")
     url = models_url(base_url, dialect)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    body = _get(url, headers, timeout)
+    body = _get(url, headers, timeout, "a list of models")
     return _names(url, body, ollama=url.endswith(_PATHS["ollama"]))
 
 
-def _get(url: str, headers: dict[str, str], timeout: float) -> Any:
+def served_reasoning_tags(
+    base_url: str, *, api_key: str | None = None, timeout: float = DEFAULT_REQUEST_TIMEOUT
+) -> ReasoningTags | None:
+    """The reasoning tags of the chat template llama-server at ``base_url`` applies (its ``GET
+    /props`` names it), ``None`` where it has none: what ``OpenAICompatible(dialect="llama.cpp",
+    reasoning_tags=...)`` takes, so that a reply asked to reason first is reasoned in them.
+
+    Every failure is a :class:`~toolrouting.BackendError` whose message says what to check."""
+    if api_key is not None and not (api_key.isascii() and api_key.isprintable()):
+        raise ValueError("api_key goes in an HTTP header, so it must be printable ASCII text")
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    return template_tags(_get(endpoint_url(base_url, PROPS_PATH), headers, timeout, "a server's properties"))
+
+
+def _get(url: str, headers: dict[str, str], timeout: float, expected: str) -> Any:
     try:
         with httpx.Client(timeout=timeout) as client, client.stream("GET", url, headers=headers) as response:
             received = bytearray()
             for chunk in response.iter_bytes():
                 received += chunk
                 size = len(received)
-                check_size(size, url, "MAX_MODEL_LIST_BYTES", MAX_MODEL_LIST_BYTES, "a list of models")
+                check_size(size, url, "MAX_MODEL_LIST_BYTES", MAX_MODEL_LIST_BYTES, expected)
     except httpx.TimeoutException as error:
         raise BackendTimeout(f"{url} did not answer within the timeout of {timeout:g} s") from error
     except httpx.HTTPError as error:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from .._backends import AsyncBackend, Backend, Message
+from .._backends import AsyncBackend, Backend, Message, ReasoningTags
 from .._grounding import ABSTAIN_POLICIES
 from .._limits import DEFAULT_ANSWER_TOKENS, DEFAULT_MAX_ROUNDS, DEFAULT_ROUTING_CAP, EMBEDDED_PROMPT_CACHE_MB
 from .._loop import Event, RoutingLoop, RunResult
@@ -286,13 +286,16 @@ def model_backend(args: argparse.Namespace) -> Backend:
     return _embedded_backend(args)
 
 
-def async_model_backend(args: argparse.Namespace) -> AsyncBackend:
-    """:func:`model_backend` for the async loop: the server's requests on ``httpx.AsyncClient``, or
-    the embedded model taking its turns in a worker thread."""
+def async_model_backend(
+    args: argparse.Namespace, reasoning_tags: ReasoningTags | None = None
+) -> AsyncBackend:
+    """:func:`model_backend` for the async loop: the server's requests on ``httpx.AsyncClient`` (with
+    the ``reasoning_tags`` its model reasons between, read from llama-server), or the embedded
+    model taking its turns in a worker thread."""
     if args.base_url:
         from .._backends import AsyncOpenAICompatible
 
-        return _server_backend(args, AsyncOpenAICompatible)
+        return _server_backend(args, AsyncOpenAICompatible, reasoning_tags=reasoning_tags)
     from .._backends import AsyncEmbeddedLlama
 
     return AsyncEmbeddedLlama(_embedded_backend(args))
@@ -308,7 +311,7 @@ def _settings(args: argparse.Namespace) -> Settings:
     )
 
 
-def _server_backend(args: argparse.Namespace, kind: Callable[..., _Served]) -> _Served:
+def _server_backend(args: argparse.Namespace, kind: Callable[..., _Served], **more: object) -> _Served:
     if args.threads is not None:
         raise UsageError("--threads sets the embedded model's threads; a server sets its own")
     if args.decoding is not None:
@@ -325,12 +328,13 @@ def _server_backend(args: argparse.Namespace, kind: Callable[..., _Served]) -> _
             api_key=None if key is None else key.value,
             dialect=args.dialect,
             settings=_settings(args),
+            **more,
         )
     except ValueError as error:
         # The backend names its own argument, model=; on the command line it is --model.
         missing = args.model is None and "model=" in str(error)
-        more = "; name one with --model (toolrouting models lists them)" if missing else ""
-        raise UsageError(f"{error}{more}") from error
+        hint = "; name one with --model (toolrouting models lists them)" if missing else ""
+        raise UsageError(f"{error}{hint}") from error
 
 
 def _embedded_backend(args: argparse.Namespace) -> EmbeddedLlama:

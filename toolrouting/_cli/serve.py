@@ -16,13 +16,15 @@ import socket
 import sys
 from pathlib import Path
 
+from .._backends import ReasoningTags, served_reasoning_tags
+from .._errors import BackendError
 from .._grounding import ABSTAIN_POLICIES
 from .._limits import DEFAULT_ROUTING_CAP
 from .._serve import SERVE_ANSWER_TOKENS
 from .._shortlist import IndexedRanker, default_ranker
 from .arguments import Subparsers, UsageError, add_decoding_options, positive
 from .exits import DONE
-from .http_backend import add_http_backend_options, api_key
+from .http_backend import add_http_backend_options, api_key, redact
 from .run import async_model_backend
 
 __all__ = ["KEY_VARIABLE", "SECRET_VARIABLE", "add_serve"]
@@ -135,7 +137,8 @@ def _serve(args: argparse.Namespace) -> int:
     ranker = _ranker(args.ranker, args.shortlist)
     listener = _listener(args.host, args.port)
     try:
-        backend = async_model_backend(args)  # loads the embedded model before the event loop starts
+        tags = _server_tags(args)
+        backend = async_model_backend(args, tags)  # loads the embedded model before the event loop starts
         upstream = api_key(args)
         app = serve_app(
             backend,
@@ -161,6 +164,32 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         listener.close()
     return DONE
+
+
+def _server_tags(args: argparse.Namespace) -> ReasoningTags | None:
+    """The reasoning tags of llama-server's chat template (``--dialect llama.cpp``), read once at the
+    start, so that a request's reasoning is spent in them; ``None`` for another server, or where the
+    template cannot be read (said on stderr: the route's thought slot is used instead)."""
+    if not args.base_url or args.dialect != "llama.cpp":
+        return None
+    key = api_key(args)
+    try:
+        tags = served_reasoning_tags(args.base_url, api_key=None if key is None else key.value, timeout=10)
+    except BackendError as error:
+        said = redact(str(error), args)
+        print(
+            f"toolrouting: the server's chat template could not be read ({said}); a request's "
+            "reasoning goes in the route's thought slot",
+            file=sys.stderr,
+        )
+        return None
+    if tags is not None and not args.quiet:
+        print(
+            f"toolrouting: the server's chat template reasons between {tags.open} and {tags.close}: "
+            "a request's reasoning goes there",
+            file=sys.stderr,
+        )
+    return tags
 
 
 def _ranker(name: str | None, shortlist: int | None) -> IndexedRanker | None:

@@ -12,7 +12,6 @@ llama-cpp-python's private fields.
 
 from .async_backend import AsyncEmbeddedLlama
 from .backend import EmbeddedLlama, default_model_path
-from .chat_prompt import ReasoningTags
 from .grammar_check import check_gbnf, llama_grammar_source
 from .prompt_cache import PromptCacheInfo
 
@@ -20,7 +19,6 @@ __all__ = [
     "AsyncEmbeddedLlama",
     "EmbeddedLlama",
     "PromptCacheInfo",
-    "ReasoningTags",
     "check_gbnf",
     "default_model_path",
     "llama_grammar_source",

@@ -23,8 +23,8 @@ import anyio
 import anyio.to_thread
 
 from ..base import AsyncBaseBackend, Completion, Message, TextDelta
+from ..reasoning_tags import ReasoningTags
 from .backend import EmbeddedLlama
-from .chat_prompt import ReasoningTags
 
 __all__ = ["AsyncEmbeddedLlama"]
 

@@ -21,7 +21,8 @@ from ..._json import plain
 from ..._limits import EMBEDDED_N_CTX, EMBEDDED_PROMPT_CACHE_MB, GRAMMAR_CACHE_SIZE
 from ..._settings import GrammarChoice, Settings
 from ..base import BaseBackend, Completion, Message, TextDelta, quoted_cause
-from .chat_prompt import ChatPrompt, ReasoningTags
+from ..reasoning_tags import ReasoningTags, checked_thinking
+from .chat_prompt import ChatPrompt
 from .decoding import Decoding, GrammarSampler, Sampling
 from .forced_decoding import ForcedTokens
 from .forced_grammar import require_forced_decoding
@@ -286,17 +287,9 @@ class EmbeddedLlama(BaseBackend):
                 yield from model.decoding.run(model.llama, conversation, compiled, sampling, stream)
 
     def _clone(self, changes: Mapping[str, Any]) -> Self:
-        thinking = changes.get("thinking", self._thinking)
-        if thinking is not None:
-            if isinstance(thinking, bool) or not isinstance(thinking, int) or thinking < 1:
-                raise ValueError(
-                    f"thinking is the most tokens of a thought, an int of at least 1, not {thinking!r}"
-                )
-            if self.reasoning_tags is None:
-                raise ValueError(
-                    "thinking asks the model to reason in its chat template's tags, and this model's "
-                    "template has none (no <think> and </think>); give one with chat_template="
-                )
+        thinking = checked_thinking(
+            changes.get("thinking", self._thinking), self.reasoning_tags, "chat_template="
+        )
         twin = super()._clone(changes)
         twin._thinking = thinking
         return twin

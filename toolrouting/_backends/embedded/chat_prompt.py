@@ -18,31 +18,10 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..reasoning_tags import ReasoningTags, reasoning_tags
 from .llama_internals import token_text
 
-__all__ = ["ChatPrompt", "FormattedPrompt", "ReasoningTags", "reasoning_tags"]
-
-
-@dataclasses.dataclass(frozen=True)
-class ReasoningTags:
-    """The tags a model reasons between, as its chat template writes them."""
-
-    open: str
-    close: str
-
-
-#: The reasoning syntaxes a template is searched for, in order: the ``<think>`` tags of DeepSeek-R1,
-#: Qwen3, QwQ, SmolLM3, Phi-4-reasoning and the models trained after them.
-_KNOWN_TAGS = (ReasoningTags("<think>", "</think>"),)
-
-
-def reasoning_tags(template: str) -> ReasoningTags | None:
-    """The reasoning tags ``template`` (a chat template's Jinja text) writes, ``None`` where it
-    writes none: both tags must be in it."""
-    for tags in _KNOWN_TAGS:
-        if tags.open in template and tags.close in template:
-            return tags
-    return None
+__all__ = ["ChatPrompt", "FormattedPrompt"]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,0 +1,49 @@
+"""The tags a model reasons between, as its chat template writes them: ``<think>`` and ``</think>``.
+
+A template that writes both has the model's own reasoning syntax. The embedded backend reads its
+GGUF's template (or the one given) and llama-server names its own (``GET /props``); either way a
+reply asked to reason first is reasoned between these tags, not in the route's ``thought`` slot.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+__all__ = ["ReasoningTags", "checked_thinking", "reasoning_tags"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ReasoningTags:
+    """The tags a model reasons between, as its chat template writes them."""
+
+    open: str
+    close: str
+
+
+#: The reasoning syntaxes a template is searched for, in order: the ``<think>`` tags of DeepSeek-R1,
+#: Qwen3, QwQ, SmolLM3, Phi-4-reasoning and the models trained after them.
+_KNOWN_TAGS = (ReasoningTags("<think>", "</think>"),)
+
+
+def reasoning_tags(template: str) -> ReasoningTags | None:
+    """The reasoning tags ``template`` (a chat template's Jinja text) writes, ``None`` where it
+    writes none: both tags must be in it."""
+    for tags in _KNOWN_TAGS:
+        if tags.open in template and tags.close in template:
+            return tags
+    return None
+
+
+def checked_thinking(thinking: object, tags: ReasoningTags | None, give: str) -> int | None:
+    """The ``thinking`` a backend is cloned with: ``None``, or the most tokens of a thought where its
+    model has reasoning tags (``tags``); else a ValueError that says to give them (``give``: how)."""
+    if thinking is None:
+        return None
+    if isinstance(thinking, bool) or not isinstance(thinking, int) or thinking < 1:
+        raise ValueError(f"thinking is the most tokens of a thought, an int of at least 1, not {thinking!r}")
+    if tags is None:
+        raise ValueError(
+            "thinking asks the model to reason in its chat template's tags, and this model's template "
+            f"has none (no <think> and </think>); give one with {give}"
+        )
+    return thinking
