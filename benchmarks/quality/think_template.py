@@ -51,12 +51,12 @@ _TOOLS: list[dict[str, Any]] = [
     {
         "type": "function",
         "function": {
-            "name": "get_weather",
-            "description": "The weather in a city.",
+            "name": "read_note",
+            "description": "A note by its title.",
             "parameters": {
                 "type": "object",
-                "properties": {"city": {"type": "string"}},
-                "required": ["city"],
+                "properties": {"title": {"type": "string"}},
+                "required": ["title"],
             },
         },
     }
@@ -64,7 +64,7 @@ _TOOLS: list[dict[str, Any]] = [
 _CALL = {
     "id": "call_1",
     "type": "function",
-    "function": {"name": "get_weather", "arguments": {"city": "Oslo"}},
+    "function": {"name": "read_note", "arguments": {"title": "latch"}},
 }
 
 #: Conversations without ``<think>``: each must render the same bytes under both templates.
@@ -75,16 +75,16 @@ _PLAIN: list[tuple[list[dict[str, Any]], list[dict[str, Any]] | None]] = [
             {"role": "system", "content": "You answer briefly."},
             {"role": "user", "content": "Hi."},
             {"role": "assistant", "content": "Hello. How can I help?"},
-            {"role": "user", "content": "The weather in Oslo?"},
+            {"role": "user", "content": "What does the latch note say?"},
         ],
         _TOOLS,
     ),
     (
         [
-            {"role": "user", "content": "The weather in Oslo?"},
+            {"role": "user", "content": "What does the latch note say?"},
             {"role": "assistant", "content": None, "tool_calls": [_CALL]},
-            {"role": "tool", "tool_call_id": "call_1", "content": "Rain, 8 C."},
-            {"role": "user", "content": "And tomorrow?"},
+            {"role": "tool", "tool_call_id": "call_1", "content": "It holds the door shut."},
+            {"role": "user", "content": "And the lock?"},
         ],
         _TOOLS,
     ),
