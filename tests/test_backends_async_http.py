@@ -109,7 +109,9 @@ async def test_clones_share_the_pool_and_only_the_original_closes_it(server: Fau
     with pytest.raises(BackendError, match="HTTP client is closed"):
         await routed.complete(MESSAGES)
     with pytest.raises(
-        TypeError, match="clone takes api_key, base_url, dialect, model, reasoning_tags, settings, thinking, timeout, not seed"
+        TypeError,
+        match="clone takes api_key, base_url, dialect, model, reasoning_tags, settings, thinking, timeout, "
+        "not seed",
     ):
         backend.clone(seed=1)
 
