@@ -13,14 +13,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 from support.drivers import DRIVERS, Driver
 from support.fault_server import FaultServer
-from support.llama_server import (
-    ServerStartError,
-    llama_server_binary,
-    start_llama_cpp_server,
-    start_llama_server,
-)
+from support.llama_server import running, running_llama_server, start_llama_cpp_server
 from support.model import TEST_THREADS
-from support.processes import stop
 
 if TYPE_CHECKING:
     from support.compilers import LlamaCpp, Llguidance, Outlines
@@ -74,14 +68,10 @@ def llama_cpp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     except ModelLoadError as error:
         pytest.skip(str(error))
     log_path = tmp_path_factory.mktemp("llama_cpp_server") / "server.log"
-    try:
-        process, url = start_llama_cpp_server(model, TEST_THREADS, log_path, limit=LLAMA_SERVER_START_LIMIT)
-    except ServerStartError as error:
-        pytest.fail(str(error))
-    try:
+    with running(
+        lambda: start_llama_cpp_server(model, TEST_THREADS, log_path, limit=LLAMA_SERVER_START_LIMIT)
+    ) as url:
         yield url
-    finally:
-        stop(process, grace=15)
 
 
 # --- llama.cpp's own C++ llama-server, as scripts/setup.sh builds and caches it -------------------
@@ -89,25 +79,10 @@ def llama_cpp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Base URL of the cached C++ ``llama-server`` on loopback with the default SmolLM2 model.
-
-    Skipped only when the binary is absent (``sh scripts/build-llama-server.sh`` builds it, and
-    ``make setup`` runs that); a binary that is there but does not start fails the tests.
-    """
-    from toolrouting._backends.embedded.backend import default_model_path
-
-    binary = llama_server_binary()
-    if not binary.is_file():
-        pytest.skip(f"no llama-server at {binary}: build it with sh scripts/build-llama-server.sh")
-    log_path = tmp_path_factory.mktemp("llama_server") / "server.log"
-    try:
-        process, url = start_llama_server(default_model_path(), TEST_THREADS, log_path)
-    except ServerStartError as error:
-        pytest.fail(str(error))
-    try:
+    """Base URL of the cached C++ ``llama-server`` on loopback with the default SmolLM2 model
+    (skipped only where the binary is absent: ``running_llama_server``)."""
+    with running_llama_server(tmp_path_factory.mktemp("llama_server")) as url:
         yield url
-    finally:
-        stop(process, grace=15)
 
 
 # --- The loop's two drivers: its behavioural tests run once through each ---------------------

@@ -16,13 +16,19 @@ from typing import Any
 import anyio
 import pytest
 from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
-from support.think_templates import OPENS_THINKING, STRIPS_THINKING
+from support.think_templates import (
+    ASKED,
+    OPENS_THINKING,
+    STRIPS_THINKING,
+    THINK,
+    WEATHER,
+    reasoned_then_routed,
+)
 
 from toolrouting import (
     AsyncEmbeddedLlama,
     Completion,
     EmbeddedLlama,
-    Message,
     ReasoningTags,
     Settings,
     TextDelta,
@@ -31,23 +37,6 @@ from toolrouting import (
 )
 from toolrouting._backends.reasoning_tags import reasoning_tags
 
-TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "The weather in a city.",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string", "maxLength": 24}},
-                "required": ["city"],
-                "additionalProperties": False,
-            },
-        },
-    }
-]
-ASKED: list[Message] = [{"role": "user", "content": "What is the weather in Paris?"}]
-THINK = ReasoningTags("<think>", "</think>")
 #: Far above the longest route of TOOLS (a name and a city of at most 24 characters).
 CAP = 160
 
@@ -99,23 +88,11 @@ def test_the_thought_is_within_its_budget_and_the_route_after_it_keeps_its_gramm
 ) -> None:
     model = thinking_models[layout]
     assert model.reasoning_tags == THINK
-    settings = model.settings.clone(json_schema=route_schema(TOOLS))
+    settings = model.settings.clone(json_schema=route_schema(WEATHER))
     thinking = model.clone(settings=settings, thinking=budget)
     reply = thinking.complete(ASKED)
-    assert reply.reasoning is not None
-    assert THINK.close not in reply.reasoning
+    reasoned_then_routed(reply, budget, context_text(thinking))
     assert reply.raw is not None
-    assert reply.raw["reasoning_tokens"] <= budget
-    assert not reply.truncated
-    assert parse_route(reply.text, ["get_weather"]).ok
-    # The reply was decoded right after the thought, closed between the model's own tags, once.
-    written = reply.reasoning.rstrip()
-    held = context_text(thinking)
-    opened = "<|im_start|>assistant\n<think>\n"
-    assert held.count(opened) == 1
-    assert held[held.index(opened) :].startswith(
-        opened + (written + "\n" if written else "\n") + "</think>\n\n"
-    )
     # The usage counts the thought and the tags as the reply's tokens.
     assert reply.usage.completion_tokens >= reply.raw["reasoning_tokens"] + 3
 
@@ -125,7 +102,7 @@ def test_a_streamed_thought_and_reply_make_up_the_completion(
     thinking_models: dict[str, EmbeddedLlama],
 ) -> None:
     model = thinking_models["strips"]
-    thinking = model.clone(settings=model.settings.clone(json_schema=route_schema(TOOLS)), thinking=16)
+    thinking = model.clone(settings=model.settings.clone(json_schema=route_schema(WEATHER)), thinking=16)
     *pieces, last = thinking.stream(ASKED)
     assert isinstance(last, Completion)
     assert all(isinstance(piece, TextDelta) for piece in pieces)
@@ -149,7 +126,7 @@ def test_without_thinking_the_reply_has_no_reasoning_and_the_template_given_is_u
     thinking_models: dict[str, EmbeddedLlama],
 ) -> None:
     model = thinking_models["opens"]
-    reply = model.clone(settings=model.settings.clone(json_schema=route_schema(TOOLS))).complete(ASKED)
+    reply = model.clone(settings=model.settings.clone(json_schema=route_schema(WEATHER))).complete(ASKED)
     assert reply.reasoning is None
     assert "<|im_start|>assistant\n<think>\n" in context_text(model)  # the template given, not the GGUF's
 

@@ -20,11 +20,11 @@ from typing import Any, ClassVar
 import anyio
 import openai
 import pytest
-from support.llama_server import ServerStartError, llama_server_binary, start_llama_server
-from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
+from support.llama_server import running_llama_server
+from support.model import TEST_SEED, TEST_TEMPERATURE
 from support.processes import ROOT, stop
 from support.serve import TOOLS, served
-from support.think_templates import STRIPS_THINKING
+from support.think_templates import ASKED, STRIPS_THINKING, THINK, WEATHER, reasoned_then_routed
 
 from toolrouting import (
     AsyncOpenAICompatible,
@@ -33,10 +33,8 @@ from toolrouting import (
     Completion,
     Message,
     OpenAICompatible,
-    ReasoningTags,
     Settings,
     TextDelta,
-    parse_route,
     route_schema,
     served_reasoning_tags,
 )
@@ -44,48 +42,17 @@ from toolrouting._serve import serve_app
 
 pytestmark = pytest.mark.model
 
-THINK = ReasoningTags("<think>", "</think>")
-ASKED: list[Message] = [{"role": "user", "content": "What is the weather in Paris?"}]
-WEATHER: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string", "maxLength": 24}},
-                "required": ["city"],
-                "additionalProperties": False,
-            },
-        },
-    }
-]
 SETTINGS = Settings(temperature=TEST_TEMPERATURE, seed=TEST_SEED, max_tokens=160)
 
 
 @pytest.fixture(scope="module")
 def thinking_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The cached llama-server with the default model under a template with ``<think>`` tags."""
-    from toolrouting._backends.embedded.backend import default_model_path
-
-    if not llama_server_binary().is_file():
-        pytest.skip(
-            f"no llama-server at {llama_server_binary()}: build it with sh scripts/build-llama-server.sh"
-        )
     folder = tmp_path_factory.mktemp("thinking_server")
     template = folder / "think.jinja"
     template.write_text(STRIPS_THINKING, encoding="utf-8")
-    extra = ["--jinja", "--chat-template-file", str(template)]
-    try:
-        process, url = start_llama_server(
-            default_model_path(), TEST_THREADS, folder / "server.log", extra=extra
-        )
-    except ServerStartError as error:
-        pytest.fail(str(error))
-    try:
+    with running_llama_server(folder, ["--jinja", "--chat-template-file", str(template)]) as url:
         yield url
-    finally:
-        stop(process, grace=15)
 
 
 def test_the_servers_template_names_its_tags(thinking_server: str, llama_server: str) -> None:
@@ -95,16 +62,9 @@ def test_the_servers_template_names_its_tags(thinking_server: str, llama_server:
 
 
 def held_to_its_grammar_after_its_thought(reply: Completion, budget: int) -> None:
-    """What every reply reasoned first guarantees (module docstring)."""
-    assert reply.reasoning is not None
-    assert THINK.close not in reply.reasoning
+    """What every reply reasoned first guarantees, the server's prompt its context."""
     assert reply.raw is not None
-    assert reply.raw["reasoning_tokens"] <= budget
-    assert not reply.truncated
-    assert parse_route(reply.text, ["get_weather"]).ok
-    written = reply.reasoning.rstrip()
-    closed = (written + "\n" if written else "\n") + "</think>\n\n"
-    assert reply.raw["prompt"].endswith("<|im_start|>assistant\n<think>\n" + closed)
+    reasoned_then_routed(reply, budget, reply.raw["prompt"] + reply.text)
 
 
 @pytest.mark.parametrize("grammar", ["ours", "server"])

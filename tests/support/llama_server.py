@@ -12,6 +12,7 @@ answer comes from its own socket, not from whoever took the port.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -32,6 +33,8 @@ __all__ = [
     "free_port",
     "listens_on",
     "llama_server_binary",
+    "running",
+    "running_llama_server",
     "start_llama_cpp_server",
     "start_llama_server",
     "start_on_free_port",
@@ -260,3 +263,37 @@ def wait_until_healthy(process: subprocess.Popen[bytes], url: str, log_path: Pat
     return (
         f"llama-server did not answer within {LLAMA_SERVER_START_LIMIT:g} s:\n{log_path.read_text()[-2000:]}"
     )
+
+
+@contextlib.contextmanager
+def running(start: Callable[[], tuple[subprocess.Popen[bytes], str]]) -> Iterator[str]:
+    """The server ``start`` starts, for a fixture: its base URL, stopped at the end; a server that
+    does not start fails the test."""
+    import pytest
+
+    try:
+        process, url = start()
+    except ServerStartError as error:
+        pytest.fail(str(error))
+    try:
+        yield url
+    finally:
+        stop(process, grace=15)
+
+
+@contextlib.contextmanager
+def running_llama_server(folder: Path, extra: Sequence[str] = ()) -> Iterator[str]:
+    """The cached llama-server with the default model and ``extra`` options, its log in ``folder``
+    (:func:`running`). Skipped only when the binary is absent (``sh scripts/build-llama-server.sh``
+    builds it, and ``make setup`` runs that); a binary that is there but does not start fails."""
+    import pytest
+
+    from support.model import TEST_THREADS
+    from toolrouting._backends.embedded.backend import default_model_path
+
+    binary = llama_server_binary()
+    if not binary.is_file():
+        pytest.skip(f"no llama-server at {binary}: build it with sh scripts/build-llama-server.sh")
+    model = default_model_path()
+    with running(lambda: start_llama_server(model, TEST_THREADS, folder / "server.log", extra=extra)) as url:
+        yield url

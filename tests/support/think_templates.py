@@ -8,7 +8,30 @@ one that only strips earlier turns' reasoning, so that the model (here: the back
 
 from __future__ import annotations
 
-__all__ = ["OPENS_THINKING", "STRIPS_THINKING"]
+from typing import Any
+
+from toolrouting import Completion, Message, ReasoningTags, parse_route
+
+__all__ = ["ASKED", "OPENS_THINKING", "STRIPS_THINKING", "THINK", "WEATHER", "reasoned_then_routed"]
+
+THINK = ReasoningTags("<think>", "</think>")
+ASKED: list[Message] = [{"role": "user", "content": "What is the weather in Paris?"}]
+#: One tool whose route is bounded (a city of at most 24 characters), far below the tests' caps.
+WEATHER: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "The weather in a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string", "maxLength": 24}},
+                "required": ["city"],
+                "additionalProperties": False,
+            },
+        },
+    }
+]
 
 _SYSTEM = (
     "{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\\nYou are a helpful "
@@ -33,3 +56,22 @@ OPENS_THINKING = _template("<|im_start|>assistant\\n<think>\\n")
 
 #: The generation prompt is the plain one; ``<think>`` is written only where earlier turns' is dropped.
 STRIPS_THINKING = _template("<|im_start|>assistant\\n")
+
+
+def reasoned_then_routed(reply: Completion, budget: int, context: str) -> None:
+    """What a reply reasoned first guarantees whatever the model writes: a thought of at most
+    ``budget`` tokens with no close tag, a whole route under its grammar (``WEATHER``'s, within
+    the cap), and ``context`` (what the model was given and wrote, as text) holding the thought
+    closed between the tags right before the reply, after the one opening of the reply."""
+    assert reply.reasoning is not None
+    assert THINK.close not in reply.reasoning
+    assert reply.raw is not None
+    assert reply.raw["reasoning_tokens"] <= budget
+    assert not reply.truncated
+    assert parse_route(reply.text, ["get_weather"]).ok
+    opened = "<|im_start|>assistant\n<think>\n"
+    written = reply.reasoning.rstrip()
+    assert context.count(opened) == 1
+    assert context[context.index(opened) :].startswith(
+        opened + (written + "\n" if written else "\n") + "</think>\n\n"
+    )

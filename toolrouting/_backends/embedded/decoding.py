@@ -20,7 +20,7 @@ from ..._errors import BackendError
 from ..._settings import GrammarChoice, Settings
 from ..base import Completion, TextDelta, Usage, is_truncated, quoted_cause
 from ..streams import ChunkReader
-from .chat_prompt import ChatPrompt
+from .chat_prompt import ChatPrompt, FormattedPrompt
 from .grammar_check import compile_grammar
 from .prompt_cache import PromptCache
 from .reply_text import ReplyText
@@ -101,15 +101,9 @@ class Decoding(Protocol):
         ...
 
     def run_tokens(
-        self,
-        llama: Any,
-        prompt: list[int],
-        stops: Sequence[str],
-        compiled: Any,
-        sampling: Sampling,
-        stream: bool,
+        self, llama: Any, prompt: FormattedPrompt, compiled: Any, sampling: Sampling, stream: bool
     ) -> Pieces:
-        """:meth:`run` from ``prompt``, the tokens of a formatted prompt, stopped at ``stops`` too."""
+        """:meth:`run` from a formatted prompt's tokens, stopped at its stop strings too."""
         ...
 
 
@@ -165,31 +159,26 @@ class GrammarSampler:
                 self._cache.settle(prompt)
 
     def run_tokens(
-        self,
-        llama: Any,
-        prompt: list[int],
-        stops: Sequence[str],
-        compiled: Any,
-        sampling: Sampling,
-        stream: bool,
+        self, llama: Any, prompt: FormattedPrompt, compiled: Any, sampling: Sampling, stream: bool
     ) -> Pieces:
-        """``prompt``'s tokens made ready by the prompt cache, then llama-cpp-python's ``generate``
+        """The prompt's tokens made ready by the prompt cache, then llama-cpp-python's ``generate``
         under ``compiled`` (the grammar sampler's, or nothing): each token it samples counted,
         at most ``sampling.max_tokens``, as ``create_completion`` samples them."""
-        room = self._n_ctx - len(prompt)
+        tokens = prompt.tokens
+        room = self._n_ctx - len(tokens)
         if room <= 0:
             raise BackendError(
-                f"the prompt is {len(prompt)} tokens, past the context; a conversation longer than the "
+                f"the prompt is {len(tokens)} tokens, past the context; a conversation longer than the "
                 f"context needs a larger n_ctx (this backend has n_ctx={self._n_ctx})"
             )
         cap = room if sampling.max_tokens is None else min(sampling.max_tokens, room)
-        text = ReplyText(llama, prompt, [*sampling.stop, *stops])
+        text = ReplyText(llama, tokens, [*sampling.stop, *prompt.stops])
         written: list[int] = []
         finish_reason = "length"
-        self._cache.prepare(prompt)
+        self._cache.prepare(tokens)
         llama.set_seed(self._fresh_seed if sampling.seed is None else sampling.seed)
-        tokens = llama.generate(
-            prompt,
+        sampled = llama.generate(
+            tokens,
             top_k=sampling.top_k,
             top_p=sampling.top_p,
             min_p=sampling.min_p,
@@ -198,7 +187,7 @@ class GrammarSampler:
         )
         try:
             while len(written) < cap:
-                token = next(tokens)
+                token = next(sampled)
                 if self._is_end(token):
                     finish_reason = "stop"
                     break
@@ -212,11 +201,11 @@ class GrammarSampler:
         except ValueError as error:
             raise self._refused(error) from error
         finally:
-            tokens.close()
-            self._cache.settle(prompt)
+            sampled.close()
+            self._cache.settle(tokens)
         if (piece := text.rest()) and stream:
             yield TextDelta(piece)
-        usage = Usage(prompt_tokens=len(prompt), completion_tokens=len(written))
+        usage = Usage(prompt_tokens=len(tokens), completion_tokens=len(written))
         yield Completion(
             text=text.text,
             finish_reason=finish_reason,

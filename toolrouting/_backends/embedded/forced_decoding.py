@@ -23,7 +23,7 @@ from typing import Any
 from ..._errors import BackendError, GrammarError, ModelLoadError
 from ..._settings import GrammarChoice
 from ..base import Completion, TextDelta, Usage, is_truncated, quoted_cause
-from .chat_prompt import ChatPrompt
+from .chat_prompt import ChatPrompt, FormattedPrompt
 from .decoding import Conversation, GrammarSampler, Pieces, Sampling
 from .forced_grammar import ForcedGrammars
 from .prompt_cache import PromptCache
@@ -70,18 +70,12 @@ class ForcedTokens:
         return self._forced(llama, formatted.tokens, formatted.stops, compiled, sampling)
 
     def run_tokens(
-        self,
-        llama: Any,
-        prompt: list[int],
-        stops: Sequence[str],
-        compiled: Any,
-        sampling: Sampling,
-        stream: bool,
+        self, llama: Any, prompt: FormattedPrompt, compiled: Any, sampling: Sampling, stream: bool
     ) -> Pieces:
         """:meth:`run` from a formatted prompt's tokens: forced under ``compiled``, sampled without."""
         if compiled is None:
-            return self._unconstrained.run_tokens(llama, prompt, stops, None, sampling, stream)
-        return self._forced(llama, prompt, stops, compiled, sampling)
+            return self._unconstrained.run_tokens(llama, prompt, None, sampling, stream)
+        return self._forced(llama, prompt.tokens, prompt.stops, compiled, sampling)
 
     def _forced(
         self, llama: Any, prompt: list[int], stops: Sequence[str], compiled: Any, sampling: Sampling

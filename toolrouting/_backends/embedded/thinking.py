@@ -19,7 +19,7 @@ import dataclasses
 from typing import Any
 
 from ..base import Completion, TextDelta, Usage
-from .chat_prompt import ChatPrompt
+from .chat_prompt import ChatPrompt, FormattedPrompt
 from .decoding import Conversation, Decoding, Pieces, Sampling
 
 __all__ = ["thought_then_reply"]
@@ -45,7 +45,8 @@ def thought_then_reply(
     # the reply's: a stop string in the thought would cut the reasoning, not the answer.
     thinking = dataclasses.replace(sampling, max_tokens=budget, stop=())
     thought = None
-    for item in decoding.run_tokens(llama, opened, [tags.close, *formatted.stops], None, thinking, stream):
+    asked = FormattedPrompt(tokens=opened, stops=[tags.close, *formatted.stops])
+    for item in decoding.run_tokens(llama, asked, None, thinking, stream):
         if isinstance(item, Completion):
             thought = item
         elif item.text:
@@ -55,7 +56,8 @@ def thought_then_reply(
     closing = chat.tokens("\n" + tags.close + "\n\n")
     prompt = opened + (chat.tokens(written) if written else []) + closing
     reply = None
-    for item in decoding.run_tokens(llama, prompt, formatted.stops, compiled, sampling, stream):
+    replying = FormattedPrompt(tokens=prompt, stops=formatted.stops)
+    for item in decoding.run_tokens(llama, replying, compiled, sampling, stream):
         if isinstance(item, Completion):
             reply = item
         else:
