@@ -259,7 +259,8 @@ class EmbeddedLlama(BaseBackend):
         ``stream=True``: its completion tokens are counted, one per piece (llama-cpp-python's
         stream reports none), and its prompt tokens are 0. The model is held from the first
         piece to the last: read the stream to the end or close it before this thread sends
-        another request or closes the backend.
+        another request or closes the backend. Cloned with ``thinking``, the thought's pieces come
+        first, each a ``TextDelta(reasoning=True)``.
         """
         yield from self._decode(messages, stream=True)
 
