@@ -14,10 +14,27 @@ __all__ = ["ReasoningTags", "checked_thinking", "reasoning_tags"]
 
 @dataclasses.dataclass(frozen=True)
 class ReasoningTags:
-    """The tags a model reasons between, as its chat template writes them."""
+    """The tags a model reasons between, as its chat template writes them, and the one layout of a
+    thought between them that every backend writes and serve writes back: the open tag and a line
+    break, the thought, a line break, the close tag and a blank line, then the reply."""
 
     open: str
     close: str
+
+    def opening(self, prompt: str) -> str:
+        """What opens the reasoning after ``prompt``: nothing where the prompt (a template's
+        generation prompt) opens it already, else the open tag and a line break."""
+        return "" if prompt.rstrip().endswith(self.open) else self.open + "\n"
+
+    def closing(self, thought: str) -> str:
+        """``thought`` (as written after the opening) closed before the reply: its trailing
+        whitespace left out, a line break, the close tag and a blank line."""
+        written = thought.rstrip()
+        return (written + "\n" if written else "\n") + self.close + "\n\n"
+
+    def block(self, thought: str) -> str:
+        """``thought`` between the tags, as it stands before the reply it preceded."""
+        return self.open + "\n" + self.closing(thought)
 
 
 #: The reasoning syntaxes a template is searched for, in order: the ``<think>`` tags of DeepSeek-R1,

@@ -64,14 +64,12 @@ def thinking_posts(
     conversation = [{"role": message["role"], "content": message["content"]} for message in messages]
     answer = yield Post(templated, {"messages": conversation})
     prompt = _text_field(templated, _json_body(templated, answer, settings, "a templated prompt"), "prompt")
-    if not prompt.rstrip().endswith(tags.open):
-        prompt += tags.open + "\n"
+    prompt += tags.opening(prompt)
     completing = _at(endpoint, _COMPLETION_PATH)
-    thinking = dataclasses.replace(settings, max_tokens=budget, stop=(tags.close,), json_schema=None)
+    thinking = settings.clone(max_tokens=budget, stop=(tags.close,), json_schema=None)
     answer = yield Post(completing, _completion_body(endpoint, prompt, thinking))
     thought = _completed(completing, _json_body(completing, answer, thinking, "a completion"), thinking)
-    written = thought.text.rstrip()
-    prompt += (written + "\n" if written else "\n") + tags.close + "\n\n"
+    prompt += tags.closing(thought.text)
     answer = yield Post(completing, _completion_body(endpoint, prompt, settings))
     body = _json_body(completing, answer, settings, "a completion")
     reply = _completed(completing, body, settings)

@@ -33,7 +33,6 @@ __all__ = [
     "arguments_text",
     "conversation_of",
     "ends_with_user",
-    "reasoning_text",
     "thought_head",
     "without_thought",
     "written_arguments",
@@ -72,12 +71,6 @@ def thought_head(thought: str, *, spaced: bool) -> str:
     ``thought`` first (``{"thought":"...",``), then the action's own keys."""
     comma, colon = route_separators(spaced)
     return f'{{"thought"{colon}{json.dumps(thought, ensure_ascii=False)}{comma}'
-
-
-def reasoning_text(thought: str, tags: ReasoningTags) -> str:
-    """A thought between a model's own reasoning tags, as the embedded backend's ``thinking``
-    writes it before a reply."""
-    return f"{tags.open}\n{thought.rstrip()}\n{tags.close}\n\n"
 
 
 def without_thought(text: str, thought: str | None, *, spaced: bool) -> str:
@@ -166,7 +159,7 @@ class _Built:
             tool, routed, action = self.calls[first]
             self.calls[first] = (tool, routed, thought_head(thought, spaced=self.spaced) + action[1:])
         # In the model's own tags, the thought comes before the decision, as the model wrote it.
-        reasoned = "" if thought is None or self.tags is None else reasoning_text(thought, self.tags)
+        reasoned = "" if thought is None or self.tags is None else self.tags.block(thought)
         # A text the assistant wrote beside its calls is not part of the actions they stand for.
         if self.several and len(self.open) > 1:
             actions = [self.calls[call_id][2] for call_id in self.open]

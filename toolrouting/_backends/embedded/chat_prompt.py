@@ -80,9 +80,8 @@ class ChatPrompt:
         the open tag and a line break, as reasoning templates write it."""
         assert self.tags is not None, "a template without reasoning tags opens no reasoning"
         tail = self._llama.detokenize(list(prompt[-8:]), special=True).decode("utf-8", errors="ignore")
-        if tail.rstrip().endswith(self.tags.open):
-            return []
-        return self.tokens(self.tags.open + "\n")
+        opening = self.tags.opening(tail)
+        return self.tokens(opening) if opening else []
 
     def tokens(self, text: str) -> list[int]:
         """``text``'s tokens where it follows a prompt: no BOS, the template's special tokens read."""

@@ -53,7 +53,8 @@ def thought_then_reply(
             yield TextDelta(item.text, reasoning=True)
     assert thought is not None, "a decoding ends with its completion"
     written = thought.text.rstrip()
-    closing = chat.tokens("\n" + tags.close + "\n\n")
+    # The close tag's tokens apart from the thought's, so that the usage counts them as the tags'.
+    closing = chat.tokens(tags.closing(""))
     prompt = opened + (chat.tokens(written) if written else []) + closing
     reply = None
     replying = FormattedPrompt(tokens=prompt, stops=formatted.stops)
