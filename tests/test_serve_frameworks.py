@@ -9,6 +9,7 @@ schema, its name and strictness; the decision's route) and the typed value the f
 tests/test_serve_frameworks_embedded.py runs the same on the embedded model.
 """
 
+# ruff: noqa: F811 - the fixture imported from support.anthropic_served is the tests' parameter
 from __future__ import annotations
 
 import functools
@@ -19,6 +20,7 @@ import anyio
 import openai
 import pytest
 from pydantic import BaseModel, Field
+from support.anthropic_served import backend  # noqa: F401 - drained, on this module's own scripted
 from support.frameworks import (
     ASK,
     SEARCHED,
@@ -31,7 +33,7 @@ from support.frameworks import (
     langgraph_run,
     pydantic_ai_run,
 )
-from support.serve import drained, served
+from support.serve import served
 
 from toolrouting import AsyncOpenAICompatible, AsyncScriptedBackend
 from toolrouting._serve import serve_app
@@ -49,12 +51,6 @@ def scripted() -> Iterator[tuple[AsyncScriptedBackend, str]]:
     backend = AsyncScriptedBackend()
     with served(serve_app(backend, model="scripted")) as url:
         yield backend, url
-
-
-@pytest.fixture
-def backend(scripted: tuple[AsyncScriptedBackend, str]) -> Iterator[AsyncScriptedBackend]:
-    with drained(scripted[0]) as backend:
-        yield backend
 
 
 @pytest.fixture
