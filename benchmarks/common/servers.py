@@ -15,7 +15,6 @@ import asyncio
 import os
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -24,6 +23,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import httpx
+
+from benchmarks.common.llama import LLAMA_CPP_SERVER
 
 
 class Tokenizer:
@@ -84,7 +85,7 @@ def local_server(
 
         def command(port: int) -> list[str]:
             return [
-                sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+                *LLAMA_CPP_SERVER, "--model", str(model), "--host", "127.0.0.1",
                 "--port", str(port), "--n_ctx", str(ctx), "--n_threads", str(threads),
                 "--n_threads_batch", str(threads),
             ]  # fmt: skip

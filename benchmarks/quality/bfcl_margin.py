@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.common.llama import decoding_llama
 from toolrouting import catalogue_prompt
 from toolrouting._grounding import checked_arguments
 
@@ -50,7 +51,7 @@ class Scorer:
         from llama_cpp import llama_chat_format
 
         self.llama_cpp = llama_cpp
-        self.llama = llama_cpp.Llama(model_path=str(model), n_ctx=4096, n_threads=threads, verbose=False)
+        self.llama = decoding_llama(model_path=str(model), n_ctx=4096, n_threads=threads, verbose=False)
         eos, bos = self.llama.token_eos(), self.llama.token_bos()
 
         def text(token: int) -> str:

@@ -33,6 +33,7 @@ from typing import Any
 import httpx
 
 from benchmarks.common.corpus import result_collector
+from benchmarks.common.llama import decoding_llama
 from benchmarks.common.scoring import Reply, native_reply
 from toolrouting import (
     DEFAULT_MAX_ROUNDS,
@@ -158,9 +159,8 @@ def server_native(url: str, cap: int, seed: int) -> NativeWay:
 
 def embedded_native(model: Path, cap: int, seed: int, n_ctx: int, threads: int | None) -> NativeWay:
     """llama-cpp-python's ``chatml-function-calling`` handler, in-process."""
-    import llama_cpp
 
-    llama: Any = llama_cpp.Llama(
+    llama: Any = decoding_llama(
         model_path=str(model),
         chat_format="chatml-function-calling",
         n_ctx=n_ctx,

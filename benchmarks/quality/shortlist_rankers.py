@@ -43,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from benchmarks.common.corpus import Case, load_cases
+from benchmarks.common.llama import decoding_llama
 from benchmarks.quality.distractors import Tool, hidden_catalogues, pool
 from toolrouting import default_model_path
 from toolrouting._catalogue_checks import checked_catalogue
@@ -72,8 +73,12 @@ def _unit(vectors: Any) -> Vectors:
 def _llama(path: str) -> Embed:
     import llama_cpp
 
-    model = llama_cpp.Llama(
-        path, embedding=True, n_ctx=2048, verbose=False, pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN
+    model = decoding_llama(
+        model_path=path,
+        embedding=True,
+        n_ctx=2048,
+        verbose=False,
+        pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,
     )
     return lambda texts, query: _unit([model.embed(text[:4000]) for text in texts])
 

@@ -55,6 +55,7 @@ import httpx
 import openai
 
 from benchmarks.common.corpus import ROOT, load_cases
+from benchmarks.common.llama import decoding_llama
 from benchmarks.common.servers import Tokenizer, local_server, server_pid, serving
 from benchmarks.common.ways import run_way
 from benchmarks.serve.prefix_ways import clients, run_start
@@ -322,7 +323,7 @@ def states_way(args: argparse.Namespace) -> None:
 
     model = args.model or measurement_model()
     text = "\n\n".join(path.read_text(encoding="utf-8") for path in sorted((ROOT / "docs").glob("*.md")))
-    llama = llama_cpp.Llama(model_path=str(model), n_ctx=N_CTX, n_threads=args.threads, verbose=False)
+    llama = decoding_llama(model_path=str(model), n_ctx=N_CTX, n_threads=args.threads, verbose=False)
     split = llama.tokenize(text.encode("utf-8"), add_bos=True)
     print(f"{model.name}\n\n| prompt | way | state | save | restore |\n|---:|---|---:|---:|---:|")
     for tokens in map(int, args.tokens.split(",")):

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common.corpus import Case, load_cases
+from benchmarks.common.llama import decoding_llama
 from benchmarks.speed.decoding_core import N_CTX, ROUTING_CAP, routed_request, timed, told
 from toolrouting import (
     Completion,
@@ -69,7 +70,7 @@ class FreeDecoder:
     def __init__(self, model: Path, threads: int) -> None:
         import llama_cpp
 
-        self.llama: Any = llama_cpp.Llama(
+        self.llama: Any = decoding_llama(
             model_path=str(model), n_ctx=N_CTX, n_threads=threads, seed=0, verbose=False
         )
         vocab = llama_cpp.llama_model_get_vocab(self.llama.model)

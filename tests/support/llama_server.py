@@ -27,6 +27,7 @@ import httpx
 from support.processes import stop
 
 __all__ = [
+    "LLAMA_CPP_SERVER",
     "LLAMA_SERVER_START_LIMIT",
     "START_ATTEMPTS",
     "ServerStartError",
@@ -43,6 +44,10 @@ __all__ = [
 
 #: Seconds llama-server gets to load the default model and answer /health (about one here).
 LLAMA_SERVER_START_LIMIT = 120.0
+
+#: llama-cpp-python's server, started through the file that decides its weight repacking as the
+#: embedded backend does (off where llama.cpp's build uses AMX, whose kernels crash).
+LLAMA_CPP_SERVER = Path(__file__).with_name("llama_cpp_server.py")
 
 #: Ports a start tries before it gives up: each retry needs another program to take the port
 #: in the moment between our probe and the server's bind, so five clashes in a row is no race.
@@ -228,13 +233,14 @@ def start_llama_cpp_server(
     limit: float = LLAMA_SERVER_START_LIMIT,
     ports: Iterable[int] | None = None,
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """Start ``python -m llama_cpp.server`` on loopback with ``model``: the process and its base URL,
-    once /v1/models answers from it. It binds its port only after loading the model, so its
+    """Start ``python -m llama_cpp.server`` on loopback with ``model``, weight repacking decided as the
+    embedded backend decides (:data:`LLAMA_CPP_SERVER`): the process and its base URL, once
+    /v1/models answers from it. It binds its port only after loading the model, so its
     window for a clash is the load's seconds, not a moment (:func:`start_on_free_port`)."""
 
     def command(port: int) -> list[str]:
         return [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(model),
+            sys.executable, str(LLAMA_CPP_SERVER), "--model", str(model),
             "--host", "127.0.0.1", "--port", str(port),
             "--n_ctx", str(n_ctx), "--n_threads", str(threads), "--n_threads_batch", str(threads),
         ]  # fmt: skip

@@ -31,9 +31,13 @@ from .embedded import (
     AsyncEmbeddedLlama,
     EmbeddedLlama,
     PromptCacheInfo,
+    Repack,
     check_gbnf,
     default_model_path,
+    extra_bufts_by_default,
     llama_grammar_source,
+    load_llama,
+    repack_for,
 )
 from .http import OpenAICompatible
 from .models import list_models, served_reasoning_tags
@@ -58,6 +62,7 @@ __all__ = [
     "OpenAICompatible",
     "PromptCacheInfo",
     "ReasoningTags",
+    "Repack",
     "ScriptedBackend",
     "ScriptedRequest",
     "StreamingBackend",
@@ -65,9 +70,12 @@ __all__ = [
     "Usage",
     "check_gbnf",
     "default_model_path",
+    "extra_bufts_by_default",
     "is_truncated",
     "list_models",
     "llama_grammar_source",
+    "load_llama",
+    "repack_for",
     "served_reasoning_tags",
     "wire_text",
 ]

@@ -110,8 +110,8 @@ def text_streams() -> None:
 
 
 def add_decoding_options(parser: argparse.ArgumentParser) -> None:
-    """``--grammar``, ``--decoding``, ``--threads``, ``--prompt-cache-mb`` and ``--chat-template``:
-    how a model decodes a request."""
+    """``--grammar``, ``--decoding``, ``--threads``, ``--prompt-cache-mb``, ``--chat-template`` and
+    ``--repack``: how a model decodes a request."""
     parser.add_argument(
         "--grammar",
         choices=("ours", "server"),
@@ -143,4 +143,10 @@ def add_decoding_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="a Jinja chat template for the embedded model in place of its GGUF's own; one with <think> "
         "tags lets it reason in them when a request asks for reasoning",
+    )
+    parser.add_argument(
+        "--repack",
+        action=argparse.BooleanOptionalAction,
+        help="whether llama.cpp repacks the embedded model's weights for this CPU's vector units "
+        "(default: on, except where llama.cpp uses Intel AMX, whose kernels crash on the first decode)",
     )

@@ -352,14 +352,18 @@ def _embedded_backend(args: argparse.Namespace) -> EmbeddedLlama:
     forced = args.decoding != "grammar"
     kept = EMBEDDED_PROMPT_CACHE_MB if args.prompt_cache_mb is None else args.prompt_cache_mb
     template = None if args.chat_template is None else file_text(args.chat_template, "--chat-template")
-    return EmbeddedLlama(
+    backend = EmbeddedLlama(
         model,
         settings=_settings(args),
         n_threads=args.threads,
         forced_tokens=forced,
         prompt_cache_mb=kept,
         chat_template=template,
+        repack=args.repack,
     )
+    if not args.quiet:
+        print(f"toolrouting: {backend.repack.line()}", file=sys.stderr)
+    return backend
 
 
 def _print_outcome(result: RunResult, *, as_json: bool, answer_shown: bool = False) -> None:

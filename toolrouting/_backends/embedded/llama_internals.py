@@ -7,7 +7,10 @@ to read them:
   ``_root``), which the check before sampling must parse (``grammar_check``);
 - a token's text as its own chat handler writes it into the GGUF's chat template
   (``Llama._model.token_get_text``), which forced-token decoding needs to format a conversation
-  as ``create_chat_completion`` does (``forced_decoding``).
+  as ``create_chat_completion`` does (``forced_decoding``);
+- llama.cpp's ``use_extra_bufts`` model parameter, which ``Llama(...)`` has no argument for: the
+  backend loads with it off where llama.cpp's AMX kernels crash (``repack``), so the model
+  parameters ``Llama`` starts from are made with it set (``load_llama``).
 
 A release that renames or reshapes one is a :class:`ModelLoadError` that names the field, never
 a grammar that goes unchecked or a conversation formatted otherwise;
@@ -16,12 +19,15 @@ tests/test_backends_embedded_llama_internals.py runs the installed release and f
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from ..._errors import ModelLoadError
 
-__all__ = ["llama_grammar_source", "token_text"]
+__all__ = ["extra_bufts_by_default", "llama_grammar_source", "load_llama", "token_text"]
 
 # What brings the llama-cpp-python release this code reads the private fields of.
 _EMBEDDED_INSTALL = "pip install 'toolrouting[embedded]'"
@@ -62,6 +68,61 @@ def token_text(llama: Any, token: int) -> str:
         f"install the llama-cpp-python this toolrouting is tested with ({_EMBEDDED_INSTALL}), "
         "or pass forced_tokens=False (toolrouting run --decoding grammar)"
     )
+
+
+# One load at a time changes where Llama reads its default model parameters from.
+_PARAMS_LOCK = threading.Lock()
+
+
+def load_llama(llama_cpp: Any, *, use_extra_bufts: bool, **arguments: Any) -> Any:
+    """``llama_cpp.Llama(**arguments)``, its model loaded with ``use_extra_bufts`` as given.
+
+    ``Llama.__init__`` starts from ``llama_cpp.llama_cpp.llama_model_default_params()`` and offers
+    no argument for ``use_extra_bufts``; for the load, that function gives parameters with it
+    set (:func:`extra_bufts_by_default`). A release whose ``Llama`` no longer reads that function
+    is a :class:`ModelLoadError` that names it: the weights are never repacked against the
+    caller's choice.
+    """
+    with _PARAMS_LOCK, extra_bufts_by_default(llama_cpp, use_extra_bufts) as made:
+        llama = llama_cpp.Llama(**arguments)
+    if not made or getattr(getattr(llama, "model_params", None), "use_extra_bufts", None) != use_extra_bufts:
+        llama.close()
+        raise ModelLoadError(
+            f"this llama-cpp-python ({_version()}) no longer starts its model parameters from "
+            "llama_model_default_params(), through which the embedded backend sets use_extra_bufts; "
+            f"install the llama-cpp-python this toolrouting is tested with ({_EMBEDDED_INSTALL})"
+        )
+    return llama
+
+
+@contextlib.contextmanager
+def extra_bufts_by_default(llama_cpp: Any, use_extra_bufts: bool) -> Iterator[list[Any]]:
+    """Within the block, ``llama_cpp.llama_cpp.llama_model_default_params()`` gives parameters with
+    ``use_extra_bufts`` as given; it yields the list of parameters made so, and puts the function
+    back afterwards. For a process that loads its models elsewhere (llama-cpp-python's own
+    server), around all of it; :func:`load_llama` around one load. A release whose parameters
+    have no such field is a :class:`ModelLoadError` that names it.
+    """
+    bindings: Any = getattr(llama_cpp, "llama_cpp", None)
+    default_params = getattr(bindings, "llama_model_default_params", None)
+    if not callable(default_params) or not hasattr(default_params(), "use_extra_bufts"):
+        raise ModelLoadError(
+            f"this llama-cpp-python ({_version()}) has no llama_model_params.use_extra_bufts, which the "
+            f"embedded backend sets to choose whether the weights are repacked; install the "
+            f"llama-cpp-python this toolrouting is tested with ({_EMBEDDED_INSTALL})"
+        )
+    made: list[Any] = []
+
+    def params() -> Any:
+        made.append(default_params())
+        made[-1].use_extra_bufts = use_extra_bufts
+        return made[-1]
+
+    bindings.llama_model_default_params = params
+    try:
+        yield made
+    finally:
+        bindings.llama_model_default_params = default_params
 
 
 def _version() -> str:
