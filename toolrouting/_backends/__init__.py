@@ -33,6 +33,7 @@ from .embedded import (
     PromptCacheInfo,
     check_gbnf,
     default_model_path,
+    fetch_default_model,
     llama_grammar_source,
 )
 from .http import OpenAICompatible
@@ -65,6 +66,7 @@ __all__ = [
     "Usage",
     "check_gbnf",
     "default_model_path",
+    "fetch_default_model",
     "is_truncated",
     "list_models",
     "llama_grammar_source",

@@ -7,12 +7,13 @@
 a conversation in the tokens the model's chat template makes of it (and the template's reasoning
 tags), ``thinking`` a reply the model reasons before in those tags, ``prompt_cache`` the prompt
 states kept and restored where a prompt recurs, and ``llama_internals`` the one module that reads
-llama-cpp-python's private fields.
+llama-cpp-python's private fields; ``model_fetch`` fetches the default model into a cache.
 """
 
 from .async_backend import AsyncEmbeddedLlama
 from .backend import EmbeddedLlama, default_model_path
 from .grammar_check import check_gbnf, llama_grammar_source
+from .model_fetch import fetch_default_model
 from .prompt_cache import PromptCacheInfo
 
 __all__ = [
@@ -21,5 +22,6 @@ __all__ = [
     "PromptCacheInfo",
     "check_gbnf",
     "default_model_path",
+    "fetch_default_model",
     "llama_grammar_source",
 ]
