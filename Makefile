@@ -2,6 +2,7 @@
 #   make run    set up, then answer a sample question with the embedded default model
 #   make test   set up, then run the whole test suite (and the type and lint checks)
 #   make bench  the core benchmark (the others: docs/benchmarks/index.md)
+#   make lock   move the pins: requirements/lock.txt resolved afresh (docs/development.md)
 
 PYTHON ?= python3
 VENV := .venv
@@ -13,11 +14,11 @@ QUESTION ?= What does the latch on the storage-room door do?
 # turns seconds into minutes. Passive waiting costs nothing when one process runs alone.
 export OMP_WAIT_POLICY := passive
 
-.PHONY: setup run test check bench clean llama-server agent-clis
+.PHONY: setup run test check bench clean lock llama-server agent-clis
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml scripts/setup.sh
+$(STAMP): pyproject.toml scripts/setup.sh requirements/lock.txt requirements/no-deps.txt
 	PYTHON=$(PYTHON) VENV=$(VENV) sh scripts/setup.sh
 	touch $(STAMP)
 
@@ -43,6 +44,11 @@ agent-clis:
 
 test: check llama-server agent-clis
 	$(BIN)/python -m pytest
+
+# The pins every set-up installs at: resolved afresh in a temporary venv (a few minutes), written to
+# requirements/lock.txt; the next make run or make test installs them into .venv.
+lock:
+	PYTHON=$(PYTHON) sh scripts/lock.sh
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.speed.core

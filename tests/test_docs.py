@@ -182,13 +182,13 @@ def test_every_command_the_docs_name_is_in_the_parser() -> None:
 def test_the_command_lists_name_every_command() -> None:
     commands = _commands()
     cli = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
-    assert set(re.findall(r"^- `toolrouting (\w+)", cli, re.MULTILINE)) == commands
-    assert set(re.findall(r"^### `toolrouting (\w+) --help`", cli, re.MULTILINE)) == commands
+    assert set(re.findall(r"^- `toolrouting ([\w-]+)", cli, re.MULTILINE)) == commands
+    assert set(re.findall(r"^### `toolrouting ([\w-]+) --help`", cli, re.MULTILINE)) == commands
     count = re.search(r"has (\w+) subcommands", cli)
     assert count is not None
     assert NUMBERS[count[1]] == len(commands)
     block = _section((ROOT / "README.md").read_text(encoding="utf-8"), "The command line")
-    assert set(re.findall(r"^(?:\S+=\S+ )?toolrouting (\w+)", block, re.MULTILINE)) == commands
+    assert set(re.findall(r"^(?:\S+=\S+ )?toolrouting ([\w-]+)", block, re.MULTILINE)) == commands
     row = _documented_parts()["_cli"][1]  # docs/architecture.md's row of the command line
     assert {command for command in commands if not re.search(rf"`(toolrouting )?{command}`", row)} == set()
 

@@ -86,6 +86,7 @@ from ._backends import (
     TextDelta,
     Usage,
     default_model_path,
+    fetch_default_model,
     served_reasoning_tags,
 )
 
@@ -260,6 +261,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     "TextDelta",
     "Usage",
     "default_model_path",
+    "fetch_default_model",
     "served_reasoning_tags",
     # the loop
     "Abstained",

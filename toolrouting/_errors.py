@@ -134,7 +134,8 @@ class GrammarError(BackendError, ValueError):
 
 
 class ModelLoadError(BackendError):
-    """The embedded backend cannot start: llama-cpp-python or the model file is missing or unreadable."""
+    """The embedded backend cannot start: llama-cpp-python or the model file is missing or unreadable,
+    or the default model could not be fetched (``toolrouting fetch-model``)."""
 
 
 class RunError(ToolRoutingError):

@@ -15,10 +15,10 @@ PIPE_CLOSED = 141
 #: Each status and when a command exits with it.
 EXIT_STATUSES: dict[int, str] = {
     DONE: "done: the run ended, the schema or the model list was printed, `parse` accepted the reply, "
-    "`preflight` found nothing the compiler refuses",
+    "`preflight` found nothing the compiler refuses, `fetch-model` has the model in the cache",
     FAILED: "a run, backend, tool provider or file error, shown as one line `ErrorType: message` on stderr; "
     "`parse` refused the reply; `preflight` found what the compiler refuses; `batch` ended with a question "
-    "that failed",
+    "that failed; `fetch-model` could not download or check the model",
     USAGE: "usage: an unknown command or option, a bad value, a missing file (`--model`, `--db`, "
     "`--system-file`, the transcript `--resume` continues) or question, an argument or stdin that is not "
     "UTF-8, stdin closed where the question is read from it",

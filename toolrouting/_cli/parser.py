@@ -15,6 +15,7 @@ import toolrouting
 from .arguments import Subparsers
 from .batch import add_batch
 from .catalogue import add_parse, add_preflight, add_schema
+from .fetch_model import add_fetch_model
 from .models import add_models
 from .run import add_run
 from .serve import add_serve
@@ -30,6 +31,7 @@ SUBCOMMANDS: list[Callable[[Subparsers], None]] = [
     add_schema,
     add_parse,
     add_preflight,
+    add_fetch_model,
 ]
 
 

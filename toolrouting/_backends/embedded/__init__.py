@@ -8,13 +8,14 @@ a conversation in the tokens the model's chat template makes of it (and the temp
 tags), ``thinking`` a reply the model reasons before in those tags, ``prompt_cache`` the prompt
 states kept and restored where a prompt recurs, ``repack`` whether llama.cpp repacks the weights
 for the CPU (off where its AMX kernels would run), and ``llama_internals`` the one module that
-reads llama-cpp-python's private fields.
+reads llama-cpp-python's private fields; ``model_fetch`` fetches the default model into a cache.
 """
 
 from .async_backend import AsyncEmbeddedLlama
 from .backend import EmbeddedLlama, default_model_path
 from .grammar_check import check_gbnf, llama_grammar_source
 from .llama_internals import extra_bufts_by_default, load_llama
+from .model_fetch import fetch_default_model
 from .prompt_cache import PromptCacheInfo
 from .repack import Repack, repack_for
 
@@ -26,6 +27,7 @@ __all__ = [
     "check_gbnf",
     "default_model_path",
     "extra_bufts_by_default",
+    "fetch_default_model",
     "llama_grammar_source",
     "load_llama",
     "repack_for",

