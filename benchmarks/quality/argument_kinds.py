@@ -78,6 +78,26 @@ def bfcl_catalogues(data: Path) -> dict[str, list[Tool]]:
     return catalogues
 
 
+def bfcl_cases_touched(data: Path) -> list[str]:
+    """Per category, the cases whose offered functions hold a composed required argument: the
+    only cases where grounding by kind can decide otherwise than grounding of every argument."""
+    lines = []
+    for category in BFCL_CATEGORIES:
+        entries = [json.loads(line) for line in (data / f"BFCL_v4_{category}.json").read_text().splitlines()]
+        touched = [
+            entry["id"]
+            for entry in entries
+            if any(
+                kind.kind == "composed"
+                for _, _, kind in classed(
+                    [(f["name"], f.get("description"), f.get("parameters", {})) for f in entry["function"]]
+                )
+            )
+        ]
+        lines.append(f"- BFCL {category}: {len(touched)} of {len(entries)} cases offer a composed argument")
+    return lines
+
+
 def _wire_tools(offered: Sequence[dict[str, Any]]) -> list[Tool]:
     return [
         (
@@ -275,6 +295,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             parser.error("no bfcl_eval data folder: run scripts/bfcl-venv.sh, or give --bfcl-data")
         catalogues |= bfcl_catalogues(args.bfcl_data)
     print("\n".join(report(catalogues, args.list)))
+    if "bfcl" in args.only:
+        print("\n" + "\n".join(bfcl_cases_touched(args.bfcl_data)))
 
 
 if __name__ == "__main__":
