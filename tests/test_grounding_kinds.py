@@ -152,6 +152,13 @@ def test_grounding_leaves_a_composed_argument_unchecked_at_the_top_and_inside_an
     invented = {**change, "file_path": "secrets.env"}
     found = grounding("shell", {"command": "ls", "cwd": "docs", "change": invented}, parameters, evidence)
     assert [item.argument for item in found.ungrounded] == ["change"]
+    # Checked as before kinds (by_kind=False, for a measurement), the command is ungrounded.
+    before = grounding("shell", {"command": "rm -rf build", "cwd": "docs", "change": change}, parameters,
+                       evidence, by_kind=False)  # fmt: skip
+    assert (before.checked, [item.argument for item in before.ungrounded]) == (
+        ("command", "cwd", "change"),
+        ["command", "change"],  # the object's new_text too
+    )
     # A call of composed arguments only has nothing to check, so it is never abstained from.
     assert abstention("grounding", [("shell", {"command": "rm -rf build"}, parameters)], evidence) is None
 

@@ -116,22 +116,26 @@ def grounding(
     evidence: Evidence,
     *,
     word_share: float = WORD_SHARE,
+    by_kind: bool = True,
 ) -> Grounding:
     """Each checked argument of a call held against ``evidence``; an argument the call leaves
-    out is not checked (nothing was invented)."""
+    out is not checked (nothing was invented). ``by_kind=False`` checks a composed argument too,
+    as grounding did before it knew kinds (for a measurement that compares the two)."""
     properties = parameters.get("properties") or {}
-    kinds = _required(parameters, tool)
+    kinds = [(name, "given" if not by_kind else kind) for name, kind in _required(parameters, tool)]
     checked = tuple(name for name, kind in kinds if kind == "given" and name in arguments)
     composed = tuple(name for name, kind in kinds if kind == "composed" and name in arguments)
     missing = []
     for name in checked:
-        lacks = _lacks(arguments[name], properties[name], evidence, word_share)
+        lacks = _lacks(arguments[name], properties[name], evidence, word_share, by_kind)
         if lacks is not None:
             missing.append(Ungrounded(argument=name, value=arguments[name], kind=lacks[0], missing=lacks[1]))
     return Grounding(tool=tool, checked=checked, ungrounded=tuple(missing), composed=composed)
 
 
-def _lacks(value: Any, schema: Any, evidence: Evidence, share: float) -> tuple[Kind, str] | None:
+def _lacks(
+    value: Any, schema: Any, evidence: Evidence, share: float, by_kind: bool
+) -> tuple[Kind, str] | None:
     """What the conversation lacks for ``value`` to be grounded, or ``None`` when it is."""
     schema = schema if isinstance(schema, Mapping) else {}
     if value is None or isinstance(value, bool) or _closed(schema):
@@ -145,7 +149,7 @@ def _lacks(value: Any, schema: Any, evidence: Evidence, share: float) -> tuple[K
     if isinstance(value, Sequence):
         items = schema.get("items")
         for element in value:
-            lacks = _lacks(element, items, evidence, share)
+            lacks = _lacks(element, items, evidence, share, by_kind)
             if lacks is not None:
                 return lacks
         return None
@@ -153,9 +157,13 @@ def _lacks(value: Any, schema: Any, evidence: Evidence, share: float) -> tuple[K
         properties = schema.get("properties")
         properties = properties if isinstance(properties, Mapping) else {}
         for key, element in value.items():
-            if isinstance(key, str) and argument_kind(key, properties.get(key)).kind == "composed":
+            if (
+                by_kind
+                and isinstance(key, str)
+                and argument_kind(key, properties.get(key)).kind == "composed"
+            ):
                 continue  # a property the model writes, as a top-level one
-            lacks = _lacks(element, properties.get(key), evidence, share)
+            lacks = _lacks(element, properties.get(key), evidence, share, by_kind)
             if lacks is not None:
                 return lacks
     return None
