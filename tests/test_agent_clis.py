@@ -4,7 +4,10 @@ Each runs on its defaults (tests/support/agent_clis.py says what is set, and why
 serve process over a scripted upstream: the route's decision is a call of one of the CLI's
 own tools, the CLI runs it, sends its result back, and prints the answer. Only what serve and
 the grammar guarantee is asserted: the call reached the CLI and was run (its output is in the
-next decision's conversation), the answer was printed, and the CLI exited 0.
+next decision's conversation), the answer was printed, and the CLI exited 0. Each CLI's
+catalogue, read back from the route schema serve sent, is classed by argument kind
+(``toolrouting.argument_kind``): its commands, prompts and texts are composed, its paths given;
+and Codex's shell command runs with ``--abstain grounding``, which checks only what is given.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from support.agent_clis import (
 )
 from support.fault_server import FaultServer
 
+from toolrouting import argument_kind
+
 #: The file the routed call reads; its text is what must come back as the tool's result.
 WEATHER = "The weather in Paris: sunny, 21 C."
 #: Scripted behaviours queued for one run: more than a tool loop's requests (a decision, a
@@ -47,14 +52,29 @@ def _explained(done: object) -> str:
     return f"the CLI's output:\n{getattr(done, 'stdout', '')}\n{getattr(done, 'stderr', '')}"
 
 
+def _kinds(schema: dict[str, Any]) -> dict[str, str]:
+    """Each required argument of the catalogue a decision offered (the route schema's
+    alternatives: each a tool and its parameters), as ``TOOL.ARGUMENT``, with its kind."""
+    found: dict[str, str] = {}
+    for alternative in schema["anyOf"]:
+        tool = alternative["properties"]["tool"]["const"]
+        parameters = alternative["properties"].get("arguments", {})
+        for name in parameters.get("required", []):
+            found[f"{tool}.{name}"] = argument_kind(name, parameters["properties"][name], tool).kind
+    return found
+
+
 def _tool_loop(
-    run: Callable[[str], subprocess.CompletedProcess[str]], tool: str, arguments: dict[str, Any]
+    run: Callable[[str], subprocess.CompletedProcess[str]],
+    tool: str,
+    arguments: dict[str, Any],
+    *options: str,
 ) -> FaultServer:
     """``run(url)`` against serve over an upstream whose decisions call ``tool``: the guarantees
     of one tool loop checked, the upstream returned for what else its requests show."""
     with FaultServer() as upstream:
         upstream.script.extend([routed({"tool": tool, "arguments": arguments})] * _QUEUED)
-        with serve_over(upstream) as url:
+        with serve_over(upstream, *options) as url:
             done = run(url)
     assert done.returncode == 0, _explained(done)
     assert ANSWER in done.stdout, _explained(done)
@@ -72,6 +92,15 @@ def test_claude_code_runs_a_routed_call_and_prints_the_answer(workdir: Path, tmp
     # signed thinking block came back with the call it preceded.
     assert all("thought" in schema["anyOf"][0]["properties"] for schema in decisions(upstream))
     assert thought_sent_back(upstream)
+    kinds = _kinds(decisions(upstream)[0])
+    expected = {
+        "Bash.command": "composed",
+        "Agent.prompt": "composed",
+        "Write.content": "composed",
+        "Read.file_path": "given",
+        "Edit.file_path": "given",
+    }
+    assert {name: kinds.get(name) for name in expected} == expected
 
 
 def test_codex_runs_a_routed_call_and_prints_the_answer(workdir: Path, tmp_path: Path) -> None:
@@ -84,3 +113,19 @@ def test_codex_runs_a_routed_call_and_prints_the_answer(workdir: Path, tmp_path:
     )
     # Its reasoning summary names no effort: no reasoning is served.
     assert not any("thought" in schema["anyOf"][0]["properties"] for schema in decisions(upstream))
+    kinds = _kinds(decisions(upstream)[0])
+    assert (kinds.get("exec_command.cmd"), kinds.get("view_image.path")) == ("composed", "given")
+
+
+def test_codex_runs_a_shell_command_with_abstention_on(workdir: Path, tmp_path: Path) -> None:
+    # The command is the model's to write: grounding checks only given arguments, so the call
+    # goes out and runs, though neither the question nor Codex's own instructions write "xxd"
+    # (read as a given value, the command would be abstained from).
+    codex = agent_clis()["codex"]
+    _tool_loop(
+        lambda url: run_codex(codex, url, workdir, tmp_path / "home"),
+        "exec_command",
+        {"cmd": "xxd -p weather.txt | xxd -r -p"},
+        "--abstain",
+        "grounding",
+    )

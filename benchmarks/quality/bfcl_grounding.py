@@ -16,6 +16,10 @@ wrong on a category with answers.
   same margin for a content-free question), or when an argument's first token is more uncertain
   than one (``entropy``, the largest of a call's arguments); alone, and beside grounding's rule
   (either abstains).
+- **The question's fit to the chosen tool** (``fit``, ``toolrouting._shortlist.tool_fit``): the
+  chosen tool's ranker score less the best of the other tools' and ``none``'s, from the
+  ranker's index alone (``--fit-ranker``); abstain when it is below a threshold, alone and
+  beside grounding's rule. Computed here from each record's tools, question and first call.
 - **Fit and held out**: every choice (a rule, a share, a threshold) is made on the even-numbered
   cases of each category, as the most irrelevance right with simple and multiple each within
   ``--within`` points of the run as it was, and reported on the odd-numbered ones.
@@ -34,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from toolrouting._grounding import Grounding, conversation_evidence, grounding
+from toolrouting._shortlist import IndexedRanker, Ranker, shortlist_query, tool_fit
 
 Record = dict[str, Any]
 Rule = Callable[[Grounding], bool]
@@ -48,7 +53,7 @@ RULES: dict[str, Rule] = {
 SHARES = (0.25, 0.5, 0.75, 1.0)
 SCORED = ("irrelevance", "simple_python", "multiple")
 #: Each signal of the model's doubt, and whether a call is doubted below a threshold or above it.
-SIGNALS = {"margin": "below", "calibrated": "below", "entropy": "above"}
+SIGNALS = {"margin": "below", "calibrated": "below", "entropy": "above", "fit": "below"}
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,8 @@ class Decision:
     right: bool
     groundings: dict[float, tuple[Grounding, ...]]
     """Each call held against the question, at each share of a text's words."""
+    every: tuple[Grounding, ...]
+    """Each call held against the question at the shipped share, composed arguments checked too."""
     signals: dict[str, float]
 
 
@@ -69,8 +76,9 @@ Policy = Callable[[Decision], bool]
 """Whether a policy abstains on a decision that made a call."""
 
 
-def groundings(record: Record, share: float) -> tuple[Grounding, ...]:
-    """Each call of a record held against its question."""
+def groundings(record: Record, share: float, by_kind: bool = True) -> tuple[Grounding, ...]:
+    """Each call of a record held against its question (``by_kind=False``: every required
+    argument checked, composed ones too, as before grounding knew kinds)."""
     evidence = conversation_evidence(record["question"])
     tools = {tool["function"]["name"]: tool["function"] for tool in record["tools"]}
     found = []
@@ -81,7 +89,9 @@ def groundings(record: Record, share: float) -> tuple[Grounding, ...]:
             arguments = {}
         parameters = tools.get(call["name"], {}).get("parameters", {})
         if isinstance(arguments, dict):
-            found.append(grounding(call["name"], arguments, parameters, evidence, word_share=share))
+            found.append(
+                grounding(call["name"], arguments, parameters, evidence, word_share=share, by_kind=by_kind)
+            )
     return tuple(found)
 
 
@@ -98,7 +108,23 @@ def _signals(scored: dict[str, Any] | None) -> dict[str, float]:
     return found
 
 
-def decisions(records: Sequence[Record], signals: dict[str, Any]) -> list[Decision]:
+def fit_margin(record: Record, ranker: Ranker) -> float | None:
+    """How well the record's question fits its first call's tool, against the other tools and
+    ``none`` (``ToolFit.margin``); ``None`` for a record without a call."""
+    calls = record.get("calls") or []
+    tools = (
+        [tool for tool in record["tools"] if tool["function"]["name"] == calls[0]["name"]] if calls else []
+    )
+    if not tools:
+        return None
+    return tool_fit(
+        record["tools"], shortlist_query(record["question"]), calls[0]["name"], ranker=ranker
+    ).margin
+
+
+def decisions(
+    records: Sequence[Record], signals: dict[str, Any], ranker: Ranker | None = None
+) -> list[Decision]:
     made = []
     for record in records:
         if record.get("outcome") != "answered" or record["category"] not in SCORED:
@@ -112,9 +138,13 @@ def decisions(records: Sequence[Record], signals: dict[str, Any]) -> list[Decisi
                 called=bool(record.get("calls")),
                 right=bool(record["valid"]),
                 groundings={share: groundings(record, share) for share in SHARES},
+                every=groundings(record, 0.5, by_kind=False),
                 signals=_signals(signals.get(record["id"])) if record.get("calls") else {},
             )
         )
+        margin = fit_margin(record, ranker) if ranker is not None else None
+        if margin is not None:
+            made[-1].signals["fit"] = margin
     return made
 
 
@@ -126,6 +156,12 @@ def doubted(signal: str, threshold: float) -> Policy:
     if SIGNALS[signal] == "below":
         return lambda d: signal in d.signals and d.signals[signal] < threshold
     return lambda d: signal in d.signals and d.signals[signal] > threshold
+
+
+def before_kinds(decision: Decision) -> bool:
+    """The shipped rule as it was before kinds: half of a call's required arguments, composed
+    ones too, ungrounded."""
+    return any(RULES["half"](found) for found in decision.every)
 
 
 def either(first: Policy, second: Policy) -> Policy:
@@ -215,6 +251,7 @@ def report(made: Sequence[Decision], within: float) -> list[str]:
     """The tables of one run: every policy on both halves, what was chosen, and each signal alone."""
     held = [d for d in made if not d.even]
     lines = [*HEADER, row("off", made, None)]
+    lines.append(row("grounding `half`, every argument checked (before kinds)", made, before_kinds))
     grounded = {
         f"grounding `{rule}`, word share {share}": ruled(rule, share) for share in SHARES for rule in RULES
     }
@@ -254,11 +291,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--way", help="the way whose records are scored (default: the run's first)")
     parser.add_argument("--within", type=float, default=3.0, help="points simple and multiple may lose (3)")
     parser.add_argument("--show", action="store_true", help="list the fit half's misjudged calls")
+    parser.add_argument(
+        "--fit-ranker",
+        choices=("hybrid", "bm25", "off"),
+        default="off",
+        help="the ranker of the question's fit to the chosen tool (off: not scored)",
+    )
     args = parser.parse_args(argv)
     run = json.loads(args.run.read_text())
     signals = json.loads(args.signals.read_text()) if args.signals else {}
     way = args.way or next(iter(run["settings"].get("ways", {"serve": None})))
-    made = decisions([r for r in run["records"] if r.get("way", "serve") == way], signals)
+    ranker = None if args.fit_ranker == "off" else IndexedRanker(semantic=args.fit_ranker == "hybrid")
+    made = decisions([r for r in run["records"] if r.get("way", "serve") == way], signals, ranker)
     print(f"## {args.run.name}, {way}: {Path(run['settings']['model']).name}, {len(made)} cases\n")
     print("\n".join(report(made, args.within)))
     if args.show:

@@ -1,11 +1,12 @@
 """Whether a call's required arguments come from the conversation, and which do not.
 
 A routed call names a tool and fills its arguments; a small model fills them whether or not the
-user gave them. Grounding checks each argument the tool requires that has no ``default``, and
-is not an ``enum``, a ``const`` or a boolean (a closed choice the grammar holds to the schema,
-which no conversation spells out), against the conversation's evidence (``evidence``): a number
-among the numbers it names, a date or a time among its dates and times, a text by the share of
-its words the conversation holds, a list element by element, an object by its own properties.
+user gave them. Grounding checks each argument the tool requires that has no ``default`` and
+whose value is given, not composed (``kinds``: a closed choice, which the grammar holds to the
+schema, and a command, a query or a message the model writes are not checked), against the
+conversation's evidence (``evidence``): a number among the numbers it names, a date or a time
+among its dates and times, a text by the share of its words the conversation holds, a list
+element by element, an object by its own properties (those of them that are given).
 
 What it cannot see: a value the model derives rightly from the conversation but that the
 conversation never writes ("the past decade" is 10 years, "NYC" is "New York City", "tomorrow"
@@ -23,6 +24,7 @@ from typing import Any, Literal
 
 from .dates import moments_of, same_day
 from .evidence import Evidence
+from .kinds import argument_kind
 from .numbers import number_of, same_number
 from .words import word_share
 
@@ -55,6 +57,8 @@ class Grounding:
     tool: str
     checked: tuple[str, ...]
     ungrounded: tuple[Ungrounded, ...]
+    composed: tuple[str, ...] = ()
+    """The required arguments of the call left unchecked because the model writes them."""
 
     @property
     def grounded(self) -> bool:
@@ -76,14 +80,21 @@ class Grounding:
         return f"{self.tool} needs {listed}, which the conversation does not give"
 
 
-def checked_arguments(parameters: Mapping[str, Any]) -> list[str]:
-    """The arguments grounding checks: required, without a ``default``, and not a closed choice."""
+def checked_arguments(parameters: Mapping[str, Any], tool: str | None = None) -> list[str]:
+    """The arguments grounding checks: required, without a ``default``, not a closed choice
+    (which the grammar holds to the schema), and given
+    (:func:`~toolrouting._grounding.kinds.argument_kind` of each, ``tool`` the tool's name)."""
+    return [name for name, kind in _required(parameters, tool) if kind == "given"]
+
+
+def _required(parameters: Mapping[str, Any], tool: str | None) -> list[tuple[str, str]]:
+    """Each required argument without a ``default`` that is not a closed choice, with its kind."""
     properties = parameters.get("properties")
     required = parameters.get("required")
     if not isinstance(properties, Mapping) or not isinstance(required, list):
         return []
     return [
-        name
+        (name, argument_kind(name, properties[name], tool).kind)
         for name in dict.fromkeys(required)
         if isinstance(name, str)
         and isinstance(properties.get(name), Mapping)
@@ -105,20 +116,26 @@ def grounding(
     evidence: Evidence,
     *,
     word_share: float = WORD_SHARE,
+    by_kind: bool = True,
 ) -> Grounding:
     """Each checked argument of a call held against ``evidence``; an argument the call leaves
-    out is not checked (nothing was invented)."""
+    out is not checked (nothing was invented). ``by_kind=False`` checks a composed argument too,
+    as grounding did before it knew kinds (for a measurement that compares the two)."""
     properties = parameters.get("properties") or {}
-    checked = tuple(name for name in checked_arguments(parameters) if name in arguments)
+    kinds = [(name, "given" if not by_kind else kind) for name, kind in _required(parameters, tool)]
+    checked = tuple(name for name, kind in kinds if kind == "given" and name in arguments)
+    composed = tuple(name for name, kind in kinds if kind == "composed" and name in arguments)
     missing = []
     for name in checked:
-        lacks = _lacks(arguments[name], properties[name], evidence, word_share)
+        lacks = _lacks(arguments[name], properties[name], evidence, word_share, by_kind)
         if lacks is not None:
             missing.append(Ungrounded(argument=name, value=arguments[name], kind=lacks[0], missing=lacks[1]))
-    return Grounding(tool=tool, checked=checked, ungrounded=tuple(missing))
+    return Grounding(tool=tool, checked=checked, ungrounded=tuple(missing), composed=composed)
 
 
-def _lacks(value: Any, schema: Any, evidence: Evidence, share: float) -> tuple[Kind, str] | None:
+def _lacks(
+    value: Any, schema: Any, evidence: Evidence, share: float, by_kind: bool
+) -> tuple[Kind, str] | None:
     """What the conversation lacks for ``value`` to be grounded, or ``None`` when it is."""
     schema = schema if isinstance(schema, Mapping) else {}
     if value is None or isinstance(value, bool) or _closed(schema):
@@ -132,7 +149,7 @@ def _lacks(value: Any, schema: Any, evidence: Evidence, share: float) -> tuple[K
     if isinstance(value, Sequence):
         items = schema.get("items")
         for element in value:
-            lacks = _lacks(element, items, evidence, share)
+            lacks = _lacks(element, items, evidence, share, by_kind)
             if lacks is not None:
                 return lacks
         return None
@@ -140,7 +157,13 @@ def _lacks(value: Any, schema: Any, evidence: Evidence, share: float) -> tuple[K
         properties = schema.get("properties")
         properties = properties if isinstance(properties, Mapping) else {}
         for key, element in value.items():
-            lacks = _lacks(element, properties.get(key), evidence, share)
+            if (
+                by_kind
+                and isinstance(key, str)
+                and argument_kind(key, properties.get(key)).kind == "composed"
+            ):
+                continue  # a property the model writes, as a top-level one
+            lacks = _lacks(element, properties.get(key), evidence, share, by_kind)
             if lacks is not None:
                 return lacks
     return None

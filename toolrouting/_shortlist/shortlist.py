@@ -11,7 +11,7 @@ from .._catalogue_checks import checked_catalogue
 from .query import shortlist_query
 from .ranker import IndexedRanker, default_ranker
 
-__all__ = ["Ranker", "checked_ranker", "shortlist"]
+__all__ = ["Ranker", "checked_ranker", "checked_scores", "shortlist"]
 
 _Tool = TypeVar("_Tool", bound=Mapping[str, Any])
 
@@ -69,12 +69,12 @@ def shortlist(
     if ranker is None or isinstance(ranker, IndexedRanker):
         scores = (ranker or default_ranker()).index(tools).scores(query)
     else:
-        scores = _checked_scores(ranker(tools, query), len(tools))
+        scores = checked_scores(ranker(tools, query), len(tools))
     best = heapq.nsmallest(k, range(len(tools)), key=lambda index: (-scores[index], index))
     return [tools[index] for index in sorted(best)]
 
 
-def _checked_scores(scores: object, count: int) -> list[float]:
+def checked_scores(scores: object, count: int) -> list[float]:
     """A replaced ranker's answer: one number a tool, none of them NaN, else a clear error."""
     if isinstance(scores, (str, bytes, Mapping)) or not isinstance(scores, Sequence):
         raise TypeError(f"a ranker returns a sequence of scores, not {type(scores).__name__}")
