@@ -95,6 +95,9 @@ class Reasoning:
 
     budget: int
     shown: bool = True
+    asked: int | None = None
+    """The budget the request asked for when it was over what the route's grammar bounds: served
+    as ``budget`` tokens, its maximum (``SERVE_REASONING_CAP``); ``None`` when served as asked."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -26,6 +26,7 @@ from .protocol import Piece, ReplyWriter, ServeRequest, body_too_large
 from .serving import RoutedServing
 
 __all__ = [
+    "REASONING_HEADER",
     "Admission",
     "EventStream",
     "answer",
@@ -41,6 +42,10 @@ T = TypeVar("T")
 
 #: The status a request is closed with when its client left before the answer: nobody reads it.
 _GONE = 499
+
+#: The header that says a reasoning budget over what the route's grammar bounds was served within
+#: it: ``served=N asked=M``; absent when the budget was served as asked.
+REASONING_HEADER = "x-toolrouting-reasoning-budget"
 
 
 class Admission:
@@ -168,10 +173,16 @@ async def answer(
     secrets: Sequence[str],
 ) -> Response:
     """The reply ``serving`` makes to ``asked``, whole or streamed as it asks, in ``writer``'s
-    shapes; ``secrets`` never appear in an error written into the stream."""
+    shapes; ``secrets`` never appear in an error written into the stream. A header says when a
+    reasoning budget was served within the cap."""
     if asked.stream:
-        return await event_stream(request, admission, serving.stream(asked), writer, secrets)
-    return await whole_reply(request, admission, lambda: serving.reply(asked), writer.whole)
+        response = await event_stream(request, admission, serving.stream(asked), writer, secrets)
+    else:
+        response = await whole_reply(request, admission, lambda: serving.reply(asked), writer.whole)
+    reasoning = asked.reasoning
+    if reasoning is not None and reasoning.asked is not None and response.status_code != _GONE:
+        response.headers[REASONING_HEADER] = f"served={reasoning.budget} asked={reasoning.asked}"
+    return response
 
 
 async def event_stream(
