@@ -4,7 +4,9 @@ Each runs on its defaults (tests/support/agent_clis.py says what is set, and why
 serve process over a scripted upstream: the route's decision is a call of one of the CLI's
 own tools, the CLI runs it, sends its result back, and prints the answer. Only what serve and
 the grammar guarantee is asserted: the call reached the CLI and was run (its output is in the
-next decision's conversation), the answer was printed, and the CLI exited 0.
+next decision's conversation), the answer was printed, and the CLI exited 0. Over an upstream
+that routes one call again and again, the session ends all the same: serve withholds the
+call's tool past the repeat limit, which the routes the upstream was sent show.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from support.agent_clis import (
     ANSWER,
     agent_clis,
     decisions,
+    offers_by_results,
+    repeating,
     result_sent_back,
     routed,
     run_claude,
@@ -27,6 +31,8 @@ from support.agent_clis import (
     thought_sent_back,
 )
 from support.fault_server import FaultServer
+
+from toolrouting._limits import DEFAULT_MAX_REPEATS
 
 #: The file the routed call reads; its text is what must come back as the tool's result.
 WEATHER = "The weather in Paris: sunny, 21 C."
@@ -84,3 +90,30 @@ def test_codex_runs_a_routed_call_and_prints_the_answer(workdir: Path, tmp_path:
     )
     # Its reasoning summary names no effort: no reasoning is served.
     assert not any("thought" in schema["anyOf"][0]["properties"] for schema in decisions(upstream))
+
+
+@pytest.mark.parametrize(
+    ("cli", "call"),
+    [
+        ("claude", {"tool": "Read", "arguments": {"file_path": "weather.txt"}}),
+        ("codex", {"tool": "exec_command", "arguments": {"cmd": "cat weather.txt"}}),
+    ],
+)
+def test_a_session_whose_model_repeats_one_call_ends(
+    workdir: Path, tmp_path: Path, cli: str, call: dict[str, Any]
+) -> None:
+    """A model that routes the same call again and again, its result already in the conversation:
+    serve withholds its tool once the call passed the repeat limit, the model can only route
+    ``none``, and the CLI prints the answer and exits."""
+    binary = agent_clis()[cli]
+    run = run_claude if cli == "claude" else run_codex
+    with FaultServer() as upstream:
+        upstream.script.extend([repeating(call)] * _QUEUED)
+        with serve_over(upstream) as url:
+            done = run(binary, url, workdir, tmp_path / "home")
+    assert done.returncode == 0, _explained(done)
+    assert ANSWER in done.stdout, _explained(done)
+    seen = offers_by_results(upstream, call["tool"])
+    # The tool is offered while its one call has run at most max_repeats times, and never after.
+    assert [offered for offered, _ in seen] == [runs <= DEFAULT_MAX_REPEATS for _, runs in seen], seen
+    assert seen[-1] == (False, DEFAULT_MAX_REPEATS + 1), seen
