@@ -23,7 +23,7 @@ from support.serve import TOOLS, served_to_sdk
 
 from toolrouting import AsyncScriptedBackend, ScriptedRequest
 from toolrouting._limits import DEFAULT_MAX_REPEATS
-from toolrouting._serve import serve_app
+from toolrouting._serve import conversation_of, decision_of, read_chat_request, serve_app
 from toolrouting._serve.transport import WITHHELD_HEADER
 
 QUESTION = "What does the latch on the storage-room door do?"
@@ -229,3 +229,23 @@ def test_max_repeats_is_the_servers_and_0_offers_each_call_once() -> None:
 def test_a_max_repeats_that_is_no_count_is_refused_when_the_server_is_made(value: Any) -> None:
     with pytest.raises(ValueError, match="max_repeats must be an integer of at least 0"):
         serve_app(AsyncScriptedBackend(), max_repeats=value)
+
+
+def test_under_a_shortlist_the_tool_is_withheld_before_the_tools_are_ranked() -> None:
+    """With ``--shortlist K`` the withheld tool takes none of the K places: the K are ranked from
+    the tools left."""
+    extra: dict[str, Any] = {
+        "type": "function",
+        "function": {"name": "list", "parameters": {"type": "object", "properties": {}}},
+    }
+    request = read_chat_request({"model": "m", "messages": chat_messages(REPEATED), "tools": [*TOOLS, extra]})
+    decision = decision_of(request, conversation_of(request, spaced=False), shortlist=2)
+    assert decision is not None
+    assert decision.withheld == ("search",)
+    assert decision.names == ("read", "list")
+    assert "search(" not in decision.messages[0]["content"]
+    # Unshortlisted, the instructions still list the whole catalogue; the route alone leaves it out.
+    whole = decision_of(request, conversation_of(request, spaced=False))
+    assert whole is not None
+    assert (whole.names, whole.withheld) == (("read", "list"), ("search",))
+    assert "search(" in whole.messages[0]["content"]
