@@ -8,6 +8,8 @@ next decision's conversation), the answer was printed, and the CLI exited 0. Eac
 catalogue, read back from the route schema serve sent, is classed by argument kind
 (``toolrouting.argument_kind``): its commands, prompts and texts are composed, its paths given;
 and Codex's shell command runs with ``--abstain grounding``, which checks only what is given.
+Over an upstream that routes one call again and again, the session ends all the same: serve
+withholds the call's tool past the repeat limit, which the routes the upstream was sent show.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from support.agent_clis import (
     ANSWER,
     agent_clis,
     decisions,
+    offers_by_results,
+    repeating,
     result_sent_back,
     routed,
     run_claude,
@@ -32,6 +36,7 @@ from support.agent_clis import (
 from support.fault_server import FaultServer
 
 from toolrouting import argument_kind
+from toolrouting._limits import DEFAULT_MAX_REPEATS
 
 #: The file the routed call reads; its text is what must come back as the tool's result.
 WEATHER = "The weather in Paris: sunny, 21 C."
@@ -129,3 +134,30 @@ def test_codex_runs_a_shell_command_with_abstention_on(workdir: Path, tmp_path: 
         "--abstain",
         "grounding",
     )
+
+
+@pytest.mark.parametrize(
+    ("cli", "call"),
+    [
+        ("claude", {"tool": "Read", "arguments": {"file_path": "weather.txt"}}),
+        ("codex", {"tool": "exec_command", "arguments": {"cmd": "cat weather.txt"}}),
+    ],
+)
+def test_a_session_whose_model_repeats_one_call_ends(
+    workdir: Path, tmp_path: Path, cli: str, call: dict[str, Any]
+) -> None:
+    """A model that routes the same call again and again, its result already in the conversation:
+    serve withholds its tool once the call passed the repeat limit, the model can only route
+    ``none``, and the CLI prints the answer and exits."""
+    binary = agent_clis()[cli]
+    run = run_claude if cli == "claude" else run_codex
+    with FaultServer() as upstream:
+        upstream.script.extend([repeating(call)] * _QUEUED)
+        with serve_over(upstream) as url:
+            done = run(binary, url, workdir, tmp_path / "home")
+    assert done.returncode == 0, _explained(done)
+    assert ANSWER in done.stdout, _explained(done)
+    seen = offers_by_results(upstream, call["tool"])
+    # The tool is offered while its one call has run at most max_repeats times, and never after.
+    assert [offered for offered, _ in seen] == [runs <= DEFAULT_MAX_REPEATS for _, runs in seen], seen
+    assert seen[-1] == (False, DEFAULT_MAX_REPEATS + 1), seen

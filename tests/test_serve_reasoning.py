@@ -31,6 +31,7 @@ from toolrouting._serve.limits import (
     SERVE_REASONING_EFFORTS,
 )
 from toolrouting._serve.serving import THOUGHT_TOKENS_PER_CHARACTER
+from toolrouting._serve.transport import REASONING_HEADER
 
 QUESTION = "What does the latch on the storage-room door do?"
 THOUGHT = "the latch is a word to search"
@@ -150,14 +151,45 @@ def test_messages_thinking_is_a_signed_block_and_comes_back_checked(
     assert backend.requests[2].messages[-2] == {"role": "assistant", "content": CALL}
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_budget_over_the_cap_is_served_within_it_and_the_header_says_so(
+    backend: AsyncScriptedBackend, claude: anthropic.Anthropic, stream: bool
+) -> None:
+    """Anthropic's least budget (1,024 tokens, what Claude Code sends) is a maximum: served as the
+    longest thought the grammar bounds, never refused."""
+    backend.enqueue(CALL)
+    ask: dict[str, Any] = {
+        "model": "claude-opus-5-5",
+        "max_tokens": 4096,
+        "messages": [{"role": "user", "content": QUESTION}],
+        "tools": ANTHROPIC_TOOLS,
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+    }
+    raw = claude.messages.with_raw_response.create(**ask, stream=stream)
+    parsed: Any = raw.parse()
+    if stream:
+        assert list(parsed)[-1].type == "message_stop"
+    else:
+        assert [block.type for block in parsed.content] == ["thinking", "tool_use"]
+    assert raw.headers[REASONING_HEADER] == f"served={SERVE_REASONING_CAP} asked=1024"
+    chars = SERVE_REASONING_CAP * SERVE_REASONING_CHARS_PER_TOKEN
+    assert slot(backend.requests[0].settings) == {"type": "string", "maxLength": chars}
+    # A budget within the cap is served as asked, and no header says otherwise.
+    backend.enqueue(CALL)
+    within = claude.messages.with_raw_response.create(
+        **{**ask, "thinking": {"type": "enabled", "budget_tokens": 64}}, stream=stream
+    )
+    within.parse()
+    assert REASONING_HEADER not in within.headers
+
+
 @pytest.mark.parametrize(
     ("given", "param"),
     [
         ({"thinking": {"type": "enabled", "budget_tokens": 64}, "max_tokens": 64}, "thinking.budget_tokens"),
-        (
-            {"thinking": {"type": "enabled", "budget_tokens": SERVE_REASONING_CAP + 1}},
-            "thinking.budget_tokens",
-        ),
+        ({"thinking": {"type": "enabled", "budget_tokens": -1}}, "thinking.budget_tokens"),
+        ({"thinking": {"type": "enabled", "budget_tokens": 1024.5}}, "thinking.budget_tokens"),
+        ({"thinking": {"type": "enabled", "budget_tokens": 4096}}, "thinking.budget_tokens"),
         ({"thinking": {"type": "enabled"}}, "thinking.budget_tokens"),
         ({"thinking": {"type": "adaptive"}, "output_config": {"effort": "extreme"}}, "output_config.effort"),
         ({"thinking": {"type": "enabled", "budget_tokens": 64, "display": "hidden"}}, "thinking.display"),

@@ -4,8 +4,9 @@ scripts/agent-clis.sh installs both from npm at pinned versions into a cache out
 repository (skipped when cached); :func:`agent_clis` runs it once a session and skips only
 where ``node`` is missing. ``toolrouting serve`` runs as a user starts it, a process of its own,
 in front of a scripted upstream (a :class:`~support.fault_server.FaultServer` that answers every
-routed decision with the action the test gives, until a tool result is in the conversation,
-and every other request with the answer's text).
+routed decision with the action the test gives, until a tool result is in the conversation, or
+with :func:`repeating` for as long as the route offers it, and every other request with the
+answer's text).
 
 Each CLI runs as docs/serve.md's "Clients as they ship" says to run it, its command and its
 configuration read from the page (so the page's are the tested ones): nothing but where serve
@@ -46,6 +47,8 @@ __all__ = [
     "agent_clis",
     "decisions",
     "documented",
+    "offers_by_results",
+    "repeating",
     "result_sent_back",
     "routed",
     "run_claude",
@@ -120,6 +123,44 @@ def routed(action: dict[str, Any], answer: str = ANSWER) -> Behaviour:
         handler.reply(200, completion_body(json.dumps({**reply, **chosen})))
 
     return behaviour
+
+
+def repeating(action: dict[str, Any], answer: str = ANSWER) -> Behaviour:
+    """The upstream of a model that repeats itself: a routed decision gets ``action`` whenever
+    its route offers ``action``'s tool, whatever results the conversation holds, and
+    ``{"tool": "none"}`` once the route offers it no more; any other request gets ``answer``."""
+
+    def behaviour(handler: Handler) -> None:
+        with handler.server.lock:
+            body = handler.server.bodies[-1]
+        schema = _route_schema(body)
+        if schema is None:
+            handler.reply(200, completion_body(answer))
+            return
+        tools = [alternative["properties"]["tool"].get("const") for alternative in schema["anyOf"]]
+        chosen = action if action["tool"] in tools else {"tool": "none"}
+        alternative: dict[str, Any] = schema["anyOf"][tools.index(chosen["tool"])]
+        reply = {"thought": "scripted"} if "thought" in alternative.get("properties", {}) else {}
+        handler.reply(200, completion_body(json.dumps({**reply, **chosen})))
+
+    return behaviour
+
+
+def offers_by_results(upstream: FaultServer, tool: str) -> list[tuple[bool, int]]:
+    """For each decision the upstream was asked, in order: whether its route offered ``tool``, and
+    how many of ``tool``'s results its conversation held."""
+    with upstream.lock:
+        bodies = list(upstream.bodies)
+    seen = []
+    for body in bodies:
+        schema = _route_schema(body)
+        if schema is None:
+            continue
+        offered = any(a["properties"]["tool"].get("const") == tool for a in schema["anyOf"])
+        messages = body.get("messages", [])
+        results = sum(str(m.get("content", "")).startswith(f"{_RESULT}{tool} ") for m in messages)
+        seen.append((offered, results))
+    return seen
 
 
 def _route_schema(body: Any) -> dict[str, Any] | None:

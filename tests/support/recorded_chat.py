@@ -19,7 +19,7 @@ from toolrouting import (
     Usage,
 )
 
-__all__ = ["ASK", "CASES", "FORMAT", "FUNCTIONS", "HISTORY", "SEARCH", "TOOLS", "ask"]
+__all__ = ["ASK", "CASES", "FORMAT", "FUNCTIONS", "HISTORY", "REPEATED", "SEARCH", "TOOLS", "ask"]
 
 ASK = [{"role": "user", "content": "What does the latch do?"}]
 TOOLS = [SEARCH, READ]
@@ -48,6 +48,13 @@ HISTORY: list[Any] = [
     *ASK,
     said(("call_a", "search", '{"query":"latch"}')),
     {"role": "tool", "tool_call_id": "call_a", "content": "M1: the latch note"},
+]
+#: The same call made twice (its arguments spaced otherwise: the same JSON value), each result
+#: there: past the repeat limit, its tool is withheld from the next decision.
+REPEATED: list[Any] = [
+    *HISTORY,
+    said(("call_b", "search", '{"query": "latch"}')),
+    {"role": "tool", "tool_call_id": "call_b", "content": "M1: the latch note"},
 ]
 TWO_CALLS = [
     *ASK,
@@ -91,6 +98,8 @@ def _successes() -> list[Case]:
         chat("none then answer", ask(tools=TOOLS), NONE, ANSWER),
         chat("none then answer streamed", streamed(tools=TOOLS), NONE, ANSWER),
         chat("none then an empty answer streamed", streamed(tools=TOOLS), NONE, ""),
+        chat("a repeated call withheld", ask(messages=REPEATED, tools=TOOLS), NONE, ANSWER),
+        chat("a repeated call withheld streamed", streamed(messages=REPEATED, tools=TOOLS), NONE, ANSWER),
         chat("required", ask(tools=TOOLS, tool_choice="required"), ACTION),
         chat("tool_choice none", ask(tools=TOOLS, tool_choice="none"), ANSWER),
         chat(

@@ -3,7 +3,7 @@ that is no JSON object, and each field of the wrong type, value or shape."""
 
 from __future__ import annotations
 
-from support.recorded_chat import ASK, FORMAT, FUNCTIONS, HISTORY, SEARCH, TOOLS, ask
+from support.recorded_chat import ASK, FORMAT, FUNCTIONS, HISTORY, REPEATED, SEARCH, TOOLS, ask
 from support.recorder import Case, chat
 from toolrouting import GrammarError
 
@@ -89,6 +89,14 @@ def _refusals() -> list[Case]:
         chat(
             "tool_choice unknown name",
             ask(tools=TOOLS, tool_choice={"type": "function", "function": {"name": "write"}}),
+        ),
+        chat(
+            "tool_choice of a repeated call's tool",
+            ask(
+                messages=REPEATED,
+                tools=TOOLS,
+                tool_choice={"type": "function", "function": {"name": "search"}},
+            ),
         ),
         chat("tool_choice name missing", ask(tools=TOOLS, tool_choice={"type": "function", "function": {}})),
         chat(

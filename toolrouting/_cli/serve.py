@@ -19,10 +19,10 @@ from pathlib import Path
 from .._backends import ReasoningTags, served_reasoning_tags
 from .._errors import BackendError
 from .._grounding import ABSTAIN_POLICIES
-from .._limits import DEFAULT_ROUTING_CAP
+from .._limits import DEFAULT_MAX_REPEATS, DEFAULT_ROUTING_CAP
 from .._serve import SERVE_ANSWER_TOKENS
 from .._shortlist import IndexedRanker, default_ranker
-from .arguments import Subparsers, UsageError, add_decoding_options, positive
+from .arguments import Subparsers, UsageError, add_decoding_options, positive, whole_number
 from .exits import DONE
 from .http_backend import add_http_backend_options, api_key, redact
 from .run import async_model_backend
@@ -111,6 +111,15 @@ def add_serve(subparsers: Subparsers) -> None:
         help="grounding: a decision under tool_choice auto whose required arguments the conversation "
         "does not give becomes the answer, which says what was missing (default: %(default)s)",
     )
+    parser.add_argument(
+        "--max-repeats",
+        type=whole_number,
+        default=DEFAULT_MAX_REPEATS,
+        metavar="N",
+        help="times one call (tool and arguments) may be made again since a conversation's question, "
+        "its result there, before its tool is withheld from the decision; 0 offers each call once "
+        "(default: %(default)s)",
+    )
     add_decoding_options(parser)
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="on stderr only the address served and errors"
@@ -153,6 +162,7 @@ def _serve(args: argparse.Namespace) -> int:
             abstain=args.abstain,
             ranker=ranker,
             reasoning_secret=os.environ.get(SECRET_VARIABLE) or None,
+            max_repeats=args.max_repeats,
         )
         host, port = listener.getsockname()[:2]
         config = server_config(app, host=host, port=port, log_level="warning" if args.quiet else "info")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from .._backends import Message, Usage
@@ -12,7 +13,7 @@ from .result import Action, LimitName
 from .run_limits import RunLimits
 from .transcript_reader import RecordedOffer
 
-__all__ = ["RunState", "call_key", "tripped_limit"]
+__all__ = ["RunState", "call_key", "repeated_tools", "tripped_limit"]
 
 
 @dataclasses.dataclass
@@ -77,8 +78,25 @@ class RunState:
 
 def call_key(action: Action) -> str:
     """A call's identity for the repeat limit: the tool and its arguments in canonical JSON."""
-    call = [action.tool, action.arguments]
-    return json.dumps(call, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _key(action.tool, action.arguments)
+
+
+def _key(tool: str, arguments: Any) -> str:
+    return json.dumps([tool, arguments], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def repeated_tools(calls: Iterable[tuple[str, Any]], max_repeats: int) -> tuple[str, ...]:
+    """The tools of which ``calls`` (each a tool and its arguments, as made) made one call more
+    than ``max_repeats`` times: that call once more is one :func:`tripped_limit` refuses. Each
+    tool once, in the order its call passed the limit."""
+    runs: dict[str, int] = {}
+    tools: dict[str, None] = {}
+    for tool, arguments in calls:
+        key = _key(tool, arguments)
+        runs[key] = runs.get(key, 0) + 1
+        if runs[key] > max_repeats:
+            tools[tool] = None
+    return tuple(tools)
 
 
 def tripped_limit(state: RunState, action: Action, limits: RunLimits) -> tuple[LimitName | None, int]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .._backends import AsyncBackend, AsyncEmbeddedLlama
 from .._grounding import AbstainPolicy
-from .._limits import DEFAULT_ROUTING_CAP
+from .._limits import DEFAULT_MAX_REPEATS, DEFAULT_ROUTING_CAP
 from .._shortlist import Ranker
 from .limits import SERVE_ANSWER_TOKENS, SERVE_EMBEDDED_QUEUE, SERVE_MAX_BODY_BYTES, SERVE_MAX_IN_FLIGHT
 from .reasoning import Signer
@@ -43,6 +43,7 @@ def serve_app(
     abstain: AbstainPolicy = "off",
     ranker: Ranker | None = None,
     reasoning_secret: str | None = None,
+    max_repeats: int = DEFAULT_MAX_REPEATS,
 ) -> Starlette:
     """The server over ``backend``, with every front (chat completions, Responses, Messages): a
     Starlette app.
@@ -65,7 +66,10 @@ def serve_app(
     arguments the conversation does not give, saying what was missing, instead of handing out its
     call (docs/serve.md, "Abstention"). ``reasoning_secret`` signs the thoughts a reply carries, so a
     client that sends one back is checked (docs/serve.md, "Thinking and reasoning"): random when
-    ``None``, so only this app takes its own. Needs the ``serve`` extra
+    ``None``, so only this app takes its own. ``max_repeats`` is the loop's repeat limit applied to
+    each conversation: since its question, a call made more than that many times, its result
+    there, is not offered again, its tool withheld from the route and named in the
+    ``x-toolrouting-withheld`` header (docs/serve.md, "Repeated calls"). Needs the ``serve`` extra
     (``pip install 'toolrouting[serve]'``).
     """
     try:
@@ -94,6 +98,7 @@ def serve_app(
             shortlist=shortlist,
             abstain=abstain,
             ranker=ranker,
+            max_repeats=max_repeats,
         ),
         admission=Admission(in_flight or _in_flight(backend)),
         model=model,

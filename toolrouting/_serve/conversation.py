@@ -10,7 +10,8 @@ message the loop would commit, under the call id the loop would have given that 
 call of the conversation is ``route-n``, whatever id the client knows it by. On a server whose
 decisions make up to ``max_calls`` calls (above 1), an assistant message of several calls is
 the one decision a run with ``max_calls`` commits: their actions in one JSON array, as the
-route grammar writes it, then each result in the order of the calls.
+route grammar writes it, then each result in the order of the calls. The calls made since the
+question whose results came (``Conversation.made``) are what the repeat limit counts.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ class Conversation:
     the run's own conversation, as the loop's answer request counts it."""
     calls: int
     """Tool calls the conversation holds: the next one is ``routed_call_id(calls + 1)``."""
+    made: tuple[tuple[str, dict[str, Any]], ...] = ()
+    """The calls made since the question whose results the conversation holds, in order: each
+    its tool and its arguments (the run a loop would count repeats in: ``repeated_tools``)."""
 
 
 def arguments_text(reply: str, tool: str, arguments: dict[str, Any], *, spaced: bool) -> str:
@@ -112,7 +116,14 @@ def conversation_of(
         else:
             built.assistant(message, at)
     built.flush()
-    return Conversation(messages=tuple(built.messages), question=built.question, calls=len(built.calls))
+    made = tuple(
+        (tool, arguments)
+        for call_id, (tool, arguments, question) in built.made.items()
+        if question == built.question and call_id in built.answered
+    )
+    return Conversation(
+        messages=tuple(built.messages), question=built.question, calls=len(built.calls), made=made
+    )
 
 
 class _Built:
@@ -135,6 +146,8 @@ class _Built:
         self.calls: dict[str, tuple[str, str, str]] = {}
         """Each call by the client's id: its tool, its routed id, the action it stands for."""
         self.answered: set[str] = set()
+        self.made: dict[str, tuple[str, dict[str, Any], int]] = {}
+        """Each call by the client's id: its tool, its arguments, and ``question`` when it was made."""
         self.open: collections.deque[str] = collections.deque()
         """The last assistant message's calls not yet followed by their results (the first sent)."""
         self.waiting: dict[str, str] = {}
@@ -184,6 +197,7 @@ class _Built:
             value = None
         if not isinstance(value, dict):
             raise ChatRequestError("the arguments are not a JSON object's text", f"{where}.arguments")
+        self.made[call.id] = (call.name, value, self.question)
         return action_text(call.name, arguments, spaced=self.spaced)
 
     def result(self, message: InMessage, at: str) -> None:

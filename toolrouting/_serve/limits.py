@@ -68,7 +68,8 @@ SERVE_REASONING_CHARS_PER_TOKEN = 4
 
 #: The largest reasoning budget, in tokens: the longest ``thought`` our grammar still bounds is
 #: ``GBNF_MAX_REPETITION`` characters (past it the slot would be an unbounded string), at
-#: ``SERVE_REASONING_CHARS_PER_TOKEN`` a token. A larger budget is a 400 that says so.
+#: ``SERVE_REASONING_CHARS_PER_TOKEN`` a token. A larger budget is served as this one: a budget
+#: is the most a thought may take (the response's ``x-toolrouting-reasoning-budget`` says so).
 SERVE_REASONING_CAP = GBNF_MAX_REPETITION // SERVE_REASONING_CHARS_PER_TOKEN
 
 #: The budget, in tokens, of each effort level a client may name instead of a budget (Responses'

@@ -22,6 +22,13 @@ loop's answer request, the question and this turn's results in one user message.
 tools, the request is a plain chat and its messages go to the backend as they are. Either way a
 ``response_format``'s schema is the answer's: the answer is decoded under it.
 
+The client runs the loop, so the server applies the loop's repeat rule to the conversation it
+is sent: since the question, a call (tool and arguments, compared as JSON values) whose result is
+there and that was made more than ``max_repeats`` times is not offered again. The route cannot
+leave out one arguments object, so the call's tool is withheld from the tools the choice
+leaves, before a shortlist ranks them; without a shortlist the instructions still list the
+whole catalogue, the prefix a server caches. The model routes another tool or ``none``.
+
 A decision that offers ``none`` beside a ``response_format`` asks no answer after it: its
 route's ``none`` holds the answer under the schema (``{"tool":"none","answer":...}``,
 ``route_schema(..., answer_schema=S)``), so one request decides and answers (docs/serve.md).
@@ -39,7 +46,8 @@ from .._backends import Message
 from .._catalogue_checks import checked_catalogue
 from .._catalogue_prompt import catalogue_prompt
 from .._errors import CatalogueError, ChatRequestError
-from .._loop import THOUGHT_NOTE, answer_conversation, instructed
+from .._limits import DEFAULT_MAX_REPEATS
+from .._loop import THOUGHT_NOTE, answer_conversation, instructed, repeated_tools
 from .._route_schema import route_schema, route_tool_names
 from .._settings import Settings
 from .._shortlist import Ranker, checked_ranker, default_ranker
@@ -100,6 +108,9 @@ class Decision:
     thinking: int | None = None
     """The tokens the model reasons in its own tags before the route, when the request asks for
     reasoning and the backend's model has reasoning tags (then the route has no ``thought`` slot)."""
+    withheld: tuple[str, ...] = ()
+    """The tools ``tool_choice`` leaves that the route does not offer: the conversation made a call
+    of each past the repeat limit (``max_repeats``), its result there. In catalogue order."""
 
 
 def decision_of(
@@ -111,6 +122,7 @@ def decision_of(
     shortlist: int | None = None,
     ranker: Ranker | None = None,
     tags: bool = False,
+    max_repeats: int | None = DEFAULT_MAX_REPEATS,
 ) -> Decision | None:
     """The decision a request asks for, ``None`` when it asks only for text.
 
@@ -122,14 +134,18 @@ def decision_of(
     ``shortlist`` is the server's too: the most tools a decision offers, every tool when ``None``,
     ranked by ``ranker`` (``None``: :func:`default_ranker`). ``tags``: the backend's model has
     reasoning tags of its own, so a request's reasoning is spent in them, not in the route's slot.
+    ``max_repeats`` is the loop's repeat limit, applied to the conversation since its question: a
+    tool one of whose calls was made (its result there) more than that many times is withheld
+    (``Decision.withheld``); ``None`` withholds none.
     """
     choice = request.tool_choice
     if not request.tools or choice.mode == "none":
         return None
     calls = max_calls if request.parallel_tool_calls else 1
-    asked: list[Any] = [request.tools, choice.mode, choice.names]
+    chosen, withheld = _unrepeated(request, conversation, max_repeats)
+    asked: list[Any] = [request.tools, choice.mode, chosen]
     if shortlist is not None and len(request.tools) > shortlist:
-        asked = [shortlisted_tools(request, conversation, shortlist, ranker), choice.mode, None]
+        asked = [shortlisted_tools(request, conversation, shortlist, ranker, chosen), choice.mode, None]
     answer = request.response_format if choice.mode == "auto" else None
     thinking = None if request.reasoning is None or not tags else request.reasoning.budget
     thought = None if tags else thought_chars(request)
@@ -157,7 +173,44 @@ def decision_of(
         answers=offer.answers,
         thought=thought,
         thinking=thinking,
+        withheld=withheld,
     )
+
+
+def _unrepeated(
+    request: ServeRequest, conversation: Conversation, max_repeats: int | None
+) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+    """The tools the request's ``tool_choice`` leaves once the repeat limit has withheld those
+    whose call the conversation made more than ``max_repeats`` times (``None``: every tool, when
+    none is withheld), and the tools withheld, in catalogue order.
+
+    The route offers one alternative per tool, and no grammar compiler we serve through leaves
+    one arguments object out of another (``not`` is ignored, docs/grammar.md), so the repeat
+    leaves its tool out, as a loop's repeat leaves a run only ``none``. A ``tool_choice`` that
+    demands a call of the tools withheld alone cannot be answered: a 400 that says so.
+    """
+    choice = request.tool_choice
+    spent = () if max_repeats is None else repeated_tools(conversation.made, max_repeats)
+    if not spent:
+        return choice.names, ()
+    names = route_tool_names(list(request.tools))  # the whole catalogue checked, so an error names its index
+    offered = [name for name in names if choice.names is None or name in choice.names]
+    withheld = tuple(name for name in offered if name in spent)
+    if not withheld:
+        return choice.names, ()
+    left = tuple(name for name in offered if name not in spent)
+    if not left and choice.mode == "required":
+        quoted = ", ".join(json.dumps(name) for name in withheld)
+        one = len(withheld) == 1
+        raise ChatRequestError(
+            f"{quoted} {'is' if one else 'are'} withheld: since its question the conversation made a "
+            f"call of {'it' if one else 'each'} more than max_repeats ({max_repeats}) times, its "
+            'result there, and the choice demands a call; send "auto" (the model may answer) or a '
+            "new question",
+            "tool_choice",
+            code="repeated_call",
+        )
+    return left, withheld
 
 
 def thought_chars(request: ServeRequest) -> int | None:
@@ -178,11 +231,15 @@ def checked_tools(tools: list[dict[str, Any]], paths: list[str]) -> None:
 
 
 def shortlisted_tools(
-    request: ServeRequest, conversation: Conversation, k: int, ranker: Ranker | None = None
+    request: ServeRequest,
+    conversation: Conversation,
+    k: int,
+    ranker: Ranker | None = None,
+    chosen: tuple[str, ...] | None = None,
 ) -> list[dict[str, Any]]:
-    """The tools a decision offers under a shortlist of ``k``: the ``k`` of those the request's
-    ``tool_choice`` leaves that ``ranker`` ranks best for the conversation, in catalogue order."""
-    chosen = request.tool_choice.names
+    """The tools a decision offers under a shortlist of ``k``: the ``k`` of those ``chosen`` (the
+    tools the request's ``tool_choice`` leaves, once the repeat limit withheld any; every tool when
+    ``None``) that ``ranker`` ranks best for the conversation, in catalogue order."""
     tools = list(request.tools)
     if chosen is not None:
         names = route_tool_names(tools)  # the whole catalogue checked, so an error names its index

@@ -95,6 +95,9 @@ class Reasoning:
 
     budget: int
     shown: bool = True
+    asked: int | None = None
+    """The budget the request asked for when it was over what the route's grammar bounds: served
+    as ``budget`` tokens, its maximum (``SERVE_REASONING_CAP``); ``None`` when served as asked."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -144,6 +147,8 @@ class Reply:
     """The calls after ``call`` when the decision made several (``parallel_tool_calls``)."""
     thought: str | None = None
     """The decision's reasoning, when the request asked for it (``ServeRequest.reasoning``)."""
+    withheld: tuple[str, ...] = ()
+    """The tools the decision did not offer, past the repeat limit (``Decision.withheld``)."""
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
@@ -155,7 +160,9 @@ class Reply:
 class Piece:
     """One piece of a streamed reply, of exactly one kind.
 
-    A part of the decision's ``thought`` (they come first, before anything else); the answer's
+    The tools the decision withheld (``Reply.withheld``; first of all, only when there are
+    some: the front says so in its headers, and no event is written of it); a part of the
+    decision's ``thought`` (they come first after it); the answer's
     ``text`` (``first`` on the piece that begins it, whose text is empty when the answer is); a
     tool call's ``head``, its id and name, its arguments still empty; a part of
     that call's ``arguments`` text; the ``finish_reason`` that ends the reply; or the reply's
@@ -169,6 +176,7 @@ class Piece:
     arguments: str | None = None
     finish_reason: FinishReason | None = None
     usage: Usage | None = None
+    withheld: tuple[str, ...] = ()
     index: int = 0
     """Which of the reply's calls a ``head`` or ``arguments`` piece belongs to, from 0."""
 

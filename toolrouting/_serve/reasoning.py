@@ -5,7 +5,9 @@ Three fields ask for reasoning before a decision: Anthropic's ``thinking`` (``en
 ``budget_tokens``, ``adaptive`` with ``output_config.effort``, ``disabled``), the Responses API's
 ``reasoning.effort`` and chat completions' ``reasoning_effort``. Each becomes a budget of tokens
 (the request's own, or ``SERVE_REASONING_EFFORTS`` of the effort it names), at most
-``SERVE_REASONING_CAP``; the core serves it as the route's ``thought`` slot. A request that asks
+``SERVE_REASONING_CAP``: a budget is a maximum, so a larger one is served as the cap, and the
+response's ``x-toolrouting-reasoning-budget`` header says so. The core serves it as the route's
+``thought`` slot. A request that asks
 for none gets none: the server adds no budget by itself.
 
 A thought goes back to the client with a signature (Messages' ``signature``, the Responses
@@ -55,7 +57,8 @@ def effort_reasoning(
 
 def budget_reasoning(budget: object, at: str, max_tokens: int | None, *, shown: bool = True) -> Reasoning:
     """The reasoning a budget of tokens asks for (at ``at``): a positive integer, below the answer's
-    cap ``max_tokens`` (Anthropic's rule) and at most ``SERVE_REASONING_CAP``."""
+    cap ``max_tokens`` (Anthropic's rule). A budget is the most the thought may take, so one over
+    ``SERVE_REASONING_CAP`` is served as that cap (``Reasoning.asked`` keeps what was asked)."""
     if not is_count(budget, 1):
         raise ChatRequestError(f"a thinking budget is a positive integer, not {shown_value(budget)}", at)
     assert isinstance(budget, int)  # is_count checked it
@@ -65,14 +68,8 @@ def budget_reasoning(budget: object, at: str, max_tokens: int | None, *, shown: 
             "below max_tokens, as the thinking is part of the reply",
             at,
         )
-    if budget > SERVE_REASONING_CAP:
-        raise ChatRequestError(
-            f"the budget of {budget} tokens is over this server's reasoning cap of {SERVE_REASONING_CAP} "
-            "(SERVE_REASONING_CAP: the longest thought the route's grammar bounds): send at most "
-            f"{SERVE_REASONING_CAP}",
-            at,
-            code="invalid_value",
-        )
+    if budget > SERVE_REASONING_CAP:  # a budget is a maximum: served within the bound, not refused
+        return Reasoning(budget=SERVE_REASONING_CAP, shown=shown, asked=budget)
     return Reasoning(budget=budget, shown=shown)
 
 

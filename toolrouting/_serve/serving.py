@@ -35,7 +35,8 @@ from .._backends import (
 )
 from .._errors import BackendResponseError, CatalogueError, ChatRequestError, GrammarError
 from .._grounding import AbstainPolicy, abstention, checked_policy, conversation_evidence
-from .._limits import DEFAULT_ROUTING_CAP
+from .._limits import DEFAULT_MAX_REPEATS, DEFAULT_ROUTING_CAP
+from .._loop import RunLimits
 from .._result_messages import routed_call_id
 from .._route_schema import route_schema
 from .._routed_backend import routed_backend
@@ -80,8 +81,10 @@ class RoutedServing:
         shortlist: int | None = None,
         abstain: AbstainPolicy = "off",
         ranker: Ranker | None = None,
+        max_repeats: int = DEFAULT_MAX_REPEATS,
     ) -> None:
         route_schema([], max_calls=max_calls)  # refuses a bad max_calls now, not at a request
+        self.max_repeats = RunLimits(max_repeats=max_repeats).max_repeats  # refused now, as the loop does
         self.abstain = checked_policy(abstain)
         self.backend = backend
         self.cap = cap
@@ -102,6 +105,7 @@ class RoutedServing:
         used = Usage()
         abstained = None
         thought = None
+        withheld = () if planned is None else planned[0].withheld
         if planned is not None:
             decision, decider = planned
             try:
@@ -113,7 +117,12 @@ class RoutedServing:
                 content, truncated, thought = held
                 finish: FinishReason = "length" if truncated else "stop"
                 return Reply(
-                    content=content, call=None, finish_reason=finish, usage=completion.usage, thought=thought
+                    content=content,
+                    call=None,
+                    finish_reason=finish,
+                    usage=completion.usage,
+                    thought=thought,
+                    withheld=withheld,
                 )
             calls, thought = accepted_calls(
                 decision, completion, conversation, cap=self.cap, spaced=self.spaced
@@ -127,6 +136,7 @@ class RoutedServing:
                     finish_reason="tool_calls",
                     usage=completion.usage,
                     thought=thought,
+                    withheld=withheld,
                 )
             used = completion.usage
         try:
@@ -140,6 +150,7 @@ class RoutedServing:
             finish_reason="length" if answer.truncated else "stop",
             usage=_sum(used, answer.usage),
             thought=thought,
+            withheld=withheld,
         )
 
     async def stream(self, request: ServeRequest) -> AsyncGenerator[Piece]:
@@ -151,6 +162,8 @@ class RoutedServing:
         abstained = None
         if planned is not None:
             decision, decider = planned
+            if decision.withheld:
+                yield Piece(withheld=decision.withheld)
             call_id = routed_call_id(conversation.calls + 1)
             # A call written as its object alone streams as it is written; an array of calls
             # (which the stream never takes for an object) goes out call by call once whole.
@@ -246,6 +259,7 @@ class RoutedServing:
                 shortlist=self.shortlist,
                 ranker=self.ranker,
                 tags=self.tags is not None,
+                max_repeats=self.max_repeats,
             )
             if decision is None:
                 return None

@@ -22,10 +22,12 @@ from starlette.types import Receive, Scope, Send
 from .._errors import ChatRequestError, ToolRoutingError
 from .errors import error_reply
 from .limits import SERVE_MAX_BODY_BYTES, SERVE_RETRY_AFTER
-from .protocol import Piece, ReplyWriter, ServeRequest, body_too_large
+from .protocol import Piece, Reply, ReplyWriter, ServeRequest, body_too_large
 from .serving import RoutedServing
 
 __all__ = [
+    "REASONING_HEADER",
+    "WITHHELD_HEADER",
     "Admission",
     "EventStream",
     "answer",
@@ -41,6 +43,13 @@ T = TypeVar("T")
 
 #: The status a request is closed with when its client left before the answer: nobody reads it.
 _GONE = 499
+
+#: The header that names the tools a decision withheld, past the repeat limit
+#: (``Reply.withheld``): comma-separated, in catalogue order; absent when none was.
+WITHHELD_HEADER = "x-toolrouting-withheld"
+#: The header that says a reasoning budget over what the route's grammar bounds was served within
+#: it: ``served=N asked=M``; absent when the budget was served as asked.
+REASONING_HEADER = "x-toolrouting-reasoning-budget"
 
 
 class Admission:
@@ -144,14 +153,15 @@ async def whole_reply(
     admission: Admission,
     work: Callable[[], Awaitable[T]],
     body: Callable[[T], dict[str, Any]],
+    headers: Callable[[T], dict[str, str]] | None = None,
 ) -> Response:
-    """``work()``'s reply, made holding a place in ``admission`` and written as JSON by ``body``;
-    a client gone by then gets none."""
+    """``work()``'s reply, made holding a place in ``admission`` and written as JSON by ``body``,
+    with the ``headers`` it has; a client gone by then gets none."""
     with admission.place():
         reply = await unless_gone(request, work)
     if reply is None:
         return gone()
-    return JSONResponse(body(reply))
+    return JSONResponse(body(reply), headers=None if headers is None else headers(reply))
 
 
 def gone() -> Response:
@@ -168,10 +178,21 @@ async def answer(
     secrets: Sequence[str],
 ) -> Response:
     """The reply ``serving`` makes to ``asked``, whole or streamed as it asks, in ``writer``'s
-    shapes; ``secrets`` never appear in an error written into the stream."""
+    shapes; ``secrets`` never appear in an error written into the stream. The headers say what
+    was served otherwise than asked: the tools withheld, a reasoning budget served within the cap."""
     if asked.stream:
-        return await event_stream(request, admission, serving.stream(asked), writer, secrets)
-    return await whole_reply(request, admission, lambda: serving.reply(asked), writer.whole)
+        response = await event_stream(request, admission, serving.stream(asked), writer, secrets)
+    else:
+        withheld = _withheld_header
+        response = await whole_reply(request, admission, lambda: serving.reply(asked), writer.whole, withheld)
+    reasoning = asked.reasoning
+    if reasoning is not None and reasoning.asked is not None and response.status_code != _GONE:
+        response.headers[REASONING_HEADER] = f"served={reasoning.budget} asked={reasoning.asked}"
+    return response
+
+
+def _withheld_header(reply: Reply) -> dict[str, str]:
+    return {WITHHELD_HEADER: ", ".join(reply.withheld)} if reply.withheld else {}
 
 
 async def event_stream(
@@ -186,19 +207,32 @@ async def event_stream(
 
     The first piece is awaited before the status goes out, so a request that fails early is
     answered with its own status (a piece is never ``None``); a client gone by then gets none.
+    A piece that names the tools withheld (only ever the first) is said in the headers.
     """
     release = admission.take()
     try:
-        first = await unless_gone(request, lambda: anext(pieces))
+        opened = await unless_gone(request, lambda: _opening(pieces))
     except BaseException:
         release()
         await pieces.aclose()
         raise
-    if first is None:  # the client left before the first piece
+    if opened is None:  # the client left before the first piece
         release()
         await pieces.aclose()
         return gone()
-    return EventStream(_held(_written(first, pieces, writer, secrets), pieces, release))
+    first, withheld = opened
+    response = EventStream(_held(_written(first, pieces, writer, secrets), pieces, release))
+    if withheld:
+        response.headers[WITHHELD_HEADER] = ", ".join(withheld)
+    return response
+
+
+async def _opening(pieces: AsyncGenerator[Piece]) -> tuple[Piece, tuple[str, ...]]:
+    """The stream's first piece to write, and the tools withheld, which a piece before it names."""
+    first = await anext(pieces)
+    if first.withheld:
+        return await anext(pieces), first.withheld
+    return first, ()
 
 
 async def _written(
