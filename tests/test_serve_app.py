@@ -69,7 +69,11 @@ def error_of(response: httpx.Response | httpx2.Response) -> dict[str, Any]:
 
 def test_a_chosen_tool_is_one_tool_call(client: TestClient, backend: AsyncScriptedBackend) -> None:
     backend.enqueue(
-        Completion(text=ACTION, finish_reason="stop", usage=Usage(prompt_tokens=50, completion_tokens=9))
+        Completion(
+            text=ACTION,
+            finish_reason="stop",
+            usage=Usage(prompt_tokens=50, completion_tokens=9, cached_tokens=32),
+        )
     )
     reply = chat(client, tools=[SEARCH, READ]).json()
     [choice] = reply["choices"]
@@ -81,7 +85,12 @@ def test_a_chosen_tool_is_one_tool_call(client: TestClient, backend: AsyncScript
         "type": "function",
         "function": {"name": "search", "arguments": '{"query":"latch"}'},
     }
-    assert reply["usage"] == {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}
+    assert reply["usage"] == {
+        "prompt_tokens": 50,
+        "completion_tokens": 9,
+        "total_tokens": 59,
+        "prompt_tokens_details": {"cached_tokens": 32},
+    }
     assert backend.requests[0].settings.json_schema is not None
 
 
