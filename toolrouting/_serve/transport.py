@@ -23,6 +23,7 @@ from .._errors import ChatRequestError, ToolRoutingError
 from .errors import error_reply
 from .limits import SERVE_MAX_BODY_BYTES, SERVE_RETRY_AFTER
 from .protocol import Piece, ReplyWriter, ServeRequest, body_too_large
+from .request_log import RequestRecord, record_of
 from .serving import RoutedServing
 
 __all__ = [
@@ -168,10 +169,14 @@ async def answer(
     secrets: Sequence[str],
 ) -> Response:
     """The reply ``serving`` makes to ``asked``, whole or streamed as it asks, in ``writer``'s
-    shapes; ``secrets`` never appear in an error written into the stream."""
+    shapes; ``secrets`` never appear in an error written into the stream. The request's record
+    (``request_log``) is told what it asked and what it was answered."""
+    record = record_of(request)
+    record.asked(tools=len(asked.tools), stream=asked.stream)
     if asked.stream:
-        return await event_stream(request, admission, serving.stream(asked), writer, secrets)
-    return await whole_reply(request, admission, lambda: serving.reply(asked), writer.whole)
+        pieces = serving.stream(asked, record)
+        return await event_stream(request, admission, pieces, writer, secrets, record)
+    return await whole_reply(request, admission, lambda: serving.reply(asked, record), writer.whole)
 
 
 async def event_stream(
@@ -180,9 +185,10 @@ async def event_stream(
     pieces: AsyncGenerator[Piece],
     writer: ReplyWriter,
     secrets: Sequence[str],
+    record: RequestRecord | None = None,
 ) -> Response:
     """A reply streamed as the events ``writer`` writes of its pieces, holding a place in
-    ``admission`` until the stream ends.
+    ``admission`` until the stream ends; ``record`` is told of a failure that ends it.
 
     The first piece is awaited before the status goes out, so a request that fails early is
     answered with its own status (a piece is never ``None``); a client gone by then gets none.
@@ -198,11 +204,16 @@ async def event_stream(
         release()
         await pieces.aclose()
         return gone()
-    return EventStream(_held(_written(first, pieces, writer, secrets), pieces, release))
+    written = _written(first, pieces, writer, secrets, record or RequestRecord(api=""))
+    return EventStream(_held(written, pieces, release))
 
 
 async def _written(
-    first: Piece, pieces: AsyncGenerator[Piece], writer: ReplyWriter, secrets: Sequence[str]
+    first: Piece,
+    pieces: AsyncGenerator[Piece],
+    writer: ReplyWriter,
+    secrets: Sequence[str],
+    record: RequestRecord,
 ) -> AsyncGenerator[bytes]:
     """The stream's events, the one loop every front's stream is written by; a failure after the
     status went out is the writer's events of the failure, which end it."""
@@ -217,7 +228,9 @@ async def _written(
         for event in writer.closing():
             yield event
     except ToolRoutingError as error:
-        for event in writer.failed(error_reply(error, secrets)):
+        failure = error_reply(error, secrets)
+        record.failed(failure)
+        for event in writer.failed(failure):
             yield event
 
 
