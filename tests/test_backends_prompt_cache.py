@@ -188,6 +188,7 @@ def test_the_usage_counts_the_prompt_tokens_the_cache_held(decoder: bool) -> Non
     held = (first.usage.prompt_tokens - 1) // 64 * 64  # the prompt's whole blocks but its last token
     assert first.usage.cached_tokens == 0
     assert whole.usage.cached_tokens == streamed.usage.cached_tokens == held > 0
+    assert streamed.usage.prompt_tokens == whole.usage.prompt_tokens == first.usage.prompt_tokens
 
 
 def test_states_are_evicted_least_recently_used_first_within_the_limit() -> None:

@@ -167,7 +167,7 @@ def test_responses_and_messages_are_logged_under_their_api(
 ) -> None:
     backend.enqueue('{"tool":"none"}', ANSWER, _used(140, 5, 128))
     response = client.responses.create(model="m", input="What does the latch do?", tools=[_flat(TOOLS[0])])
-    tool = {"name": "search", "input_schema": TOOLS[0]["function"]["parameters"]}
+    tool: Any = {"name": "search", "input_schema": TOOLS[0]["function"]["parameters"]}
     with claude.messages.stream(model="m", max_tokens=64, messages=QUESTION, tools=[tool]) as stream:
         message = stream.get_final_message()
     answered, called = records.wait(2)
@@ -191,7 +191,7 @@ def test_responses_and_messages_are_logged_under_their_api(
 def test_count_tokens_and_models_are_logged_without_a_decision(
     backend: AsyncScriptedBackend, records: Records, client: openai.OpenAI, claude: anthropic.Anthropic
 ) -> None:
-    tool = {"name": "search", "input_schema": TOOLS[0]["function"]["parameters"]}
+    tool: Any = {"name": "search", "input_schema": TOOLS[0]["function"]["parameters"]}
     claude.messages.count_tokens(model="m", messages=QUESTION, tools=[tool])
     client.models.list()
     counted, listed = records.wait(2)
@@ -274,7 +274,7 @@ def test_an_abstention_is_logged_as_one() -> None:
     assert " decision=abstained " in record.line()
 
 
-def _flat(tool: dict[str, Any]) -> dict[str, Any]:
+def _flat(tool: dict[str, Any]) -> Any:
     """A chat completions tool as the Responses API declares it."""
     return {"type": "function", **tool["function"]}
 
@@ -286,7 +286,7 @@ def test_the_embedded_model_says_how_much_of_a_repeated_prompt_its_cache_held() 
         served_embedded(request_log=records) as url,
         openai.OpenAI(base_url=url, api_key="unused", max_retries=0) as client,
     ):
-        asked = {"model": "m", "messages": QUESTION, "tools": TOOLS, "tool_choice": "required"}
+        asked: Any = {"model": "m", "messages": QUESTION, "tools": TOOLS, "tool_choice": "required"}
         client.chat.completions.create(**asked)
         again = client.chat.completions.create(**asked)
         cold, warm = records.wait(2)

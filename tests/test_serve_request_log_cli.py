@@ -114,7 +114,7 @@ def _session(url: str, upstream: FaultServer) -> None:
             pass
     root = url.removesuffix("/v1")
     with anthropic.Anthropic(base_url=root, api_key=KEY, max_retries=0) as claude:
-        tool = {"name": "search", "input_schema": TOOL["function"]["parameters"]}
+        tool: Any = {"name": "search", "input_schema": TOOL["function"]["parameters"]}
         claude.messages.create(model="m", max_tokens=64, messages=ASKED, tools=[tool])
     wrong = httpx.post(f"{url}/chat/completions", json={"messages": ASKED}, headers={"x-api-key": WRONG})
     bad = httpx.post(f"{url}/chat/completions", json={"messages": WORD}, headers={"x-api-key": KEY})

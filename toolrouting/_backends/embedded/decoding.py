@@ -153,9 +153,10 @@ class GrammarSampler:
             except ValueError as error:
                 raise self._refused(error) from error
             completion = chunks.completion(sampling.max_tokens)
-            yield dataclasses.replace(
-                completion, usage=dataclasses.replace(completion.usage, cached_tokens=cached)
-            )
+            # llama-cpp-python's stream reports no usage; the prompt's tokens are known here.
+            prompted = completion.usage.prompt_tokens or (0 if prompt is None else len(prompt))
+            usage = dataclasses.replace(completion.usage, prompt_tokens=prompted, cached_tokens=cached)
+            yield dataclasses.replace(completion, usage=usage)
         finally:
             if prompt is not None:
                 self._cache.settle(prompt)
