@@ -274,6 +274,11 @@ def test_an_abstention_is_logged_as_one() -> None:
     assert " decision=abstained " in record.line()
 
 
+def test_a_line_is_one_line_whatever_a_client_named() -> None:
+    record = RequestRecord(api="chat", status=200, decision="call", calls=["a\nb"], notes=["GET /x\r\ny"])
+    assert record.line() == "toolrouting: chat 200 decision=a?b 0.00s notes: GET /x??y"
+
+
 def _flat(tool: dict[str, Any]) -> Any:
     """A chat completions tool as the Responses API declares it."""
     return {"type": "function", **tool["function"]}

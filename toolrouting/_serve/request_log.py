@@ -123,7 +123,7 @@ class RequestRecord:
             words.append(f"decision={self._decided()}")
         words.append(f"{self.seconds:.2f}s")
         if self.notes:
-            words.append("notes: " + "; ".join(self.notes))
+            words.append("notes: " + "; ".join(_printable(note) for note in self.notes))
         return " ".join(words)
 
     def fields(self) -> dict[str, Any]:
@@ -134,7 +134,7 @@ class RequestRecord:
 
     def _decided(self) -> str:
         if self.decision == "call":
-            return ",".join(self.calls)
+            return ",".join(_printable(name) for name in self.calls)
         if self.decision in ("refused", "failed"):
             return f"{self.decision}:{self.error}"
         return str(self.decision)
@@ -155,8 +155,7 @@ class RequestLog:
         path = scope["path"]
         record = RequestRecord(api=API_NAMES.get(path) or _stored(path))
         if record.api == "other":  # a client sent to the wrong address: which it was
-            shown = "".join(c if c.isprintable() else "?" for c in path[:_PATH_SHOWN])
-            record.notes.append(f"no route for {scope['method']} {shown}")
+            record.notes.append(f"no route for {scope['method']} {path[:_PATH_SHOWN]}")
         scope[_SCOPE_KEY] = record
         started = time.perf_counter()
         finished = left = False
@@ -193,6 +192,12 @@ def record_of(request: Request) -> RequestRecord:
     if not isinstance(record, RequestRecord):
         record = request.scope[_SCOPE_KEY] = RequestRecord(api=API_NAMES.get(request.url.path, "other"))
     return record
+
+
+def _printable(text: str) -> str:
+    """``text`` on one line of the log: a tool's name or a path is the client's, and may hold a
+    line break or a control character, each written as ``?``."""
+    return "".join(c if c.isprintable() else "?" for c in text)
 
 
 def _stored(path: str) -> str:
