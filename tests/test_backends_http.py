@@ -301,6 +301,20 @@ def test_missing_usage_counts_zero(make: Callable[..., OpenAICompatible], record
 
 
 @pytest.mark.parametrize(
+    ("details", "cached"),
+    [({"cached_tokens": 24}, 24), ({"cached_tokens": 99}, 30), ({"cached_tokens": "24"}, 0), (None, 0)],
+)
+def test_the_cached_prompt_tokens_are_read_where_the_server_gives_them(
+    make: Callable[..., OpenAICompatible], recorder: Recorder, details: Any, cached: int
+) -> None:
+    body = chat_completion()
+    body["usage"]["prompt_tokens_details"] = details  # OpenAI's, llama-server's and vLLM's field
+    recorder.answer(body)
+    completion = make("openai").complete(MESSAGES)
+    assert completion.usage == Usage(prompt_tokens=30, completion_tokens=12, cached_tokens=cached)
+
+
+@pytest.mark.parametrize(
     ("dialect", "sent"),
     [("openai", "response_format"), ("ollama", "format"), ("llama.cpp", "grammar")],
 )

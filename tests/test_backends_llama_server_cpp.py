@@ -14,7 +14,7 @@ import pytest
 from support.model import TEST_SEED, TEST_TEMPERATURE, demo_cap
 from support.replies import outside_strings
 
-from toolrouting import GrammarError, OpenAICompatible, RoutingLoop, Settings, parse_route
+from toolrouting import GrammarError, Message, OpenAICompatible, RoutingLoop, Settings, parse_route
 from toolrouting._backends import dialects
 from toolrouting.demo.store import MemoryStore
 
@@ -22,6 +22,9 @@ pytestmark = pytest.mark.model
 
 QUESTION = "What does the latch on the storage-room door do?"
 MODES = ["ours", "server"]
+RULES = " ".join(
+    f"Rule {n}: the notes are kept in the shed, and answered from the notes alone." for n in range(8)
+)
 
 
 @pytest.fixture
@@ -63,3 +66,14 @@ def test_a_grammar_the_server_refuses_is_a_named_error(
         routed.complete([{"role": "user", "content": "Say hi."}])
     server = routed.clone(settings=routed.settings.clone(grammar="server"))
     assert server.complete([{"role": "user", "content": "Say hi."}]).text.startswith('"')
+
+
+def test_the_usage_says_what_the_servers_prompt_cache_held(backend: OpenAICompatible) -> None:
+    # A unique first message, so nothing from another test is in the server's cache.
+    asked: list[Message] = [
+        {"role": "system", "content": f"Answer in one sentence. {id(backend)} {RULES}"},
+        {"role": "user", "content": QUESTION},
+    ]
+    first, again = backend.complete(asked), backend.complete(asked)
+    assert first.usage.cached_tokens == 0
+    assert first.usage.prompt_tokens == again.usage.prompt_tokens > again.usage.cached_tokens > 0

@@ -180,6 +180,17 @@ def test_a_routed_reply_says_what_its_prompt_reused() -> None:
     assert again.text == first.text
 
 
+def test_the_usage_counts_the_prompt_tokens_the_cache_held(decoder: bool) -> None:
+    with _load(forced_tokens=decoder) as backend:
+        first = _send(backend, True, False, SCRIPT[0][2])
+        whole = _send(backend, True, False, SCRIPT[0][2])
+        streamed = _send(backend, True, True, SCRIPT[0][2])
+    held = (first.usage.prompt_tokens - 1) // 64 * 64  # the prompt's whole blocks but its last token
+    assert first.usage.cached_tokens == 0
+    assert whole.usage.cached_tokens == streamed.usage.cached_tokens == held > 0
+    assert streamed.usage.prompt_tokens == whole.usage.prompt_tokens == first.usage.prompt_tokens
+
+
 def test_states_are_evicted_least_recently_used_first_within_the_limit() -> None:
     prompts: list[list[Message]] = [
         [{"role": "user", "content": f"{n} {RULES}"}] for n in ("One.", "Two.", "Three.")

@@ -68,9 +68,8 @@ def error_of(response: httpx.Response | httpx2.Response) -> dict[str, Any]:
 
 
 def test_a_chosen_tool_is_one_tool_call(client: TestClient, backend: AsyncScriptedBackend) -> None:
-    backend.enqueue(
-        Completion(text=ACTION, finish_reason="stop", usage=Usage(prompt_tokens=50, completion_tokens=9))
-    )
+    used = Usage(prompt_tokens=50, completion_tokens=9, cached_tokens=32)
+    backend.enqueue(Completion(text=ACTION, finish_reason="stop", usage=used))
     reply = chat(client, tools=[SEARCH, READ]).json()
     [choice] = reply["choices"]
     assert choice["finish_reason"] == "tool_calls"
@@ -81,7 +80,8 @@ def test_a_chosen_tool_is_one_tool_call(client: TestClient, backend: AsyncScript
         "type": "function",
         "function": {"name": "search", "arguments": '{"query":"latch"}'},
     }
-    assert reply["usage"] == {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}
+    cached = {"prompt_tokens_details": {"cached_tokens": 32}}
+    assert reply["usage"] == {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59, **cached}
     assert backend.requests[0].settings.json_schema is not None
 
 

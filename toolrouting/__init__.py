@@ -156,7 +156,7 @@ from ._traces import RunTracer
 # isort: split
 # --- the server: chat completions, Responses and Messages over any backend; the serve extra is
 # imported when called ---
-from ._serve import serve_app, server_config
+from ._serve import RequestRecord, serve_app, server_config
 
 # isort: split
 # --- the shortlist: a large catalogue narrowed to the tools ranked best for the conversation ---
@@ -325,6 +325,7 @@ __all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the o
     # traces
     "RunTracer",
     # the server
+    "RequestRecord",
     "serve_app",
     "server_config",
     # the shortlist

@@ -31,6 +31,7 @@ __all__ = [
     "StreamingBackend",
     "TextDelta",
     "Usage",
+    "chat_usage",
     "is_truncated",
     "quoted_cause",
     "reported_count",
@@ -55,6 +56,10 @@ class Usage:
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    """Of ``prompt_tokens``, those the backend did not evaluate because its prompt cache held them:
+    the embedded model's prompt cache, or a server's ``prompt_tokens_details.cached_tokens``.
+    0 where the backend does not say."""
 
     @property
     def total_tokens(self) -> int:
@@ -107,6 +112,20 @@ def is_truncated(finish_reason: str | None, completion_tokens: int, cap: int | N
 def reported_count(value: object) -> int:
     """A token count as a server reported it, 0 where it gave none or nonsense."""
     return cast("int", value) if is_count(value) else 0
+
+
+def chat_usage(usage: Mapping[str, Any]) -> Usage:
+    """A chat completion's ``usage`` object as a :class:`Usage`: its counts, and the cached part
+    of the prompt where the server gives ``prompt_tokens_details.cached_tokens`` (OpenAI,
+    llama-server, vLLM), never more than the prompt."""
+    prompt = reported_count(usage.get("prompt_tokens"))
+    details = usage.get("prompt_tokens_details")
+    cached = reported_count(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    return Usage(
+        prompt_tokens=prompt,
+        completion_tokens=reported_count(usage.get("completion_tokens")),
+        cached_tokens=min(cached, prompt),
+    )
 
 
 def quoted_cause(cause: object) -> str:

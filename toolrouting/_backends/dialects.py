@@ -19,7 +19,7 @@ from .._grammar import route_grammar
 from .._json import json_type, plain, quoted
 from .._limits import MAX_BODY_QUOTE, MAX_KEYS_SHOWN, MAX_REPLY_QUOTE, SHOWN_VALUE_CHARS
 from .._settings import Settings
-from .base import Message, Usage, reported_count
+from .base import Message, Usage, chat_usage, reported_count
 
 __all__ = [
     "DIALECTS",
@@ -194,10 +194,7 @@ def _parse_chat_completion(body: Any) -> WireReply:
     return WireReply(
         text=_content(choice["message"]),
         finish_reason=finish_reason if isinstance(finish_reason, str) else None,
-        usage=Usage(
-            prompt_tokens=reported_count(usage.get("prompt_tokens")),
-            completion_tokens=reported_count(usage.get("completion_tokens")),
-        ),
+        usage=chat_usage(usage),
     )
 
 

@@ -76,6 +76,7 @@ def thinking_posts(
     usage = Usage(
         prompt_tokens=thought.usage.prompt_tokens,
         completion_tokens=thought.usage.completion_tokens + reply.usage.completion_tokens,
+        cached_tokens=thought.usage.cached_tokens,
     )
     raw = {**body, "reasoning_tokens": thought.usage.completion_tokens}
     return dataclasses.replace(reply, usage=usage, raw=raw, reasoning=thought.text)
@@ -162,9 +163,13 @@ def _completed(endpoint: Endpoint, body: dict[str, Any], settings: Settings) -> 
     """A ``/completion`` answer as a :class:`Completion`: its ``content``, the tokens the server
     counted, cut when it stopped at ``n_predict`` (``stop_type`` ``limit``)."""
     text = _text_field(endpoint, body, "content")
+    timings = body.get("timings")
+    prompt = reported_count(body.get("tokens_evaluated"))
+    cached = reported_count(timings.get("cache_n")) if isinstance(timings, dict) else 0
     usage = Usage(
-        prompt_tokens=reported_count(body.get("tokens_evaluated")),
+        prompt_tokens=prompt,
         completion_tokens=reported_count(body.get("tokens_predicted")),
+        cached_tokens=min(cached, prompt),
     )
     finish = "length" if body.get("stop_type") == "limit" else "stop"
     return endpoint.finished(WireReply(text=text, finish_reason=finish, usage=usage), body, settings)

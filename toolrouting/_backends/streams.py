@@ -30,7 +30,7 @@ from .._errors import BackendConnectError, BackendResponseError
 from .._json import json_type, quoted
 from .._limits import MAX_BODY_QUOTE
 from .._settings import Settings
-from .base import Completion, TextDelta, Usage, is_truncated, reported_count
+from .base import Completion, TextDelta, Usage, chat_usage, is_truncated, reported_count
 from .dialects import DIALECTS, WireReply
 from .endpoint import Endpoint
 
@@ -90,10 +90,7 @@ class ChunkReader:
         self.last = chunk
         usage = chunk.get("usage")
         if isinstance(usage, dict):
-            self._usage = Usage(
-                prompt_tokens=reported_count(usage.get("prompt_tokens")),
-                completion_tokens=reported_count(usage.get("completion_tokens")),
-            )
+            self._usage = chat_usage(usage)
         choices = chunk.get("choices", [] if isinstance(usage, dict) else None)
         if not isinstance(choices, list):
             raise self._shape_error(

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from .._backends import ReasoningTags, served_reasoning_tags
 from .._errors import BackendError
 from .._grounding import ABSTAIN_POLICIES
 from .._limits import DEFAULT_MAX_REPEATS, DEFAULT_ROUTING_CAP
-from .._serve import SERVE_ANSWER_TOKENS
+from .._serve import SERVE_ANSWER_TOKENS, RequestRecord
 from .._shortlist import IndexedRanker, default_ranker
 from .arguments import Subparsers, UsageError, add_decoding_options, positive, whole_number
 from .exits import DONE
@@ -121,8 +123,18 @@ def add_serve(subparsers: Subparsers) -> None:
         "(default: %(default)s)",
     )
     add_decoding_options(parser)
-    parser.add_argument(
-        "-q", "--quiet", action="store_true", help="on stderr only the address served and errors"
+    logged = parser.add_mutually_exclusive_group()
+    logged.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="on stderr only the address served and errors: no line per request",
+    )
+    logged.add_argument(
+        "--log-json",
+        action="store_true",
+        help="write the line each request gets on stderr as one JSON object (docs/serve.md, "
+        '"The request log")',
     )
     # What `run`'s backend options read and serve leaves to each request.
     parser.set_defaults(handler=_serve, temperature=0.0, top_p=None, seed=None)
@@ -163,9 +175,12 @@ def _serve(args: argparse.Namespace) -> int:
             ranker=ranker,
             reasoning_secret=os.environ.get(SECRET_VARIABLE) or None,
             max_repeats=args.max_repeats,
+            request_log=None if args.quiet else _request_log(args.log_json),
         )
         host, port = listener.getsockname()[:2]
-        config = server_config(app, host=host, port=port, log_level="warning" if args.quiet else "info")
+        # uvicorn's own lines said only where they are warnings, when stderr is JSON lines or quiet.
+        level = "warning" if args.quiet or args.log_json else "info"
+        config = server_config(app, host=host, port=port, log_level=level)
         # Said even with --quiet: with --port 0 it is the only place the port is told.
         print(f"toolrouting: serving http://{host}:{port}/v1", file=sys.stderr, flush=True)
         if args.shortlist is not None and not args.quiet:
@@ -174,6 +189,16 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         listener.close()
     return DONE
+
+
+def _request_log(as_json: bool) -> Callable[[RequestRecord], None]:
+    """What writes each request's line on stderr: its text, or its JSON object."""
+
+    def write(record: RequestRecord) -> None:
+        line = json.dumps(record.fields(), separators=(",", ":")) if as_json else record.line()
+        print(line, file=sys.stderr, flush=True)
+
+    return write
 
 
 def _server_tags(args: argparse.Namespace) -> ReasoningTags | None:

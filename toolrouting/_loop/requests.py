@@ -109,7 +109,7 @@ def checked_completion(backend: Any, completion: object) -> Completion:
     elif not isinstance(completion.truncated, bool):
         problem = f"truncated={completion.truncated!r}; it is a bool"
     else:
-        for field in ("prompt_tokens", "completion_tokens"):
+        for field in ("prompt_tokens", "completion_tokens", "cached_tokens"):
             count = getattr(completion.usage, field)
             if isinstance(count, bool) or not isinstance(count, int) or count < 0:
                 problem = f"usage.{field}={count!r}; a token count is a whole number of 0 or more"

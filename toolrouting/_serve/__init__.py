@@ -20,7 +20,8 @@ What every front shares on the wire (the queue, the body's limit, the key check,
 the whole reply, the one loop that streams) is ``transport``'s, and what every endpoint reads
 from the app ``state``'s; ``routes`` is the route table and its error handlers; ``app`` builds
 the Starlette application and its uvicorn configuration, importing both only when called;
-``limits`` names the server's own limits.
+``limits`` names the server's own limits; ``request_log`` is the line each request is logged with,
+made in one place from the record the transport, the core and the error handlers fill in.
 """
 
 from .app import serve_app, server_config
@@ -31,6 +32,7 @@ from .limits import SERVE_ANSWER_TOKENS
 from .messages import read_messages_request
 from .plan import Decision, decision_of
 from .protocol import Piece, Reply, ServeRequest, decode_body
+from .request_log import RequestRecord
 from .responses import read_responses_request
 from .serving import RoutedServing
 
@@ -41,6 +43,7 @@ __all__ = [
     "ErrorReply",
     "Piece",
     "Reply",
+    "RequestRecord",
     "RoutedServing",
     "ServeRequest",
     "arguments_text",

@@ -10,7 +10,7 @@ endpoint reads from the app's state ``state``'s.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from .._backends import AsyncBackend, AsyncEmbeddedLlama
@@ -19,6 +19,7 @@ from .._limits import DEFAULT_MAX_REPEATS, DEFAULT_ROUTING_CAP
 from .._shortlist import Ranker
 from .limits import SERVE_ANSWER_TOKENS, SERVE_EMBEDDED_QUEUE, SERVE_MAX_BODY_BYTES, SERVE_MAX_IN_FLIGHT
 from .reasoning import Signer
+from .request_log import RequestRecord
 from .serving import RoutedServing
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ def serve_app(
     ranker: Ranker | None = None,
     reasoning_secret: str | None = None,
     max_repeats: int = DEFAULT_MAX_REPEATS,
+    request_log: Callable[[RequestRecord], None] | None = None,
 ) -> Starlette:
     """The server over ``backend``, with every front (chat completions, Responses, Messages): a
     Starlette app.
@@ -69,13 +71,18 @@ def serve_app(
     ``None``, so only this app takes its own. ``max_repeats`` is the loop's repeat limit applied to
     each conversation: since its question, a call made more than that many times, its result
     there, is not offered again, its tool withheld from the route and named in the
-    ``x-toolrouting-withheld`` header (docs/serve.md, "Repeated calls"). Needs the ``serve`` extra
+    ``x-toolrouting-withheld`` header (docs/serve.md, "Repeated calls"). ``request_log`` is called
+    with each request's :class:`RequestRecord` (all but ``/health``) once its response is finished
+    or its client left (docs/serve.md, "The request log"); ``None`` records none. Needs the ``serve`` extra
     (``pip install 'toolrouting[serve]'``).
     """
     try:
         from starlette.applications import Starlette
     except ImportError as error:
         raise _without_extra(error) from error
+    from starlette.middleware import Middleware
+
+    from .request_log import RequestLog
     from .routes import EXCEPTION_HANDLERS, ROUTES
     from .state import ServerState
     from .transport import Admission
@@ -88,7 +95,10 @@ def serve_app(
             if owned:
                 await backend.aclose()
 
-    app = Starlette(lifespan=lifespan, routes=ROUTES, exception_handlers=EXCEPTION_HANDLERS)
+    logged = [] if request_log is None else [Middleware(RequestLog, log=request_log)]
+    app = Starlette(
+        lifespan=lifespan, routes=ROUTES, exception_handlers=EXCEPTION_HANDLERS, middleware=logged
+    )
     app.state.server = ServerState(
         serving=RoutedServing(
             backend,

@@ -18,6 +18,7 @@ from .chat.routes import CHAT_ROUTES
 from .errors import ErrorReply, error_reply, http_error_reply
 from .messages import message_error_body
 from .messages.routes import MESSAGES_PATH, MESSAGES_ROUTES
+from .request_log import record_of
 from .responses.routes import RESPONSES_ROUTES
 from .state import checked_state, state_of
 
@@ -39,6 +40,7 @@ def _answer(request: Request, reply: ErrorReply) -> Response:
     path = request.url.path
     front = path == MESSAGES_PATH or path.startswith(f"{MESSAGES_PATH}/")
     body = message_error_body(reply) if front else reply.body
+    record_of(request).failed(reply)
     return JSONResponse(body, status_code=reply.status, headers=reply.headers)
 
 

@@ -59,6 +59,7 @@ from .plan import (
     served_ranker,
 )
 from .protocol import FinishReason, Piece, Reply, ServeRequest, ToolCall
+from .request_log import RequestRecord
 
 __all__ = ["THOUGHT_TOKENS_PER_CHARACTER", "RoutedServing"]
 
@@ -98,10 +99,11 @@ class RoutedServing:
         # The one cache: each catalogue and choice a client sends, built once.
         self._routes = functools.lru_cache(maxsize=SERVE_ROUTE_CACHE)(self._route)
 
-    async def reply(self, request: ServeRequest) -> Reply:
-        """The whole reply to ``request``."""
+    async def reply(self, request: ServeRequest, record: RequestRecord | None = None) -> Reply:
+        """The whole reply to ``request``; ``record``, when given, is told its offer and outcome."""
+        record = record or RequestRecord(api="")
         self._check_format(request)
-        conversation, planned = self._prepared(request)
+        conversation, planned = self._prepared(request, record)
         used = Usage()
         abstained = None
         thought = None
@@ -116,6 +118,7 @@ class RoutedServing:
             if held is not None:
                 content, truncated, thought = held
                 finish: FinishReason = "length" if truncated else "stop"
+                record.answered(completion.usage)
                 return Reply(
                     content=content,
                     call=None,
@@ -129,6 +132,7 @@ class RoutedServing:
             )
             abstained = self._abstained(decision, calls, conversation)
             if calls and abstained is None:
+                record.answered(completion.usage, [call.name for call in calls])
                 return Reply(
                     content=None,
                     call=calls[0],
@@ -144,20 +148,26 @@ class RoutedServing:
             answer = await self._answerer(request).complete(asked)
         except GrammarError as error:
             raise self._refused(request, error) from None
+        usage = _sum(used, answer.usage)
+        record.answered(usage, abstained=abstained is not None)
         return Reply(
             content=answer.text,
             call=None,
             finish_reason="length" if answer.truncated else "stop",
-            usage=_sum(used, answer.usage),
+            usage=usage,
             thought=thought,
             withheld=withheld,
         )
 
-    async def stream(self, request: ServeRequest) -> AsyncGenerator[Piece]:
+    async def stream(
+        self, request: ServeRequest, record: RequestRecord | None = None
+    ) -> AsyncGenerator[Piece]:
         """The reply to ``request`` in pieces: a tool call's head, then its arguments as they are
-        written; or the answer's text as it comes. Usage is the last piece."""
+        written; or the answer's text as it comes. Usage is the last piece. ``record``, when given,
+        is told its offer and outcome."""
+        record = record or RequestRecord(api="")
         self._check_format(request)
-        conversation, planned = self._prepared(request)
+        conversation, planned = self._prepared(request, record)
         used = Usage()
         abstained = None
         if planned is not None:
@@ -198,6 +208,7 @@ class RoutedServing:
                     yield Piece(thought=part)
                 yield Piece(text=content, first=True)
                 yield Piece(finish_reason="length" if truncated else "stop")
+                record.answered(completion.usage)
                 yield Piece(usage=completion.usage)
                 return
             calls, thought = accepted_calls(
@@ -210,6 +221,7 @@ class RoutedServing:
                 for piece in stream.finish(calls[0]) if len(calls) == 1 else several_pieces(calls):
                     yield piece
                 yield Piece(finish_reason="tool_calls")
+                record.answered(completion.usage, [call.name for call in calls])
                 yield Piece(usage=completion.usage)
                 return
             used = completion.usage
@@ -230,7 +242,9 @@ class RoutedServing:
             yield Piece(text="", first=True)
         truncated = answer is not None and answer.truncated
         yield Piece(finish_reason="length" if truncated else "stop")
-        yield Piece(usage=_sum(used, answer.usage if answer is not None else Usage()))
+        usage = _sum(used, answer.usage if answer is not None else Usage())
+        record.answered(usage, abstained=abstained is not None)
+        yield Piece(usage=usage)
 
     def sent(self, request: ServeRequest) -> list[Message]:
         """The messages the backend's first request for ``request`` carries: the decision's, with
@@ -240,11 +254,16 @@ class RoutedServing:
             return list(planned[0].messages)
         return answer_messages(request, conversation)
 
-    def _prepared(self, request: ServeRequest) -> tuple[Conversation, tuple[Decision, AsyncBackend] | None]:
+    def _prepared(
+        self, request: ServeRequest, record: RequestRecord | None = None
+    ) -> tuple[Conversation, tuple[Decision, AsyncBackend] | None]:
         """The request's conversation, and the decision it asks for with the routed backend
-        that makes it, if any."""
+        that makes it, if any; ``record`` is told how many tools the decision offers."""
         conversation = conversation_of(request, spaced=self.spaced, max_calls=self.max_calls, tags=self.tags)
-        return conversation, self._planned(request, conversation)
+        planned = self._planned(request, conversation)
+        if record is not None and planned is not None:
+            record.offered = len(planned[0].names)
+        return conversation, planned
 
     def _planned(
         self, request: ServeRequest, conversation: Conversation
@@ -361,4 +380,5 @@ def _sum(first: Usage, second: Usage) -> Usage:
     return Usage(
         prompt_tokens=first.prompt_tokens + second.prompt_tokens,
         completion_tokens=first.completion_tokens + second.completion_tokens,
+        cached_tokens=first.cached_tokens + second.cached_tokens,
     )

@@ -23,6 +23,7 @@ from .._errors import ChatRequestError, ToolRoutingError
 from .errors import error_reply
 from .limits import SERVE_MAX_BODY_BYTES, SERVE_RETRY_AFTER
 from .protocol import Piece, Reply, ReplyWriter, ServeRequest, body_too_large
+from .request_log import RequestRecord, record_of
 from .serving import RoutedServing
 
 __all__ = [
@@ -179,20 +180,36 @@ async def answer(
 ) -> Response:
     """The reply ``serving`` makes to ``asked``, whole or streamed as it asks, in ``writer``'s
     shapes; ``secrets`` never appear in an error written into the stream. The headers say what
-    was served otherwise than asked: the tools withheld, a reasoning budget served within the cap."""
+    was served otherwise than asked: the tools withheld, a reasoning budget served within the cap.
+    The request's record (``request_log``) is told what it asked and what it was answered, and
+    notes the tools withheld."""
+    record = record_of(request)
+    record.asked(tools=len(asked.tools), stream=asked.stream)
     if asked.stream:
-        response = await event_stream(request, admission, serving.stream(asked), writer, secrets)
+        pieces = serving.stream(asked, record)
+        response = await event_stream(request, admission, pieces, writer, secrets, record)
     else:
-        withheld = _withheld_header
-        response = await whole_reply(request, admission, lambda: serving.reply(asked), writer.whole, withheld)
+
+        def withheld(reply: Reply) -> dict[str, str]:
+            return _withheld(reply.withheld, record)
+
+        async def work() -> Reply:
+            return await serving.reply(asked, record)
+
+        response = await whole_reply(request, admission, work, writer.whole, withheld)
     reasoning = asked.reasoning
     if reasoning is not None and reasoning.asked is not None and response.status_code != _GONE:
         response.headers[REASONING_HEADER] = f"served={reasoning.budget} asked={reasoning.asked}"
+        record.notes.append(f"reasoning budget served {reasoning.budget} of {reasoning.asked} asked")
     return response
 
 
-def _withheld_header(reply: Reply) -> dict[str, str]:
-    return {WITHHELD_HEADER: ", ".join(reply.withheld)} if reply.withheld else {}
+def _withheld(tools: Sequence[str], record: RequestRecord) -> dict[str, str]:
+    """The header that names the tools withheld, noted in the request's record; none where none was."""
+    if not tools:
+        return {}
+    record.notes.append(f"repeated call withheld: {', '.join(tools)}")
+    return {WITHHELD_HEADER: ", ".join(tools)}
 
 
 async def event_stream(
@@ -201,9 +218,10 @@ async def event_stream(
     pieces: AsyncGenerator[Piece],
     writer: ReplyWriter,
     secrets: Sequence[str],
+    record: RequestRecord | None = None,
 ) -> Response:
     """A reply streamed as the events ``writer`` writes of its pieces, holding a place in
-    ``admission`` until the stream ends.
+    ``admission`` until the stream ends; ``record`` is told of a failure that ends it.
 
     The first piece is awaited before the status goes out, so a request that fails early is
     answered with its own status (a piece is never ``None``); a client gone by then gets none.
@@ -221,9 +239,9 @@ async def event_stream(
         await pieces.aclose()
         return gone()
     first, withheld = opened
-    response = EventStream(_held(_written(first, pieces, writer, secrets), pieces, release))
-    if withheld:
-        response.headers[WITHHELD_HEADER] = ", ".join(withheld)
+    record = record or RequestRecord(api="")
+    response = EventStream(_held(_written(first, pieces, writer, secrets, record), pieces, release))
+    response.headers.update(_withheld(withheld, record))
     return response
 
 
@@ -236,7 +254,11 @@ async def _opening(pieces: AsyncGenerator[Piece]) -> tuple[Piece, tuple[str, ...
 
 
 async def _written(
-    first: Piece, pieces: AsyncGenerator[Piece], writer: ReplyWriter, secrets: Sequence[str]
+    first: Piece,
+    pieces: AsyncGenerator[Piece],
+    writer: ReplyWriter,
+    secrets: Sequence[str],
+    record: RequestRecord,
 ) -> AsyncGenerator[bytes]:
     """The stream's events, the one loop every front's stream is written by; a failure after the
     status went out is the writer's events of the failure, which end it."""
@@ -251,7 +273,9 @@ async def _written(
         for event in writer.closing():
             yield event
     except ToolRoutingError as error:
-        for event in writer.failed(error_reply(error, secrets)):
+        failure = error_reply(error, secrets)
+        record.failed(failure)
+        for event in writer.failed(failure):
             yield event
 
 

@@ -140,11 +140,10 @@ class GrammarSampler:
         prompt = None if self._chat is None else self._chat.format(conversation).tokens
         if prompt is not None and len(prompt) >= self._n_ctx:
             prompt = None  # llama-cpp-python refuses it
-        if prompt is not None:
-            self._cache.prepare(prompt)
+        cached = 0 if prompt is None else self._cache.prepare(prompt).reused
         try:
             if not stream:
-                yield self._complete(llama, conversation, sampling, arguments)
+                yield self._complete(llama, conversation, sampling, arguments, cached)
                 return
             chunks = ChunkReader("the embedded model")
             try:
@@ -153,7 +152,11 @@ class GrammarSampler:
                         yield TextDelta(piece)
             except ValueError as error:
                 raise self._refused(error) from error
-            yield chunks.completion(sampling.max_tokens)
+            completion = chunks.completion(sampling.max_tokens)
+            # llama-cpp-python's stream reports no usage; the prompt's tokens are known here.
+            prompted = completion.usage.prompt_tokens or (0 if prompt is None else len(prompt))
+            usage = dataclasses.replace(completion.usage, prompt_tokens=prompted, cached_tokens=cached)
+            yield dataclasses.replace(completion, usage=usage)
         finally:
             if prompt is not None:
                 self._cache.settle(prompt)
@@ -175,7 +178,7 @@ class GrammarSampler:
         text = ReplyText(llama, tokens, [*sampling.stop, *prompt.stops])
         written: list[int] = []
         finish_reason = "length"
-        self._cache.prepare(tokens)
+        cached = self._cache.prepare(tokens).reused
         llama.set_seed(self._fresh_seed if sampling.seed is None else sampling.seed)
         sampled = llama.generate(
             tokens,
@@ -205,7 +208,7 @@ class GrammarSampler:
             self._cache.settle(tokens)
         if (piece := text.rest()) and stream:
             yield TextDelta(piece)
-        usage = Usage(prompt_tokens=len(tokens), completion_tokens=len(written))
+        usage = Usage(prompt_tokens=len(tokens), completion_tokens=len(written), cached_tokens=cached)
         yield Completion(
             text=text.text,
             finish_reason=finish_reason,
@@ -214,7 +217,12 @@ class GrammarSampler:
         )
 
     def _complete(
-        self, llama: Any, conversation: Conversation, sampling: Sampling, arguments: dict[str, Any]
+        self,
+        llama: Any,
+        conversation: Conversation,
+        sampling: Sampling,
+        arguments: dict[str, Any],
+        cached: int,
     ) -> Completion:
         try:
             response = llama.create_chat_completion(messages=list(conversation), **arguments)
@@ -225,6 +233,7 @@ class GrammarSampler:
         usage = Usage(
             prompt_tokens=response["usage"]["prompt_tokens"],
             completion_tokens=response["usage"]["completion_tokens"],
+            cached_tokens=cached,
         )
         return Completion(
             text=choice["message"].get("content") or "",

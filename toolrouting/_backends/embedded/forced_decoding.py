@@ -104,7 +104,9 @@ class ForcedTokens:
                 break
         if piece := text.rest():
             yield TextDelta(piece)
-        usage = Usage(prompt_tokens=len(prompt), completion_tokens=len(decode.written))
+        usage = Usage(
+            prompt_tokens=len(prompt), completion_tokens=len(decode.written), cached_tokens=prepared.reused
+        )
         first = decode.first_choice
         yield Completion(
             text=text.text,

@@ -70,6 +70,7 @@ def thought_then_reply(
         usage=Usage(
             prompt_tokens=len(formatted.tokens),
             completion_tokens=len(opening) + tokens + len(closing) + reply.usage.completion_tokens,
+            cached_tokens=min(thought.usage.cached_tokens, len(formatted.tokens)),
         ),
         raw={**(reply.raw or {}), "reasoning_tokens": tokens},
         reasoning=thought.text,

@@ -23,12 +23,14 @@ from ..protocol import FinishReason, Piece, Reply, ReplyIds, ToolCall, server_se
 __all__ = ["ChatWriter", "chunk_body", "completion_body", "delta_body", "usage_body"]
 
 
-def usage_body(usage: Usage) -> dict[str, int]:
-    """OpenAI's usage object: the decision's tokens and the answer's, together."""
+def usage_body(usage: Usage) -> dict[str, Any]:
+    """OpenAI's usage object: the decision's tokens and the answer's, together, with the prompt's
+    tokens the backend's prompt cache held (``prompt_tokens_details.cached_tokens``)."""
     return {
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "total_tokens": usage.total_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
     }
 
 

@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..protocol import ReplyIds, decode_body
+from ..request_log import record_of
 from ..state import checked_state
 from ..transport import read_body
 from .reader import read_messages_request
@@ -45,6 +46,7 @@ async def _count_tokens(request: Request) -> Response:
     state = checked_state(request)
     body = decode_body(await read_body(request))
     asked = read_messages_request(body, spaced=state.serving.spaced, counting=True, signer=state.signer)
+    record_of(request).asked(tools=len(asked.tools), stream=False)
     characters = sum(len(message["content"]) for message in state.serving.sent(asked))
     return JSONResponse(count_body(math.ceil(characters / COUNTED_CHARS_PER_TOKEN)))
 

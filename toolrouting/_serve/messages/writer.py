@@ -42,7 +42,13 @@ _ERROR_TYPES = {
 
 
 def _usage(usage: Usage) -> dict[str, int]:
-    return {"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens}
+    # Anthropic's input_tokens are the prompt's tokens the cache did not hold; those it held
+    # are cache_read_input_tokens, and the two together are the prompt.
+    return {
+        "input_tokens": usage.prompt_tokens - usage.cached_tokens,
+        "cache_read_input_tokens": usage.cached_tokens,
+        "output_tokens": usage.completion_tokens,
+    }
 
 
 def _message(

@@ -18,6 +18,7 @@ from starlette.routing import Route
 
 from ..._errors import ChatRequestError
 from ..protocol import Reply, ReplyIds, decode_body
+from ..request_log import record_of
 from ..state import ServerState, checked_state
 from ..transport import read_body
 from .reader import read_responses_request
@@ -46,8 +47,10 @@ async def _create(request: Request) -> Response:
     writer = ResponseWriter(ids, asked.echo, keep if asked.store else None, asked.namespaces, thinking)
     response = await state.answer(request, asked.request, writer)
     if asked.omitted:
-        response.headers[OMITTED_HEADER] = ", ".join(dict.fromkeys(asked.omitted))
+        omitted = ", ".join(dict.fromkeys(asked.omitted))
+        response.headers[OMITTED_HEADER] = omitted
         state.warn_omitted(asked.omitted)
+        record_of(request).notes.append(f"left out hosted tools {omitted}")
     return response
 
 
