@@ -28,7 +28,7 @@ pytestmark = pytest.mark.model
 
 N_CTX = 512
 LONG = "What does the latch do? " + "latch " * 1400
-ANTHROPIC_TOOLS = [
+ANTHROPIC_TOOLS: list[Any] = [
     {
         "name": tool["function"]["name"],
         "description": tool["function"]["description"],
@@ -36,7 +36,7 @@ ANTHROPIC_TOOLS = [
     }
     for tool in TOOLS
 ]
-RESPONSES_TOOLS = [{"type": "function", **tool["function"]} for tool in TOOLS]
+RESPONSES_TOOLS: list[Any] = [{"type": "function", **tool["function"]} for tool in TOOLS]
 OPENAI_WORDS = re.compile(
     r"^This model's maximum context length is (\d+) tokens\. "
     r"However, your messages resulted in (\d+) tokens\."
@@ -158,12 +158,12 @@ def test_responses_answers_context_length_exceeded_whole_and_streamed(url: str, 
     client = _openai(url)
     with client:
         with pytest.raises(openai.BadRequestError) as whole:
-            client.responses.create(model="smollm2", input=LONG, tools=RESPONSES_TOOLS)  # type: ignore[arg-type]
+            client.responses.create(model="smollm2", input=LONG, tools=RESPONSES_TOOLS)
         with pytest.raises(openai.BadRequestError) as streamed:
             for _ in client.responses.create(
                 model="smollm2",
                 input=LONG,
-                tools=RESPONSES_TOOLS,  # type: ignore[arg-type]
+                tools=RESPONSES_TOOLS,
                 stream=True,
             ):
                 pass

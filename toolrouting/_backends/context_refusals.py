@@ -51,10 +51,10 @@ def context_refusal(url: str, status: int, text: str) -> ContextLengthError | No
     prompt_tokens, n_ctx = counts
     said = [f"the prompt is {prompt_tokens} tokens"] if prompt_tokens is not None else []
     said += [f"the context holds {n_ctx}"] if n_ctx is not None else []
-    counts = f" ({', '.join(said)})" if said else ""
+    shown = f" ({', '.join(said)})" if said else ""
     return ContextLengthError(
         f"POST {url} answered HTTP {status}: {quoted(text, MAX_BODY_QUOTE)}; the prompt does not fit "
-        f"the server's context{counts}: a conversation that long "
+        f"the server's context{shown}: a conversation that long "
         "needs a server started with a larger context (llama-server's -c), or a shorter one",
         prompt_tokens=prompt_tokens,
         n_ctx=n_ctx,

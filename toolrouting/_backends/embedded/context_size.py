@@ -13,8 +13,8 @@ cache at most ``1/EMBEDDED_MEMORY_SHARE`` of the memory available when the model
 ``os.sysconf``'s free pages), rounded down to a multiple of 256 tokens, and never under
 ``EMBEDDED_MIN_N_CTX`` (or the trained context where that is smaller). A GGUF that does not give
 its attention's shape, or a machine whose free memory cannot be read, gets its trained context
-uncapped. An ``n_ctx`` given is taken as it is, past the trained context or the memory's bound
-too (llama.cpp runs it); the line says so.
+uncapped. An ``n_ctx`` given is taken as it is (rounded up to a multiple of 256, as llama.cpp
+pads it), past the trained context or the memory's bound too (llama.cpp runs it); the line says so.
 
 **The prompt cache.** ``prompt_cache_mb=None`` holds ``EMBEDDED_PROMPT_CACHE_CONTEXTS`` states of
 the whole context (a state costs the KV cache of its tokens), within another
