@@ -32,7 +32,6 @@ from toolrouting import (
     run_batch,
 )
 from toolrouting._backends.embedded.backend import EmbeddedLlama
-from toolrouting._limits import EMBEDDED_PROMPT_CACHE_MB
 from toolrouting.demo import MemoryStore
 
 pytestmark = pytest.mark.model
@@ -290,10 +289,8 @@ def test_a_batch_over_one_catalogue_evaluates_the_shared_instructions_once(tmp_p
         assert evaluated < 64 + 40 < prompt // 3
 
 
-@pytest.mark.parametrize(
-    ("options", "limit"), [([], EMBEDDED_PROMPT_CACHE_MB), (["--prompt-cache-mb", "3"], 3)]
-)
-def test_the_command_line_sets_the_prompt_cache(options: list[str], limit: int) -> None:
+@pytest.mark.parametrize(("options", "limit"), [([], None), (["--prompt-cache-mb", "3"], 3)])
+def test_the_command_line_sets_the_prompt_cache(options: list[str], limit: int | None) -> None:
     from toolrouting._cli.parser import build_parser
     from toolrouting._cli.run import model_backend
 
@@ -301,7 +298,16 @@ def test_the_command_line_sets_the_prompt_cache(options: list[str], limit: int) 
     backend = model_backend(args)
     assert isinstance(backend, EmbeddedLlama)
     with backend:
-        assert backend.prompt_cache_info().limit_bytes == limit << 20
+        # None: the default, four whole contexts' states within a quarter of the free memory.
+        rule = min(4 * backend.n_ctx * (backend.context.kv_bytes_per_token or 0), _quarter(backend))
+        expected = rule >> 20 if limit is None else limit
+        assert backend.prompt_cache_info().limit_bytes == expected << 20
+
+
+def _quarter(backend: EmbeddedLlama) -> int:
+    free = backend.context.available_bytes
+    assert free is not None
+    return free // 4
 
 
 @pytest.mark.parametrize("value", [-1, 1.5, True, "64"])

@@ -252,10 +252,12 @@ def test_run_sampling_and_thread_values_are_checked(capsys: pytest.CaptureFixtur
     assert "--decoding sets how the embedded model decodes" in capsys.readouterr().err
     assert main([*argv, "--prompt-cache-mb", "64"]) == 2
     assert "--prompt-cache-mb sets the embedded model's prompt cache" in capsys.readouterr().err
+    assert main([*argv, "--ctx-size", "8192"]) == 2
+    assert "--ctx-size sets the embedded model's context" in capsys.readouterr().err
     assert main([*argv, "--chat-template", "t.jinja"]) == 2
     assert "--chat-template sets the embedded model's template" in capsys.readouterr().err
     bad_values = [["--temperature", "-1"], ["--top-p", "nan"], ["--threads", "0"], ["--seed", "x"]]
-    bad_values += [["--prompt-cache-mb", "-1"], ["--prompt-cache-mb", "1.5"]]
+    bad_values += [["--prompt-cache-mb", "-1"], ["--prompt-cache-mb", "1.5"], ["--ctx-size", "0"]]
     for bad in (*bad_values, ["--decoding", "greedy"]):
         assert main(["run", QUESTION, *bad]) == 2
         assert "error: argument" in capsys.readouterr().err

@@ -8,6 +8,7 @@ ToolRoutingError
 │   ├── BackendHTTPError               the server answered with an error status
 │   ├── BackendResponseError           the answer is not a usable chat completion
 │   │   └── SchemaIgnoredError         a schema was sent and prose came back
+│   ├── ContextLengthError             the prompt does not fit the model's context
 │   ├── GrammarError (also ValueError) a schema that cannot become a grammar, or a grammar a server refused
 │   └── ModelLoadError                 the embedded model or llama-cpp-python is missing or unreadable
 ├── MemoryStoreError                   a memory database or notes folder that cannot be used
@@ -33,6 +34,7 @@ __all__ = [
     "BackendTimeout",
     "CatalogueError",
     "ChatRequestError",
+    "ContextLengthError",
     "GrammarError",
     "MemoryStoreError",
     "ModelLoadError",
@@ -115,6 +117,24 @@ class BackendResponseError(BackendError):
 
 class SchemaIgnoredError(BackendResponseError):
     """A schema was sent and the reply is not JSON at all: the server did not constrain it."""
+
+
+class ContextLengthError(BackendError):
+    """A prompt that does not fit the model's context: no token of a reply would.
+
+    ``prompt_tokens`` is the prompt's length in tokens and ``n_ctx`` the context's, each ``None``
+    where a server did not say. Not retryable: the same prompt never fits; a larger context or a
+    shorter conversation does. ``toolrouting serve`` answers it 400, in each API's own words.
+    """
+
+    def __init__(self, message: str, *, prompt_tokens: int | None, n_ctx: int | None) -> None:
+        self.prompt_tokens = prompt_tokens
+        self.n_ctx = n_ctx
+        super().__init__(message)
+
+    def __reduce__(self) -> tuple[Callable[..., ContextLengthError], tuple[str]]:
+        rebuild = functools.partial(type(self), prompt_tokens=self.prompt_tokens, n_ctx=self.n_ctx)
+        return (rebuild, (str(self),))
 
 
 class GrammarError(BackendError, ValueError):

@@ -23,8 +23,10 @@ __all__ = [
     "DEFAULT_REQUEST_TIMEOUT",
     "DEFAULT_RETRIES",
     "DEFAULT_ROUTING_CAP",
-    "EMBEDDED_N_CTX",
+    "EMBEDDED_MEMORY_SHARE",
+    "EMBEDDED_MIN_N_CTX",
     "EMBEDDED_PROMPT_BLOCK",
+    "EMBEDDED_PROMPT_CACHE_CONTEXTS",
     "EMBEDDED_PROMPT_CACHE_MB",
     "FINITE_NUMBER_DIGITS",
     "FORCED_PARSER_LIMITS",
@@ -188,16 +190,19 @@ MEMORY_MISSING_IDS_SHOWN = 5
 #: Terms of a model's search query that are used; the rest are dropped, bounding the query.
 MEMORY_QUERY_TERMS = 16
 
-#: Context window of the embedded model unless the caller names another: room for a
-#: routing conversation of several rounds, at a KV cache under 100 MB on the default model.
-EMBEDDED_N_CTX = 4096
+#: The least context the embedded model's default chooses (a model trained for less gets its own),
+#: however little memory is free: the 4,096 tokens it ran at before the context followed the model.
+EMBEDDED_MIN_N_CTX = 4096
 
-#: Megabytes of prompt states the embedded model keeps (the keys and values of a prompt's
-#: prefix, restored where a later prompt starts the same way). A state costs about 12 KB a
-#: token on the 0.5B measurement model and 23 KB on the default model: a 12,000-token agent
-#: prompt is about 150 MB, the default model's whole 4,096-token context about 92 MB, so this
-#: keeps several conversations' decision and answer prompts and stays a small part of a 24 GiB
-#: machine.
+#: The default context's KV cache takes at most 1/EMBEDDED_MEMORY_SHARE of the memory free at load,
+#: and the default prompt cache as much again: the other half is the weights' and the machine's.
+EMBEDDED_MEMORY_SHARE = 4
+
+#: Whole contexts the default prompt cache holds in its share: two agent conversations at full length.
+EMBEDDED_PROMPT_CACHE_CONTEXTS = 4
+
+#: Megabytes of prompt states kept by default where neither the model's bytes a token nor the free
+#: memory can be read: a 12,000-token agent prompt's state is about 150 MB on the 0.5B model.
 EMBEDDED_PROMPT_CACHE_MB = 1024
 
 #: Tokens a block of the embedded model's prompt evaluation. A prompt is evaluated in blocks at
@@ -321,8 +326,8 @@ MCP_MAX_TOOL_PAGES = 100
 
 #: Characters of a tool's result put in front of the model; a longer one keeps its head and its
 #: tail around a marker that says how much was cut. A result that fills the context is the next
-#: failure after a loop: the embedded model's window (EMBEDDED_N_CTX, 4096 tokens) holds about
-#: 16,000 characters, and one result may take a quarter of it.
+#: failure after a loop: the embedded model's least window (EMBEDDED_MIN_N_CTX, 4,096 tokens)
+#: holds about 16,000 characters, and one result may take a quarter of it.
 MAX_TOOL_RESULT_CHARS = 4000
 #: Characters of the catalogue the model reads (catalogue_prompt) unless the caller names
 #: another: about 2,000 to 2,500 tokens, half the embedded model's default context, so a
@@ -353,8 +358,8 @@ PROMPT_NESTING = 2
 
 #: Characters of tool results the answer request carries after the handoff, all results
 #: together: about 1,000 tokens, so the question, the results and a DEFAULT_ANSWER_TOKENS
-#: answer fit the embedded model's window (EMBEDDED_N_CTX) with room to spare. The newest
-#: results are kept first: a read comes after the search that found it.
+#: answer fit the embedded model's least window (EMBEDDED_MIN_N_CTX) with room to spare. The
+#: newest results are kept first: a read comes after the search that found it.
 ANSWER_CONTEXT_CHARS = 4000
 
 #: Characters of one tool result in the answer request; a longer one keeps its head and tail.
@@ -362,7 +367,7 @@ ANSWER_CONTEXT_CHARS = 4000
 ANSWER_RESULT_CHARS = 2000
 
 #: Characters of the conversation's earlier turns the answer is asked with, the newest kept:
-#: about 500 tokens, so they, the results, the question and the answer fit EMBEDDED_N_CTX.
+#: about 500 tokens, so they, the results, the question and the answer fit EMBEDDED_MIN_N_CTX.
 #: The turns the question follows on from are the last few; older ones are left out.
 ANSWER_HISTORY_CHARS = 2000
 

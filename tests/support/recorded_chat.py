@@ -15,6 +15,7 @@ from toolrouting import (
     BackendResponseError,
     BackendTimeout,
     Completion,
+    ContextLengthError,
     GrammarError,
     Usage,
 )
@@ -204,11 +205,19 @@ def _failures() -> list[Case]:
         503, "http://up/v1", "busy", "the backend answered 503 (busy), key upstream-secret", retry_after=3
     )
     cut = Completion(text='{"tool":"search","arguments":{"query":"la', finish_reason="length", truncated=True)
+    past = ContextLengthError(
+        "the prompt is 5000 tokens and the context holds 4096", prompt_tokens=5000, n_ctx=4096
+    )
     return [
         chat("upstream 503", ask(tools=TOOLS), upstream),
         chat("upstream 503 streamed", streamed(tools=TOOLS), upstream),
         chat("upstream 400", ask(), BackendHTTPError(400, "http://up", "bad", "the backend answered 400")),
         chat("upstream timeout", ask(), BackendTimeout("the backend did not answer within 30 s")),
+        chat("prompt past the context", ask(tools=TOOLS), past),
+        chat("prompt past the context streamed", streamed(tools=TOOLS), past),
+        chat(
+            "prompt past a context of 4096", ask(), ContextLengthError("over", prompt_tokens=None, n_ctx=4096)
+        ),
         chat("upstream unreachable", ask(), BackendConnectError("connection refused")),
         chat("upstream unreadable", ask(), BackendResponseError("not a chat completion")),
         chat("upstream failure after none", streamed(tools=TOOLS), NONE, BackendTimeout("late")),

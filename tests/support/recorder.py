@@ -23,7 +23,14 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from toolrouting import AsyncScriptedBackend, BackendHTTPError, BackendTimeout, Completion, Settings
+from toolrouting import (
+    AsyncScriptedBackend,
+    BackendHTTPError,
+    BackendTimeout,
+    Completion,
+    ContextLengthError,
+    Settings,
+)
 from toolrouting._serve import serve_app
 
 __all__ = [
@@ -181,6 +188,12 @@ def shared_successes(
     ]
 
 
+#: A prompt past the model's context, as the embedded model raises it.
+_PAST_CONTEXT = ContextLengthError(
+    "the prompt is 5000 tokens and the context holds 4096", prompt_tokens=5000, n_ctx=4096
+)
+
+
 def shared_failures(
     case: Callable[..., Case],
     ask: Body,
@@ -190,12 +203,20 @@ def shared_failures(
     raised: type[Exception],
 ) -> list[Case]:
     """The failures every front is recorded with, each made by the front's ``case``: an upstream
-    error whole and streamed, a timeout, a reply that is no action, a stream cut after a call's
+    error whole and streamed, a timeout, a prompt past the context (whole, streamed, and with no
+    numbers, as a server may refuse it), a reply that is no action, a stream cut after a call's
     head, the key missing and sent, and a fault of the server's own (``raised``)."""
     return [
         case(f"upstream {upstream.status}", ask(tools=tools), upstream),
         case(f"upstream {upstream.status} streamed", ask.streamed(tools=tools), upstream),
         case("upstream timeout", ask(), BackendTimeout("slow")),
+        case("prompt past the context", ask(tools=tools), _PAST_CONTEXT),
+        case("prompt past the context streamed", ask.streamed(tools=tools), _PAST_CONTEXT),
+        case(
+            "prompt past a context of no numbers",
+            ask(),
+            ContextLengthError("over", prompt_tokens=None, n_ctx=None),
+        ),
         case("not an action", ask(tools=tools), "Sure."),
         case("cut after the call's head", ask.streamed(tools=tools), SPACED_CUT, app="spaced"),
         case("key missing", ask(), app="keyed"),

@@ -32,6 +32,7 @@ from .._json import quoted
 from .._limits import MAX_BODY_QUOTE, MAX_REPLY_QUOTE, MAX_RESPONSE_BYTES, SHOWN_VALUE_CHARS
 from .._settings import Settings
 from .base import Completion, Message, is_truncated, wire_text
+from .context_refusals import context_refusal
 from .dialects import DIALECTS, Dialect, WireReply, WireShapeError, get_dialect
 
 __all__ = ["TRANSPORT_ERRORS", "Endpoint", "Intake", "check_size", "endpoint_url"]
@@ -181,9 +182,13 @@ class Endpoint:
         return completion
 
     def http_error(self, response: httpx.Response, settings: Settings) -> BackendError:
-        """The error of an error answer: a :class:`GrammarError` when it refuses our grammar."""
+        """The error of an error answer: a :class:`GrammarError` when it refuses our grammar, a
+        :class:`ContextLengthError` when the prompt is too long for the server's context."""
         status = response.status_code
         text = response.text
+        refused = context_refusal(self.url, status, text)
+        if refused is not None:
+            return refused
         if self.dialect.sends_grammar(settings) and status in (400, 422, 500) and _about_grammar(text):
             return GrammarError(
                 f"POST {self.url} refused the grammar toolrouting compiled from the schema (HTTP {status}: "

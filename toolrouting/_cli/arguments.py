@@ -8,8 +8,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .._limits import EMBEDDED_PROMPT_CACHE_MB
-
 __all__ = [
     "Subparsers",
     "UsageError",
@@ -132,11 +130,19 @@ def add_decoding_options(parser: argparse.ArgumentParser) -> None:
         help="threads of the embedded model (default: llama-cpp-python's, half the cores)",
     )
     parser.add_argument(
+        "--ctx-size",
+        type=positive,
+        metavar="N",
+        help="the embedded model's context in tokens, which prompt and reply share (default: the "
+        "model's trained context, capped where its KV cache would take over a quarter of the free memory)",
+    )
+    parser.add_argument(
         "--prompt-cache-mb",
         type=whole_number,
         metavar="N",
         help="megabytes of prompt states the embedded model keeps, so that a prompt that starts as an "
-        f"earlier one evaluates only the rest (0 keeps none; default: {EMBEDDED_PROMPT_CACHE_MB})",
+        "earlier one evaluates only the rest (0 keeps none; default: four whole contexts' states, "
+        "within a quarter of the free memory)",
     )
     parser.add_argument(
         "--chat-template",

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from .._backends import AsyncBackend, Backend, Message, ReasoningTags
 from .._grounding import ABSTAIN_POLICIES
-from .._limits import DEFAULT_ANSWER_TOKENS, DEFAULT_MAX_ROUNDS, DEFAULT_ROUTING_CAP, EMBEDDED_PROMPT_CACHE_MB
+from .._limits import DEFAULT_ANSWER_TOKENS, DEFAULT_MAX_ROUNDS, DEFAULT_ROUTING_CAP
 from .._loop import Event, RoutingLoop, RunResult
 from .._provider import ToolProvider
 from .._settings import Settings
@@ -318,6 +318,10 @@ def _server_backend(args: argparse.Namespace, kind: Callable[..., _Served], **mo
         raise UsageError("--decoding sets how the embedded model decodes; a server decodes its own way")
     if args.prompt_cache_mb is not None:
         raise UsageError("--prompt-cache-mb sets the embedded model's prompt cache; a server keeps its own")
+    if args.ctx_size is not None:
+        raise UsageError(
+            "--ctx-size sets the embedded model's context; a server sets its own (llama-server -c)"
+        )
     if args.chat_template is not None:
         raise UsageError("--chat-template sets the embedded model's template; a server applies its own")
     key = api_key(args)
@@ -350,19 +354,20 @@ def _embedded_backend(args: argparse.Namespace) -> EmbeddedLlama:
     if not args.quiet:
         print(f"toolrouting: loading {model}", file=sys.stderr)
     forced = args.decoding != "grammar"
-    kept = EMBEDDED_PROMPT_CACHE_MB if args.prompt_cache_mb is None else args.prompt_cache_mb
     template = None if args.chat_template is None else file_text(args.chat_template, "--chat-template")
     backend = EmbeddedLlama(
         model,
         settings=_settings(args),
         n_threads=args.threads,
         forced_tokens=forced,
-        prompt_cache_mb=kept,
+        prompt_cache_mb=args.prompt_cache_mb,
         chat_template=template,
         repack=args.repack,
+        n_ctx=args.ctx_size,
     )
     if not args.quiet:
         print(f"toolrouting: {backend.repack.line()}", file=sys.stderr)
+        print(f"toolrouting: {backend.context.line()}", file=sys.stderr)
     return backend
 
 

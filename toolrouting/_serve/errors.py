@@ -1,10 +1,14 @@
 """The one table from the error tree to OpenAI's error shape (which the Responses API shares,
 and the Messages front rewrites into Anthropic's) and an HTTP status.
 
-A request the server cannot serve is the client's to fix (4xx, with the field it names); a
-backend that failed is upstream's (502, or 504 when it did not answer in time), with the error
-tree's message; a path or a method no route takes is a 404 or a 405. Nothing reaches a client
-as a traceback, and no key as itself (the core's ``redacted``).
+A request the server cannot serve is the client's to fix (4xx, with the field it names), and so
+is a prompt past the model's context (:class:`ContextLengthError`): 400 in the words each API's
+own server uses, OpenAI's ``context_length_exceeded`` ("This model's maximum context length is M
+tokens. However, your messages resulted in N tokens. ...") and Anthropic's "prompt is too long:
+N tokens > M maximum" (:attr:`ErrorReply.messages_text`). A backend that failed is upstream's
+(502, or 504 when it did not answer in time), with the error tree's message; a path or a method
+no route takes is a 404 or a 405. Nothing reaches a client as a traceback, and no key as itself
+(the core's ``redacted``).
 
 A backend's failure also says whether the same request is worth sending again, in the headers
 the openai SDK reads before it retries (it retries every 5xx unless told not to): one the error
@@ -26,6 +30,7 @@ from .._errors import (
     BackendTimeout,
     CatalogueError,
     ChatRequestError,
+    ContextLengthError,
     GrammarError,
     ToolRoutingError,
 )
@@ -45,6 +50,9 @@ class ErrorReply:
     status: int
     body: dict[str, Any]
     headers: dict[str, str]
+    messages_text: str | None = None
+    """The message the Messages front gives in place of the body's, where Anthropic's own server
+    words the error otherwise; ``None``: the body's, headed by the field it names."""
 
 
 def error_body(message: str, type: str, param: str | None, code: str | None) -> dict[str, Any]:
@@ -67,6 +75,10 @@ def error_reply(error: BaseException, secrets: Sequence[str] = ()) -> ErrorReply
         at = "tools" if error.index is None else f"tools[{error.index}]"  # None: the catalogue as a whole
         body = error_body(message, "invalid_request_error", at, "invalid_tools")
         return ErrorReply(status=400, body=body, headers=headers)
+    if isinstance(error, ContextLengthError):
+        openai, anthropic = _past_context(error.prompt_tokens, error.n_ctx)
+        body = error_body(openai, "invalid_request_error", None, "context_length_exceeded")
+        return ErrorReply(status=400, body=body, headers=_retry_headers(error), messages_text=anthropic)
     if isinstance(error, BackendError):
         headers = _retry_headers(error)
     if isinstance(error, GrammarError):
@@ -87,6 +99,31 @@ def error_reply(error: BaseException, secrets: Sequence[str] = ()) -> ErrorReply
     message = f"the server failed on this request ({type(error).__name__})"
     body = error_body(message, "server_error", None, "internal_error")
     return ErrorReply(status=500, body=body, headers={})
+
+
+def _past_context(prompt_tokens: int | None, n_ctx: int | None) -> tuple[str, str]:
+    """OpenAI's words and Anthropic's for a prompt of ``prompt_tokens`` past a context of ``n_ctx``
+    (each ``None`` where the backend's server did not say)."""
+    reduce = "Please reduce the length of the messages."
+    if prompt_tokens is not None and n_ctx is not None:
+        return (
+            f"This model's maximum context length is {n_ctx} tokens. However, your messages resulted in "
+            f"{prompt_tokens} tokens. {reduce}",
+            f"prompt is too long: {prompt_tokens} tokens > {n_ctx} maximum",
+        )
+    if n_ctx is not None:
+        return (
+            f"This model's maximum context length is {n_ctx} tokens, and your messages are longer. {reduce}",
+            f"prompt is too long: more tokens than the {n_ctx} maximum",
+        )
+    if prompt_tokens is not None:
+        return (
+            f"Your messages resulted in {prompt_tokens} tokens, more than this model's maximum context "
+            f"length. {reduce}",
+            f"prompt is too long: {prompt_tokens} tokens > the maximum",
+        )
+    longer = f"Your messages are longer than this model's maximum context length. {reduce}"
+    return longer, "prompt is too long"
 
 
 def _retry_headers(error: BackendError) -> dict[str, str]:

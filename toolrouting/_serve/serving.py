@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import TypeGuard
@@ -253,6 +254,18 @@ class RoutedServing:
         if planned is not None:
             return list(planned[0].messages)
         return answer_messages(request, conversation)
+
+    async def prompt_tokens(self, request: ServeRequest) -> int | None:
+        """The tokens of the backend's first request for ``request`` (:meth:`sent`) as the backend
+        counts them where it can (its ``count_prompt_tokens``, as the embedded model's context check
+        counts them), ``None`` where it cannot."""
+        count = getattr(self.backend, "count_prompt_tokens", None)
+        if not callable(count):
+            return None
+        counted = count(self.sent(request))
+        if inspect.isawaitable(counted):
+            counted = await counted
+        return counted if isinstance(counted, int) and not isinstance(counted, bool) else None
 
     def _prepared(
         self, request: ServeRequest, record: RequestRecord | None = None

@@ -72,6 +72,10 @@ class AsyncEmbeddedLlama(AsyncBaseBackend):
         twin._backend = inner
         return twin
 
+    async def count_prompt_tokens(self, messages: Sequence[Message]) -> int | None:
+        """:meth:`EmbeddedLlama.count_prompt_tokens` in a worker thread, without waiting for a turn."""
+        return await anyio.to_thread.run_sync(self._backend.count_prompt_tokens, messages)
+
     async def complete(self, messages: Sequence[Message]) -> Completion:
         """One chat completion in a worker thread, after the requests queued before it."""
         async with self._turn:

@@ -19,11 +19,12 @@ from typing import Any, ClassVar, Self
 
 from ..._errors import BackendError, GrammarError, ModelLoadError
 from ..._json import plain
-from ..._limits import EMBEDDED_N_CTX, EMBEDDED_PROMPT_CACHE_MB, GRAMMAR_CACHE_SIZE
+from ..._limits import GRAMMAR_CACHE_SIZE
 from ..._settings import GrammarChoice, Settings
 from ..base import BaseBackend, Completion, Message, TextDelta, quoted_cause
 from ..reasoning_tags import ReasoningTags, checked_thinking
 from .chat_prompt import ChatPrompt
+from .context_size import ContextChoice, model_context
 from .decoding import Decoding, GrammarSampler, Sampling
 from .forced_decoding import ForcedTokens
 from .forced_grammar import require_forced_decoding
@@ -109,6 +110,8 @@ class _Model:
     llama: Any
     """The ``llama_cpp.Llama``; ``None`` once closed."""
     path: Path
+    context: ContextChoice
+    """The context and prompt cache asked of llama.cpp, and why."""
     n_ctx: int
     lock: threading.Lock
     repack: Repack
@@ -121,6 +124,8 @@ class _Model:
     """The chat template (the GGUF's, or the one given), ``None`` where there is none."""
     compiled: Callable[[str, GrammarChoice, bool, bool], Any] = dataclasses.field(init=False)
     """``decoding.compile`` through the grammar cache: what a schema's JSON text decodes under."""
+    counting: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+    """Held while a prompt is counted, which needs the model but not its turn; closing waits for it."""
 
     def __post_init__(self) -> None:
         self.compiled = functools.lru_cache(maxsize=GRAMMAR_CACHE_SIZE)(self.decoding.compile)
@@ -154,6 +159,12 @@ class EmbeddedLlama(BaseBackend):
     JSON-schema compiler. ``forced_tokens=False`` samples it token by token under llama.cpp's
     grammar sampler, and ``server`` means llama-cpp-python's conversion.
 
+    ``n_ctx=None`` (the default) is the model's trained context, within a share of the memory
+    available, and ``prompt_cache_mb=None`` keeps a few whole contexts' states within another
+    (:mod:`~toolrouting._backends.embedded.context_size`); the choice is :attr:`context`,
+    logged once at INFO on the ``toolrouting.embedded`` logger. A prompt that does not fit the
+    context is a :class:`ContextLengthError`, raised before the model evaluates it.
+
     Clones share the loaded model and take turns on it (a lock): ``close()`` on the
     backend that loaded it frees the model for every clone; on a clone it retires only
     that clone.
@@ -166,12 +177,12 @@ class EmbeddedLlama(BaseBackend):
         self,
         model_path: str | os.PathLike[str] | None = None,
         *,
-        n_ctx: int = EMBEDDED_N_CTX,
+        n_ctx: int | None = None,
         n_threads: int | None = None,
         settings: Settings | None = None,
         seed: int | None = 0,
         forced_tokens: bool = True,
-        prompt_cache_mb: int = EMBEDDED_PROMPT_CACHE_MB,
+        prompt_cache_mb: int | None = None,
         chat_template: str | None = None,
         repack: bool | None = None,
     ) -> None:
@@ -183,10 +194,12 @@ class EmbeddedLlama(BaseBackend):
             )
         if repack is not None and not isinstance(repack, bool):
             raise ValueError(f"repack is True, False or None (decided from the CPU), not {repack!r}")
-        if isinstance(prompt_cache_mb, bool) or not isinstance(prompt_cache_mb, int) or prompt_cache_mb < 0:
+        if prompt_cache_mb is not None and (
+            isinstance(prompt_cache_mb, bool) or not isinstance(prompt_cache_mb, int) or prompt_cache_mb < 0
+        ):
             raise ValueError(
                 f"prompt_cache_mb is the megabytes of prompt states kept, a whole number of at least 0 "
-                f"(0 keeps none), not {prompt_cache_mb!r}"
+                f"(0 keeps none; None: the default, from the context), not {prompt_cache_mb!r}"
             )
         path = default_model_path() if model_path is None else Path(model_path)
         if not path.is_file():
@@ -195,6 +208,7 @@ class EmbeddedLlama(BaseBackend):
                 f"out for the default model ({_MODEL_INSTALL})"
             )
         llama_cpp = _import_llama_cpp()
+        context = model_context(path, n_ctx, prompt_cache_mb)  # checks n_ctx, logs what it chose
         if forced_tokens:
             require_forced_decoding()  # before the model loads: a missing package costs nothing
         decided = repack_for(_system_info(llama_cpp), repack)
@@ -204,7 +218,7 @@ class EmbeddedLlama(BaseBackend):
                 llama_cpp,
                 use_extra_bufts=decided.on,
                 model_path=str(path),
-                n_ctx=n_ctx,
+                n_ctx=context.n_ctx,
                 n_threads=n_threads,
                 verbose=False,
             )
@@ -213,7 +227,7 @@ class EmbeddedLlama(BaseBackend):
                 f"llama.cpp could not load {quoted_cause(path)} ({quoted_cause(error)}); is it a GGUF file "
                 "this llama-cpp-python can read?"
             ) from error
-        prompts = PromptCache(llama_cpp, llama, prompt_cache_mb)
+        prompts = PromptCache(llama_cpp, llama, context.prompt_cache_mb)
         try:
             chat = ChatPrompt.of(llama, chat_template)
             if chat_template is not None and chat is not None:
@@ -228,7 +242,8 @@ class EmbeddedLlama(BaseBackend):
         self._model = _Model(
             llama=llama,
             path=path,
-            n_ctx=llama.n_ctx(),  # what llama.cpp made of n_ctx (0 means the model's own)
+            context=context,
+            n_ctx=llama.n_ctx(),  # what llama.cpp made of n_ctx (padded)
             lock=threading.Lock(),
             repack=decided,
             decoding=decoding,
@@ -269,6 +284,11 @@ class EmbeddedLlama(BaseBackend):
         """The context window, in tokens, that prompt and completion share."""
         return self._model.n_ctx
 
+    @property
+    def context(self) -> ContextChoice:
+        """How the context and the prompt cache were sized, and why (:meth:`ContextChoice.line`)."""
+        return self._model.context
+
     def grammar_cache_info(self) -> functools._CacheInfo:
         """Hits, misses (compilations) and size of the grammar cache this backend's clones share."""
         return self._model.compiled.cache_info()  # type: ignore[attr-defined, no-any-return]
@@ -277,6 +297,17 @@ class EmbeddedLlama(BaseBackend):
         """What the prompt cache this backend's clones share holds, and what it saved since the model
         loaded: read without waiting for a request under way, so it may count that request in part."""
         return self._model.prompts.info()
+
+    def count_prompt_tokens(self, messages: Sequence[Message]) -> int | None:
+        """The tokens of the prompt ``messages`` make, as the context check counts them (their
+        conversation in the model's chat template): a prompt of ``n_ctx`` tokens or more is a
+        :class:`ContextLengthError`. ``None`` for a GGUF without a chat template, which
+        llama-cpp-python formats itself. Counted beside a request under way, not after it."""
+        model = self._model
+        conversation = [{"role": m["role"], "content": m["content"]} for m in messages]
+        with model.counting:
+            self._check_open()
+            return None if model.chat is None else len(model.chat.format(conversation).tokens)
 
     def complete(self, messages: Sequence[Message]) -> Completion:
         """One chat completion under this backend's settings, as they are now."""
@@ -347,7 +378,7 @@ class EmbeddedLlama(BaseBackend):
 
     def _release(self) -> None:
         """Free the model for every clone; a request under way finishes first (the lock)."""
-        with self._model.lock:
+        with self._model.lock, self._model.counting:
             llama, self._model.llama = self._model.llama, None
             self._model.prompts.clear()
         if llama is not None:

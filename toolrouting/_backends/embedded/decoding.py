@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from ..._errors import BackendError
+from ..._errors import BackendError, ContextLengthError
 from ..._settings import GrammarChoice, Settings
 from ..base import Completion, TextDelta, Usage, is_truncated, quoted_cause
 from ..streams import ChunkReader
@@ -25,7 +26,7 @@ from .grammar_check import compile_grammar
 from .prompt_cache import PromptCache
 from .reply_text import ReplyText
 
-__all__ = ["Conversation", "Decoding", "GrammarSampler", "Pieces", "Sampling"]
+__all__ = ["Conversation", "Decoding", "GrammarSampler", "Pieces", "Sampling", "checked_fit"]
 
 #: A conversation as llama-cpp-python takes it: each message's role and content.
 Conversation = Sequence[Mapping[str, str]]
@@ -38,6 +39,26 @@ _DEFAULT_TEMPERATURE = 0.2
 _DEFAULT_TOP_P = 0.95
 _DEFAULT_TOP_K = 40
 _DEFAULT_MIN_P = 0.05
+
+# llama-cpp-python's refusal of a prompt past the context, from its create_completion.
+_PAST_CONTEXT = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
+
+
+def checked_fit(prompt_tokens: int, n_ctx: int) -> None:
+    """A :class:`ContextLengthError` for a prompt of ``prompt_tokens`` that leaves no room in a
+    context of ``n_ctx`` tokens for a token of its reply (llama-cpp-python's own test)."""
+    if prompt_tokens >= n_ctx:
+        raise _past_context(prompt_tokens, n_ctx)
+
+
+def _past_context(prompt_tokens: int, n_ctx: int) -> ContextLengthError:
+    return ContextLengthError(
+        f"the prompt is {prompt_tokens} tokens and the context holds {n_ctx}, none left for the "
+        f"reply; a conversation longer than the context needs a larger n_ctx (--ctx-size; this "
+        f"backend has n_ctx={n_ctx})",
+        prompt_tokens=prompt_tokens,
+        n_ctx=n_ctx,
+    )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -138,8 +159,8 @@ class GrammarSampler:
         if compiled is not None:
             arguments["grammar"] = compiled
         prompt = None if self._chat is None else self._chat.format(conversation).tokens
-        if prompt is not None and len(prompt) >= self._n_ctx:
-            prompt = None  # llama-cpp-python refuses it
+        if prompt is not None:
+            checked_fit(len(prompt), self._n_ctx)
         cached = 0 if prompt is None else self._cache.prepare(prompt).reused
         try:
             if not stream:
@@ -168,12 +189,8 @@ class GrammarSampler:
         under ``compiled`` (the grammar sampler's, or nothing): each token it samples counted,
         at most ``sampling.max_tokens``, as ``create_completion`` samples them."""
         tokens = prompt.tokens
+        checked_fit(len(tokens), self._n_ctx)
         room = self._n_ctx - len(tokens)
-        if room <= 0:
-            raise BackendError(
-                f"the prompt is {len(tokens)} tokens, past the context; a conversation longer than the "
-                f"context needs a larger n_ctx (this backend has n_ctx={self._n_ctx})"
-            )
         cap = room if sampling.max_tokens is None else min(sampling.max_tokens, room)
         text = ReplyText(llama, tokens, [*sampling.stop, *prompt.stops])
         written: list[int] = []
@@ -244,6 +261,9 @@ class GrammarSampler:
         )
 
     def _refused(self, error: ValueError) -> BackendError:
+        past = _PAST_CONTEXT.search(str(error))
+        if past is not None:  # a GGUF without a chat template, formatted by llama-cpp-python
+            return _past_context(int(past[1]), int(past[2]))
         return BackendError(
             f"llama.cpp refused the request ({quoted_cause(error)}); a conversation longer than the "
             f"context needs a larger n_ctx (this backend has n_ctx={self._n_ctx})"

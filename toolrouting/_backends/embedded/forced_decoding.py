@@ -24,7 +24,7 @@ from ..._errors import BackendError, GrammarError, ModelLoadError
 from ..._settings import GrammarChoice
 from ..base import Completion, TextDelta, Usage, is_truncated, quoted_cause
 from .chat_prompt import ChatPrompt, FormattedPrompt
-from .decoding import Conversation, GrammarSampler, Pieces, Sampling
+from .decoding import Conversation, GrammarSampler, Pieces, Sampling, checked_fit
 from .forced_grammar import ForcedGrammars
 from .prompt_cache import PromptCache
 from .reply_text import ReplyText
@@ -82,11 +82,7 @@ class ForcedTokens:
     ) -> Pieces:
         started = time.perf_counter()
         n_ctx = llama.n_ctx()
-        if len(prompt) >= n_ctx:
-            raise BackendError(
-                f"the conversation is {len(prompt)} tokens, past the context; a conversation longer "
-                f"than the context needs a larger n_ctx (this backend has n_ctx={n_ctx})"
-            )
+        checked_fit(len(prompt), n_ctx)
         room = n_ctx - len(prompt)
         cap = room if sampling.max_tokens is None else min(sampling.max_tokens, room)
         text = ReplyText(llama, prompt, [*sampling.stop, *stops])

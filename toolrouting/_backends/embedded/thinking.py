@@ -20,7 +20,7 @@ from typing import Any
 
 from ..base import Completion, TextDelta, Usage
 from .chat_prompt import ChatPrompt, FormattedPrompt
-from .decoding import Conversation, Decoding, Pieces, Sampling
+from .decoding import Conversation, Decoding, Pieces, Sampling, checked_fit
 
 __all__ = ["thought_then_reply"]
 
@@ -39,6 +39,8 @@ def thought_then_reply(
     tags = chat.tags
     assert tags is not None, "thinking is refused on a model without reasoning tags"
     formatted = chat.format(conversation)
+    # The conversation's own length is what is refused, as a request without a thought counts it.
+    checked_fit(len(formatted.tokens), llama.n_ctx())
     opening = chat.opening(formatted.tokens)
     opened = formatted.tokens + opening
     # The thought ends at the close tag or the turn's end, and the request's stop strings are

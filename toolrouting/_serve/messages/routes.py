@@ -27,9 +27,10 @@ __all__ = ["COUNTED_CHARS_PER_TOKEN", "MESSAGES_PATH", "MESSAGES_ROUTES"]
 #: Where the front's endpoints live: an error under it is answered in Anthropic's shape.
 MESSAGES_PATH = "/v1/messages"
 
-#: ``count_tokens`` counts without a tokenizer (no backend offers one): one token for every
-#: four characters of what the backend would be sent, rounded up, the rule of thumb for
-#: English text under the usual BPE vocabularies. An estimate, never the backend's own count.
+#: ``count_tokens`` counts with the backend's tokenizer where it offers one (the embedded model's
+#: ``count_prompt_tokens``: the very count its context check refuses a prompt by); without one
+#: (a server's backend) it estimates one token for every four characters of what the backend
+#: would be sent, rounded up, the rule of thumb for English text under the usual BPE vocabularies.
 COUNTED_CHARS_PER_TOKEN = 4
 
 
@@ -47,8 +48,11 @@ async def _count_tokens(request: Request) -> Response:
     body = decode_body(await read_body(request))
     asked = read_messages_request(body, spaced=state.serving.spaced, counting=True, signer=state.signer)
     record_of(request).asked(tools=len(asked.tools), stream=False)
-    characters = sum(len(message["content"]) for message in state.serving.sent(asked))
-    return JSONResponse(count_body(math.ceil(characters / COUNTED_CHARS_PER_TOKEN)))
+    counted = await state.serving.prompt_tokens(asked)
+    if counted is None:
+        characters = sum(len(message["content"]) for message in state.serving.sent(asked))
+        counted = math.ceil(characters / COUNTED_CHARS_PER_TOKEN)
+    return JSONResponse(count_body(counted))
 
 
 MESSAGES_ROUTES = [

@@ -212,6 +212,8 @@ def message_error_body(reply: ErrorReply) -> dict[str, Any]:
     """The error table's answer (``errors``) in Anthropic's shape: its message, headed by the field
     it names, and the type its status is."""
     kind = _ERROR_TYPES.get(reply.status, "invalid_request_error" if reply.status < 500 else "api_error")
+    if reply.messages_text is not None:  # Anthropic's own words for it
+        return {"type": "error", "error": {"type": kind, "message": reply.messages_text}}
     error = reply.body["error"]
     message, param = error["message"], error.get("param")
     if param and not message.startswith(f"{param}: "):  # the shape has no param: the message names it
