@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_ROUTING_CAP",
     "EMBEDDED_N_CTX",
     "EMBEDDED_PROMPT_BLOCK",
+    "EMBEDDED_PROMPT_CACHE_DIR_MB",
     "EMBEDDED_PROMPT_CACHE_MB",
     "FINITE_NUMBER_DIGITS",
     "FORCED_PARSER_LIMITS",
@@ -199,6 +200,12 @@ EMBEDDED_N_CTX = 4096
 #: keeps several conversations' decision and answer prompts and stays a small part of a 24 GiB
 #: machine.
 EMBEDDED_PROMPT_CACHE_MB = 1024
+
+#: Megabytes of prompt states the embedded model keeps on disk when given a folder for them
+#: (``prompt_cache_dir``), least recently used out: an agent CLI's first prompt of about 4,300
+#: tokens is a state of about 50 MB on the 0.5B measurement model, so this keeps some eighty
+#: sessions' openings, or a few dozen long conversations.
+EMBEDDED_PROMPT_CACHE_DIR_MB = 4096
 
 #: Tokens a block of the embedded model's prompt evaluation. A prompt is evaluated in blocks at
 #: fixed positions, and kept or reused only up to a block's end, because llama.cpp rounds a
