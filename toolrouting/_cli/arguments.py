@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .._limits import EMBEDDED_PROMPT_CACHE_MB
+from .._limits import EMBEDDED_PROMPT_CACHE_DIR_MB, EMBEDDED_PROMPT_CACHE_MB
 
 __all__ = [
     "Subparsers",
@@ -110,8 +110,8 @@ def text_streams() -> None:
 
 
 def add_decoding_options(parser: argparse.ArgumentParser) -> None:
-    """``--grammar``, ``--decoding``, ``--threads``, ``--prompt-cache-mb`` and ``--chat-template``:
-    how a model decodes a request."""
+    """``--grammar``, ``--decoding``, ``--threads``, ``--prompt-cache-mb``, ``--prompt-cache-dir``,
+    ``--prompt-cache-dir-mb`` and ``--chat-template``: how a model decodes a request."""
     parser.add_argument(
         "--grammar",
         choices=("ours", "server"),
@@ -137,6 +137,19 @@ def add_decoding_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="megabytes of prompt states the embedded model keeps, so that a prompt that starts as an "
         f"earlier one evaluates only the rest (0 keeps none; default: {EMBEDDED_PROMPT_CACHE_MB})",
+    )
+    parser.add_argument(
+        "--prompt-cache-dir",
+        metavar="DIR",
+        help="a folder where the embedded model keeps its prompt states on disk too, so that a restart or "
+        "another process sharing it starts warm: an agent's next session pays only its new tokens",
+    )
+    parser.add_argument(
+        "--prompt-cache-dir-mb",
+        type=positive,
+        metavar="N",
+        help="megabytes of prompt states kept in --prompt-cache-dir, least recently used out "
+        f"(default: {EMBEDDED_PROMPT_CACHE_DIR_MB})",
     )
     parser.add_argument(
         "--chat-template",

@@ -70,6 +70,8 @@ class PromptCacheInfo:
     """Prompt tokens evaluated."""
     too_large: int
     """States not kept because one alone is over the limit."""
+    disk_limit_bytes: int
+    """The bound on the states' bytes on disk (``prompt_cache_dir_mb``); 0 where no folder is given."""
     disk_restored: int
     """Of the requests that started from a state, those that read it from the folder on disk."""
     disk_written: int
@@ -148,6 +150,7 @@ class PromptCache:
             restored_tokens=counts["restored_tokens"],
             evaluated_tokens=counts["evaluated"],
             too_large=counts["too_large"],
+            disk_limit_bytes=0 if self.disk is None else self.disk.limit_bytes,
             disk_restored=counts["disk_restored"],
             disk_written=0 if self.disk is None else self.disk.counts["written"],
             disk_removed=0 if self.disk is None else self.disk.counts["removed"],
