@@ -212,10 +212,6 @@ class DiskStates:
             self._writer.start()
         self._queue.put((tokens, data, size))
 
-    def flush(self) -> None:
-        """Wait until every state handed to :meth:`store` is written."""
-        self._queue.join()
-
     def close(self) -> None:
         """Write what is queued and stop the writer thread."""
         if self._writer is not None and self._writer.is_alive():
