@@ -30,14 +30,12 @@ TOOLS = [
     tool("memory_search", query={"type": "string", "maxLength": 30}),
     tool("memory_read", id={"type": "string", "enum": ["M1", "M2", "M3"]}),
 ]
+PLACES = [("generator", "shed"), ("latch", "storage room"), ("radio", "hut"), ("stove", "kitchen")]
+PLACES += [("water filter", "pantry"), ("keys", "hall"), ("boat", "boathouse"), ("lamp", "attic")]
 RULES = " ".join(
     f"Rule {n}: the notes about the {thing} are kept in the {place}, and a question about them is "
     "answered from the notes alone."
-    for n, (thing, place) in enumerate(
-        [("generator", "shed"), ("latch", "storage room"), ("radio", "hut"), ("stove", "kitchen")]
-        + [("water filter", "pantry"), ("keys", "hall"), ("boat", "boathouse"), ("lamp", "attic")],
-        1,
-    )
+    for n, (thing, place) in enumerate(PLACES, 1)
 )
 SYSTEM = f"You are the caretaker's assistant. {RULES}"
 GREEDY = {"temperature": 0.0, "seed": 0, "max_tokens": 24}
@@ -174,6 +172,17 @@ def test_the_command_line_keeps_the_states_in_the_folder_it_names(tmp_path: Path
         assert backend.prompt_cache_info().disk_limit_bytes == 300 << 20
         backend.complete(FIRST)
     assert _files(folder)
+
+
+def test_the_pages_example_starts_warm(capsys: pytest.CaptureFixture[str]) -> None:
+    page = (ROOT / "docs" / "embedded.md").read_text(encoding="utf-8")
+    section = page[page.index("### Prompt states on disk") :]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "docs/embedded.md", "exec"), {})
+    restored, tokens, evaluated = map(int, capsys.readouterr().out.split())
+    assert restored == 1
+    assert tokens >= 4 * 64
+    assert evaluated <= 64
 
 
 @pytest.mark.parametrize("value", [0, -1, 1.5, True, "64"])

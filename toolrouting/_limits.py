@@ -201,10 +201,7 @@ EMBEDDED_N_CTX = 4096
 #: machine.
 EMBEDDED_PROMPT_CACHE_MB = 1024
 
-#: Megabytes of prompt states the embedded model keeps on disk when given a folder for them
-#: (``prompt_cache_dir``), least recently used out: an agent CLI's first prompt of about 4,300
-#: tokens is a state of about 50 MB on the 0.5B measurement model, so this keeps some eighty
-#: sessions' openings, or a few dozen long conversations.
+#: Megabytes of prompt states kept in a ``prompt_cache_dir``: some eighty 4,300-token openings (0.5B).
 EMBEDDED_PROMPT_CACHE_DIR_MB = 4096
 
 #: Tokens a block of the embedded model's prompt evaluation. A prompt is evaluated in blocks at

@@ -40,8 +40,7 @@ from typing import Any
 import anthropic
 
 from benchmarks.common.corpus import ROOT
-from benchmarks.common.servers import serving
-from benchmarks.serve.prefix_cache import measurement_model, system_prompt
+from benchmarks.common.servers import measurement_model, serving, system_prompt
 from toolrouting import AsyncEmbeddedLlama, EmbeddedLlama, Settings, default_model_path
 from toolrouting._serve import serve_app
 
@@ -69,7 +68,8 @@ def tools(count: int) -> list[dict[str, Any]]:
 
 async def first_turn(url: str, system: str, offered: list[dict[str, Any]], text: str) -> dict[str, Any]:
     root = url.removesuffix("/v1")
-    async with anthropic.AsyncAnthropic(base_url=root, api_key="unused", max_retries=0, timeout=3600) as client:
+    client = anthropic.AsyncAnthropic(base_url=root, api_key="unused", max_retries=0, timeout=3600)
+    async with client:
         started = time.perf_counter()
         reply = await client.messages.create(
             model="m",
@@ -88,9 +88,9 @@ def turn(model: Path, args: argparse.Namespace, folder: Path, session: str) -> d
     """One first turn on a server started afresh over ``folder``, stopped after it."""
     system = system_prompt(model, args.system_tokens)
     offered = tools(args.tools)
-    inner = EmbeddedLlama(
-        model, n_ctx=N_CTX, n_threads=args.threads, settings=Settings(temperature=0.0), prompt_cache_dir=folder
-    )
+    settings = Settings(temperature=0.0)
+    threads = args.threads
+    inner = EmbeddedLlama(model, n_ctx=N_CTX, n_threads=threads, settings=settings, prompt_cache_dir=folder)
 
     async def serve_one() -> dict[str, Any]:
         async with serving(serve_app(AsyncEmbeddedLlama(inner), owned=True)) as url:
@@ -123,7 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "warm": turn(model, args, Path(states), "second"),
             "control": turn(model, args, Path(empty), "second"),
         }
-    print(f"{model.name}, {args.threads} threads, {args.system_tokens:,} system tokens and {args.tools} tools\n")
+    offered = f"{args.system_tokens:,} system tokens and {args.tools} tools"
+    print(f"{model.name}, {args.threads} threads, {offered}\n")
     print("| turn | seconds | prompt tokens | evaluated | read from disk | files (MiB) | called |")
     print("|---|---:|---:|---:|---:|---:|---|")
     for name, row in rows.items():
