@@ -38,7 +38,7 @@ RULES = " ".join(
     for n, (thing, place) in enumerate(PLACES, 1)
 )
 SYSTEM = f"You are the caretaker's assistant. {RULES}"
-GREEDY = {"temperature": 0.0, "seed": 0, "max_tokens": 24}
+GREEDY: dict[str, Any] = {"temperature": 0.0, "seed": 0, "max_tokens": 24}
 
 
 def _session(question: str) -> list[Message]:

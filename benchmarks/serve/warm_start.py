@@ -71,14 +71,13 @@ async def first_turn(url: str, system: str, offered: list[dict[str, Any]], text:
     client = anthropic.AsyncAnthropic(base_url=root, api_key="unused", max_retries=0, timeout=3600)
     async with client:
         started = time.perf_counter()
-        reply = await client.messages.create(
-            model="m",
-            max_tokens=256,
-            system=system,
-            tools=offered,  # type: ignore[arg-type]
-            tool_choice={"type": "any"},
-            messages=[{"role": "user", "content": text}],
-        )
+        request: dict[str, Any] = {
+            "system": system,
+            "tools": offered,
+            "tool_choice": {"type": "any"},
+            "messages": [{"role": "user", "content": text}],
+        }
+        reply = await client.messages.create(model="m", max_tokens=256, **request)
         seconds = time.perf_counter() - started
     called = [block.name for block in reply.content if block.type == "tool_use"]
     return {"seconds": seconds, "prompt": reply.usage.input_tokens, "called": called}
