@@ -27,6 +27,7 @@ __all__ = [
     "EMBEDDED_MIN_N_CTX",
     "EMBEDDED_PROMPT_BLOCK",
     "EMBEDDED_PROMPT_CACHE_CONTEXTS",
+    "EMBEDDED_PROMPT_CACHE_DIR_MB",
     "EMBEDDED_PROMPT_CACHE_MB",
     "FINITE_NUMBER_DIGITS",
     "FORCED_PARSER_LIMITS",
@@ -204,6 +205,9 @@ EMBEDDED_PROMPT_CACHE_CONTEXTS = 4
 #: Megabytes of prompt states kept by default where neither the model's bytes a token nor the free
 #: memory can be read: a 12,000-token agent prompt's state is about 150 MB on the 0.5B model.
 EMBEDDED_PROMPT_CACHE_MB = 1024
+
+#: Megabytes of prompt states kept in a ``prompt_cache_dir``: some eighty 4,300-token openings (0.5B).
+EMBEDDED_PROMPT_CACHE_DIR_MB = 4096
 
 #: Tokens a block of the embedded model's prompt evaluation. A prompt is evaluated in blocks at
 #: fixed positions, and kept or reused only up to a block's end, because llama.cpp rounds a

@@ -4,7 +4,9 @@
 - llama.cpp's ``llama-server`` and ``python -m llama_cpp.server`` serving a model on a free
   loopback port (``local_server``), or any command that listens on one (``started``, with
   ``answers`` to say when it has started), and the process that serves it (``server_pid``);
-- ``toolrouting serve``'s app served by uvicorn in this event loop (``serving``).
+- ``toolrouting serve``'s app served by uvicorn in this event loop (``serving``);
+- the 0.5B measurement model (``measurement_model``), and an agent's long system prompt cut from
+  the project's docs (``system_prompt``).
 
 Importing it loads no model and imports neither llama_cpp nor anything of tests/.
 """
@@ -25,6 +27,9 @@ from typing import Any, Literal
 import httpx
 
 from benchmarks.common.llama import LLAMA_CPP_SERVER
+
+ROOT = Path(__file__).resolve().parents[2]
+FETCH = ROOT / "scripts" / "fetch-measurement-model.sh"
 
 
 class Tokenizer:
@@ -178,3 +183,17 @@ async def serving(app: Any) -> AsyncIterator[str]:
         server.should_exit = True
         await task
         listener.close()
+
+
+def measurement_model() -> Path:
+    """The 0.5B measurement model's file, fetched once by scripts/fetch-measurement-model.sh."""
+    done = subprocess.run(["sh", str(FETCH)], capture_output=True, text=True, check=True)
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+def system_prompt(model: Path, tokens: int) -> str:
+    """The project's docs, in their files' order, cut at ``tokens`` of the model's tokens."""
+    llama = Tokenizer(model).model
+    text = "\n\n".join(path.read_text(encoding="utf-8") for path in sorted((ROOT / "docs").glob("*.md")))
+    split = llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+    return str(llama.detokenize(split[:tokens]).decode("utf-8", errors="ignore"))

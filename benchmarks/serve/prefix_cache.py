@@ -56,7 +56,13 @@ import openai
 
 from benchmarks.common.corpus import ROOT, load_cases
 from benchmarks.common.llama import decoding_llama
-from benchmarks.common.servers import Tokenizer, local_server, server_pid, serving
+from benchmarks.common.servers import (
+    local_server,
+    measurement_model,
+    server_pid,
+    serving,
+    system_prompt,
+)
 from benchmarks.common.ways import run_way
 from benchmarks.serve.prefix_ways import clients, run_start
 from toolrouting import (
@@ -80,7 +86,6 @@ ANSWER_TOKENS = 64
 #: The context of every way: a 12,000-token conversation's prompts and replies, with room.
 N_CTX = 16384
 RESULT = "{name}: done. 3 items matched; the first reads: the request was carried out as asked, no errors."
-FETCH = ROOT / "scripts" / "fetch-measurement-model.sh"
 Counts = Callable[[], tuple[int, int]]
 """The last request's prompt tokens: (evaluated, taken from a cache)."""
 
@@ -91,14 +96,6 @@ def catalogue() -> list[dict[str, Any]]:
 
 def questions(count: int) -> list[str]:
     return [case.messages[-1]["content"] for case in load_cases() if case.catalogue == CATALOGUE][:count]
-
-
-def system_prompt(model: Path, tokens: int) -> str:
-    """The project's docs, in their files' order, cut at ``tokens`` of the model's tokens."""
-    llama = Tokenizer(model).model
-    text = "\n\n".join(path.read_text(encoding="utf-8") for path in sorted((ROOT / "docs").glob("*.md")))
-    split = llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
-    return str(llama.detokenize(split[:tokens]).decode("utf-8", errors="ignore"))
 
 
 def peak_mib(pid: int | str = "self") -> float:
@@ -350,13 +347,6 @@ def states_way(args: argparse.Namespace) -> None:
 
 def _state_row(tokens: int, way: str, size: float, saved: float, loaded: float) -> str:
     return f"| {tokens:,} | {way} | {size:,.1f} MB | {saved * 1000:,.0f} ms | {loaded * 1000:,.0f} ms |"
-
-
-def measurement_model() -> Path:
-    import subprocess
-
-    done = subprocess.run(["sh", str(FETCH)], capture_output=True, text=True, check=True)
-    return Path(done.stdout.strip().splitlines()[-1])
 
 
 def write_json(args: argparse.Namespace, results: dict[str, Any]) -> None:

@@ -8,6 +8,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from .._limits import EMBEDDED_PROMPT_CACHE_DIR_MB
+
 __all__ = [
     "Subparsers",
     "UsageError",
@@ -108,8 +110,9 @@ def text_streams() -> None:
 
 
 def add_decoding_options(parser: argparse.ArgumentParser) -> None:
-    """``--grammar``, ``--decoding``, ``--threads``, ``--prompt-cache-mb``, ``--chat-template`` and
-    ``--repack``: how a model decodes a request."""
+    """``--grammar``, ``--decoding``, ``--threads``, ``--ctx-size``, ``--prompt-cache-mb``,
+    ``--prompt-cache-dir``, ``--prompt-cache-dir-mb``, ``--chat-template`` and ``--repack``: how a
+    model decodes a request."""
     parser.add_argument(
         "--grammar",
         choices=("ours", "server"),
@@ -143,6 +146,19 @@ def add_decoding_options(parser: argparse.ArgumentParser) -> None:
         help="megabytes of prompt states the embedded model keeps, so that a prompt that starts as an "
         "earlier one evaluates only the rest (0 keeps none; default: four whole contexts' states, "
         "within a quarter of the free memory)",
+    )
+    parser.add_argument(
+        "--prompt-cache-dir",
+        metavar="DIR",
+        help="a folder where the embedded model keeps its prompt states on disk too, so that a restart or "
+        "another process sharing it starts warm: an agent's next session pays only its new tokens",
+    )
+    parser.add_argument(
+        "--prompt-cache-dir-mb",
+        type=positive,
+        metavar="N",
+        help="megabytes of prompt states kept in --prompt-cache-dir, least recently used out "
+        f"(default: {EMBEDDED_PROMPT_CACHE_DIR_MB})",
     )
     parser.add_argument(
         "--chat-template",

@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, TypeVar
 
 from .._backends import AsyncBackend, Backend, Message, ReasoningTags
 from .._grounding import ABSTAIN_POLICIES
-from .._limits import DEFAULT_ANSWER_TOKENS, DEFAULT_MAX_ROUNDS, DEFAULT_ROUTING_CAP
+from .._limits import (
+    DEFAULT_ANSWER_TOKENS,
+    DEFAULT_MAX_ROUNDS,
+    DEFAULT_ROUTING_CAP,
+    EMBEDDED_PROMPT_CACHE_DIR_MB,
+)
 from .._loop import Event, RoutingLoop, RunResult
 from .._provider import ToolProvider
 from .._settings import Settings
@@ -322,6 +327,9 @@ def _server_backend(args: argparse.Namespace, kind: Callable[..., _Served], **mo
         raise UsageError(
             "--ctx-size sets the embedded model's context; a server sets its own (llama-server -c)"
         )
+    if args.prompt_cache_dir is not None or args.prompt_cache_dir_mb is not None:
+        option = "--prompt-cache-dir" if args.prompt_cache_dir is not None else "--prompt-cache-dir-mb"
+        raise UsageError(f"{option} keeps the embedded model's prompt states on disk; a server keeps its own")
     if args.chat_template is not None:
         raise UsageError("--chat-template sets the embedded model's template; a server applies its own")
     key = api_key(args)
@@ -355,6 +363,11 @@ def _embedded_backend(args: argparse.Namespace) -> EmbeddedLlama:
         print(f"toolrouting: loading {model}", file=sys.stderr)
     forced = args.decoding != "grammar"
     template = None if args.chat_template is None else file_text(args.chat_template, "--chat-template")
+    folder = args.prompt_cache_dir
+    if folder is None and args.prompt_cache_dir_mb is not None:
+        raise UsageError("--prompt-cache-dir-mb bounds the folder --prompt-cache-dir names; name that folder")
+    if folder is not None and os.path.exists(folder) and not os.path.isdir(folder):
+        raise UsageError(f"--prompt-cache-dir {folder}: a file, not a folder for the prompt states")
     backend = EmbeddedLlama(
         model,
         settings=_settings(args),
@@ -364,6 +377,8 @@ def _embedded_backend(args: argparse.Namespace) -> EmbeddedLlama:
         chat_template=template,
         repack=args.repack,
         n_ctx=args.ctx_size,
+        prompt_cache_dir=folder,
+        prompt_cache_dir_mb=args.prompt_cache_dir_mb or EMBEDDED_PROMPT_CACHE_DIR_MB,
     )
     if not args.quiet:
         print(f"toolrouting: {backend.repack.line()}", file=sys.stderr)

@@ -19,13 +19,14 @@ from typing import Any, ClassVar, Self
 
 from ..._errors import BackendError, GrammarError, ModelLoadError
 from ..._json import plain
-from ..._limits import GRAMMAR_CACHE_SIZE
+from ..._limits import EMBEDDED_PROMPT_BLOCK, EMBEDDED_PROMPT_CACHE_DIR_MB, GRAMMAR_CACHE_SIZE
 from ..._settings import GrammarChoice, Settings
 from ..base import BaseBackend, Completion, Message, TextDelta, quoted_cause
 from ..reasoning_tags import ReasoningTags, checked_thinking
 from .chat_prompt import ChatPrompt
 from .context_size import ContextChoice, model_context
 from .decoding import Decoding, GrammarSampler, Sampling
+from .disk_states import DiskStates, state_identity
 from .forced_decoding import ForcedTokens
 from .forced_grammar import require_forced_decoding
 from .grammar_check import check_gbnf
@@ -165,6 +166,12 @@ class EmbeddedLlama(BaseBackend):
     logged once at INFO on the ``toolrouting.embedded`` logger. A prompt that does not fit the
     context is a :class:`ContextLengthError`, raised before the model evaluates it.
 
+    The prompt states are kept in memory
+    (:mod:`~toolrouting._backends.embedded.prompt_cache`); ``prompt_cache_dir`` keeps them in a
+    folder too, at most ``prompt_cache_dir_mb`` megabytes, so that a model loaded again (after a
+    restart, in another process) restores the longest prefix a file holds
+    (:mod:`~toolrouting._backends.embedded.disk_states`).
+
     Clones share the loaded model and take turns on it (a lock): ``close()`` on the
     backend that loaded it frees the model for every clone; on a clone it retires only
     that clone.
@@ -185,6 +192,8 @@ class EmbeddedLlama(BaseBackend):
         prompt_cache_mb: int | None = None,
         chat_template: str | None = None,
         repack: bool | None = None,
+        prompt_cache_dir: str | os.PathLike[str] | None = None,
+        prompt_cache_dir_mb: int = EMBEDDED_PROMPT_CACHE_DIR_MB,
     ) -> None:
         super().__init__(settings)
         if chat_template is not None and (not isinstance(chat_template, str) or not chat_template.strip()):
@@ -201,6 +210,7 @@ class EmbeddedLlama(BaseBackend):
                 f"prompt_cache_mb is the megabytes of prompt states kept, a whole number of at least 0 "
                 f"(0 keeps none; None: the default, from the context), not {prompt_cache_mb!r}"
             )
+        folder = _checked_folder(prompt_cache_dir, prompt_cache_dir_mb)
         path = default_model_path() if model_path is None else Path(model_path)
         if not path.is_file():
             raise ModelLoadError(
@@ -227,7 +237,17 @@ class EmbeddedLlama(BaseBackend):
                 f"llama.cpp could not load {quoted_cause(path)} ({quoted_cause(error)}); is it a GGUF file "
                 "this llama-cpp-python can read?"
             ) from error
-        prompts = PromptCache(llama_cpp, llama, context.prompt_cache_mb)
+        disk = None
+        if folder is not None:
+            try:
+                identity = state_identity(llama_cpp, llama, path, EMBEDDED_PROMPT_BLOCK)
+                disk = DiskStates(folder, prompt_cache_dir_mb << 20, identity)
+            except OSError as error:
+                llama.close()
+                raise ValueError(
+                    f"prompt_cache_dir {quoted_cause(folder)} cannot be made a folder ({quoted_cause(error)})"
+                ) from error
+        prompts = PromptCache(llama_cpp, llama, context.prompt_cache_mb, disk=disk)
         try:
             chat = ChatPrompt.of(llama, chat_template)
             if chat_template is not None and chat is not None:
@@ -338,19 +358,22 @@ class EmbeddedLlama(BaseBackend):
         sampling = Sampling.of(settings, self._seed)
         with model.lock:
             self._check_open()
-            if self._thinking is not None and model.chat is not None:
-                yield from thought_then_reply(
-                    model.decoding,
-                    model.chat,
-                    model.llama,
-                    conversation,
-                    compiled,
-                    sampling,
-                    budget=self._thinking,
-                    stream=stream,
-                )
-            else:
-                yield from model.decoding.run(model.llama, conversation, compiled, sampling, stream)
+            try:
+                if self._thinking is not None and model.chat is not None:
+                    yield from thought_then_reply(
+                        model.decoding,
+                        model.chat,
+                        model.llama,
+                        conversation,
+                        compiled,
+                        sampling,
+                        budget=self._thinking,
+                        stream=stream,
+                    )
+                else:
+                    yield from model.decoding.run(model.llama, conversation, compiled, sampling, stream)
+            finally:
+                model.prompts.write_behind()  # answered: its states go to disk now
 
     def _clone(self, changes: Mapping[str, Any]) -> Self:
         thinking = checked_thinking(
@@ -383,3 +406,17 @@ class EmbeddedLlama(BaseBackend):
             self._model.prompts.clear()
         if llama is not None:
             llama.close()
+
+
+def _checked_folder(folder: str | os.PathLike[str] | None, limit_mb: object) -> Path | None:
+    if isinstance(limit_mb, bool) or not isinstance(limit_mb, int) or limit_mb < 1:
+        raise ValueError(
+            f"prompt_cache_dir_mb is the megabytes of prompt states kept on disk, a whole number of at "
+            f"least 1, not {limit_mb!r}"
+        )
+    if folder is None:
+        return None
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"prompt_cache_dir {quoted_cause(path)} is a file; name a folder for the states")
+    return path

@@ -7,7 +7,11 @@ catalogue's instructions, and the answer's), so each evicts the other and every 
 its whole prompt. :class:`PromptCache` keeps the state of each prompt (the keys and values of
 sequence 0, copied out by ``llama_state_seq_get_data``) up to a bounded total of bytes, least
 recently used first out, and a new prompt starts from the longest prefix it shares with the
-context or with a kept state, whichever is longer; only the rest is evaluated.
+context or with a kept state, whichever is longer; only the rest is evaluated. Given a folder
+(:mod:`~toolrouting._backends.embedded.disk_states`), the states are also written to disk once
+the request that made them is answered, and a prompt that neither the context nor a state in
+memory holds as far looks there for its longest stored prefix: a model loaded again, in this
+process or another, starts warm.
 
 A state is saved once a request's prompt is evaluated, which is after the decision's prompt and
 after the answer's: a later prompt that shares any prefix of it (the shared instructions, a
@@ -37,6 +41,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..._limits import EMBEDDED_PROMPT_BLOCK
+from .disk_states import DiskStates
 
 __all__ = ["PromptCache", "PromptCacheInfo"]
 
@@ -65,6 +70,14 @@ class PromptCacheInfo:
     """Prompt tokens evaluated."""
     too_large: int
     """States not kept because one alone is over the limit."""
+    disk_limit_bytes: int
+    """The bound on the states' bytes on disk (``prompt_cache_dir_mb``); 0 where no folder is given."""
+    disk_restored: int
+    """Of the requests that started from a state, those that read it from the folder on disk."""
+    disk_written: int
+    """States written to the folder on disk."""
+    disk_removed: int
+    """Files in the folder that failed a check (torn, another version or identity) and were removed."""
 
 
 @dataclasses.dataclass(eq=False)
@@ -98,7 +111,13 @@ class PromptCache:
     """
 
     def __init__(
-        self, llama_cpp: Any, llama: Any, limit_mb: int, *, block: int = EMBEDDED_PROMPT_BLOCK
+        self,
+        llama_cpp: Any,
+        llama: Any,
+        limit_mb: int,
+        *,
+        block: int = EMBEDDED_PROMPT_BLOCK,
+        disk: DiskStates | None = None,
     ) -> None:
         import numpy
 
@@ -112,8 +131,12 @@ class PromptCache:
         self._canonical = 0
         """How many of the context's first tokens were evaluated in whole blocks at their positions."""
         self._counts = dict.fromkeys(
-            ("restored", "reused", "restored_tokens", "evaluated", "too_large", "peak"), 0
+            ("restored", "reused", "restored_tokens", "evaluated", "too_large", "peak", "disk_restored"), 0
         )
+        self.disk = disk
+        """The folder the states are also kept in, or ``None``."""
+        self._unwritten: list[_State] = []
+        """States saved since the last request was answered, to be written to disk."""
 
     def info(self) -> PromptCacheInfo:
         counts = self._counts
@@ -127,12 +150,26 @@ class PromptCache:
             restored_tokens=counts["restored_tokens"],
             evaluated_tokens=counts["evaluated"],
             too_large=counts["too_large"],
+            disk_limit_bytes=0 if self.disk is None else self.disk.limit_bytes,
+            disk_restored=counts["disk_restored"],
+            disk_written=0 if self.disk is None else self.disk.counts["written"],
+            disk_removed=0 if self.disk is None else self.disk.counts["removed"],
         )
 
     def clear(self) -> None:
-        """Drop every state (the model is closing)."""
+        """Drop every state (the model is closing), the states not yet on disk written first."""
+        self.write_behind()
+        if self.disk is not None:
+            self.disk.close()
         self._states.clear()
         self._canonical = 0
+
+    def write_behind(self) -> None:
+        """Hand the states saved for the request just answered to the disk's writer thread."""
+        unwritten, self._unwritten = self._unwritten, []
+        if self.disk is not None:
+            for state in unwritten:
+                self.disk.store(state.tokens, state.data, state.size)
 
     def prepare(self, prompt: Sequence[int]) -> Prepared:
         """Bring the context to hold ``prompt`` but its last token, evaluating only what neither
@@ -147,10 +184,19 @@ class PromptCache:
             shared = _floor(self._common(state.tokens, tokens[:target]), block)
             if shared > start:
                 best, start = state, shared
+        read = False
+        if self.disk is not None and start < _floor(target, block):
+            for shared, name in self.disk.candidates(tokens[:target], block, start):
+                loaded = self.disk.load(name)
+                if loaded is not None:
+                    best, start = self._admit(_State(loaded[0], loaded[1], len(loaded[1]))), shared
+                    read = True
+                    break
         restored = 0
         if best is not None:
             restored = start if self._restore(best) else 0
             start = restored  # a state refused leaves the context empty
+            self._counts["disk_restored"] += read and bool(restored)
         self._forget_from(start)
         whole = _floor(target, block)
         for at in range(start, whole, block):
@@ -200,24 +246,27 @@ class PromptCache:
         llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(llama.ctx), False)
         llama.n_tokens = 0
         self._canonical = 0
+        kept = state in self._states
+        if kept:
+            self._states.remove(state)
         if llama_cpp.llama_state_seq_set_data(llama.ctx, state.data, state.size, 0) != state.size:
             llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(llama.ctx), False)
-            self._states.remove(state)
             return False
         llama.input_ids[: len(state.tokens)] = state.tokens
         llama.n_tokens = len(state.tokens)
         self._canonical = len(state.tokens)
-        self._states.remove(state)
-        self._states.append(state)  # the most recently used
+        if kept:
+            self._states.append(state)  # the most recently used
         return True
 
     def _save(self, tokens: Any) -> None:
-        """Keep the context's state, which holds ``tokens`` alone, within the limit."""
-        if self._limit <= 0:
+        """Keep the context's state, which holds ``tokens`` alone, within the limit, and mark it to
+        be written to disk."""
+        if self._limit <= 0 and self.disk is None:
             return
         llama_cpp, llama = self._llama_cpp, self._llama
         size = int(llama_cpp.llama_state_seq_get_size(llama.ctx, 0))
-        if size + tokens.nbytes > self._limit:
+        if self.disk is None and size + tokens.nbytes > self._limit:
             self._counts["too_large"] += 1
             return
         for state in self._states:
@@ -225,6 +274,22 @@ class PromptCache:
                 self._states.remove(state)  # one that extends it serves whatever this would
                 self._states.append(state)
                 return
+        data = (ctypes.c_uint8 * size)()
+        written = int(llama_cpp.llama_state_seq_get_data(llama.ctx, data, size, 0))
+        if written != size:
+            return
+        state = self._admit(_State(tokens=tokens.copy(), data=data, size=size))
+        if self.disk is not None:
+            self._unwritten.append(state)
+
+    def _admit(self, state: _State) -> _State:
+        """Keep ``state`` in memory within the limit, where it fits (it is returned either way)."""
+        if self._limit <= 0:
+            return state
+        tokens = state.tokens
+        if state.bytes > self._limit:
+            self._counts["too_large"] += 1
+            return state
         self._states = [
             state
             for state in self._states
@@ -232,14 +297,11 @@ class PromptCache:
                 len(state.tokens) < len(tokens) and self._common(state.tokens, tokens) == len(state.tokens)
             )
         ]
-        while self._states and self._bytes() + size + tokens.nbytes > self._limit:
+        while self._states and self._bytes() + state.bytes > self._limit:
             self._states.pop(0)
-        data = (ctypes.c_uint8 * size)()
-        written = int(llama_cpp.llama_state_seq_get_data(llama.ctx, data, size, 0))
-        if written != size:
-            return
-        self._states.append(_State(tokens=tokens.copy(), data=data, size=size))
+        self._states.append(state)
         self._counts["peak"] = max(self._counts["peak"], self._bytes())
+        return state
 
     def _bytes(self) -> int:
         return sum(state.bytes for state in list(self._states))
