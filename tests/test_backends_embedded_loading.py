@@ -33,7 +33,7 @@ def test_a_missing_default_model_names_the_command_that_fetches_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        "toolrouting._backends.embedded.backend.DEFAULT_MODEL_PACKAGE", "toolrouting_absent_model_package"
+        "toolrouting._backends.embedded.model_fetch.DEFAULT_MODEL_PACKAGE", "toolrouting_absent_model_package"
     )
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # an empty cache
     absent = tmp_path / "toolrouting" / "models" / DEFAULT_MODEL_FILE

@@ -256,12 +256,6 @@ def test_run_sampling_and_thread_values_are_checked(capsys: pytest.CaptureFixtur
     assert "--ctx-size sets the embedded model's context" in capsys.readouterr().err
     assert main([*argv, "--chat-template", "t.jinja"]) == 2
     assert "--chat-template sets the embedded model's template" in capsys.readouterr().err
-    assert main([*argv, "--prompt-cache-dir", "states"]) == 2
-    assert "--prompt-cache-dir keeps the embedded model's prompt states" in capsys.readouterr().err
-    assert main(["run", QUESTION, "--prompt-cache-dir-mb", "64"]) == 2
-    assert "--prompt-cache-dir-mb bounds the folder --prompt-cache-dir names" in capsys.readouterr().err
-    assert main(["run", QUESTION, "--prompt-cache-dir", __file__]) == 2
-    assert "a file, not a folder for the prompt states" in capsys.readouterr().err
     bad_values = [["--temperature", "-1"], ["--top-p", "nan"], ["--threads", "0"], ["--seed", "x"]]
     bad_values += [["--prompt-cache-mb", "-1"], ["--prompt-cache-mb", "1.5"], ["--ctx-size", "0"]]
     bad_values += [["--prompt-cache-dir-mb", "0"]]

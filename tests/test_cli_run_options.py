@@ -133,3 +133,13 @@ def test_quiet_prints_no_progress_only_the_outcome(
     assert capsys.readouterr() == ("ended: handoff after 2 rounds, 1 tool call\n", "")
     assert main([*run_argv(server.url), "-q", "--dialect", "ollama"]) == 2  # errors still show
     assert "name one with --model (toolrouting models lists them)" in capsys.readouterr().err
+
+
+def test_the_prompt_cache_folder_options_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["run", QUESTION, "--base-url", "http://127.0.0.1:9"]
+    assert main([*argv, "--prompt-cache-dir", "states"]) == 2
+    assert "--prompt-cache-dir keeps the embedded model's prompt states" in capsys.readouterr().err
+    assert main(["run", QUESTION, "--prompt-cache-dir-mb", "64"]) == 2
+    assert "--prompt-cache-dir-mb bounds the folder --prompt-cache-dir names" in capsys.readouterr().err
+    assert main(["run", QUESTION, "--prompt-cache-dir", __file__]) == 2
+    assert "a file, not a folder for the prompt states" in capsys.readouterr().err

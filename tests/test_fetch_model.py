@@ -74,7 +74,7 @@ def test_fetch_model_downloads_checks_and_is_found(
     assert Path(capsys.readouterr().out.strip()) == path
 
     # Without the package, the default model is the cached file.
-    monkeypatch.setattr("toolrouting._backends.embedded.backend.DEFAULT_MODEL_PACKAGE", ABSENT_PACKAGE)
+    monkeypatch.setattr("toolrouting._backends.embedded.model_fetch.DEFAULT_MODEL_PACKAGE", ABSENT_PACKAGE)
     assert default_model_path() == path
 
 

