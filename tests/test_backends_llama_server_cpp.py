@@ -75,5 +75,6 @@ def test_the_usage_says_what_the_servers_prompt_cache_held(backend: OpenAICompat
         {"role": "user", "content": QUESTION},
     ]
     first, again = backend.complete(asked), backend.complete(asked)
-    assert first.usage.cached_tokens == 0
+    # The first may find the chat template's opening tokens of an earlier test's prompt cached.
+    assert first.usage.cached_tokens < again.usage.cached_tokens
     assert first.usage.prompt_tokens == again.usage.prompt_tokens > again.usage.cached_tokens > 0
