@@ -12,8 +12,8 @@ JSON, checked field by field (``fields``): the tools' declarations, whose ``para
 JSON schema of the client's, go to the core as the dictionaries the catalogue takes.
 """
 
-from __future__ import annotations
-
+# No postponed annotations: Python 3.11 reads ``NotRequired`` only from evaluated ones, so these
+# keep their required and optional keys right at run time (``__required_keys__``).
 from typing import Literal, NotRequired, TypedDict
 
 __all__ = [

@@ -11,8 +11,8 @@ client's JSON, checked field by field (``fields``): the tools' ``input_schema``,
 metadata and the fields it sends that no check names.
 """
 
-from __future__ import annotations
-
+# No postponed annotations: Python 3.11 reads ``NotRequired`` only from evaluated ones, so these
+# keep their required and optional keys right at run time (``__required_keys__``).
 from typing import Any, Literal, TypedDict
 
 __all__ = [

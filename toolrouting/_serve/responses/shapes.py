@@ -12,8 +12,8 @@ Where a response repeats what the client sent, the client's free-form JSON stays
 sent, a ``text.format``'s ``schema``, and the ``metadata`` object.
 """
 
-from __future__ import annotations
-
+# No postponed annotations: Python 3.11 reads ``NotRequired`` only from evaluated ones, so these
+# keep their required and optional keys right at run time (``__required_keys__``).
 from typing import Any, Literal, NotRequired, TypedDict
 
 __all__ = [
