@@ -12,7 +12,9 @@ from test_serve_responses import ACTION, SEARCH, create, created, error_of
 
 from toolrouting import AsyncScriptedBackend
 from toolrouting._serve import serve_app
-from toolrouting._serve.responses import ResponseStore, StoredResponse
+from toolrouting._serve.protocol import ReplyIds
+from toolrouting._serve.responses import ResponseStore, StoredResponse, read_responses_request
+from toolrouting._serve.responses.output import response_body
 
 
 def test_a_response_is_continued_by_its_id(client: TestClient, backend: AsyncScriptedBackend) -> None:
@@ -57,8 +59,10 @@ def test_get_and_delete_read_the_store(client: TestClient, backend: AsyncScripte
 
 def test_the_store_keeps_the_last_responses_and_evicts_the_oldest() -> None:
     store = ResponseStore(limit=2)
+    echo = read_responses_request({"input": "q"}, lambda _: None).echo
     for number in range(3):
-        store.keep(StoredResponse(body={"id": f"resp_{number}"}, conversation=()))
+        ids = ReplyIds(key=str(number), item=str(number), created=0, model="m")  # the id resp_{number}
+        store.keep(StoredResponse(body=response_body(ids, echo, None), conversation=()))
     assert (len(store), store.get("resp_0"), store.conversation("resp_2")) == (2, None, ())
 
 

@@ -16,6 +16,9 @@ tree calls retryable (unreachable, busy, past its timeout) carries ``Retry-After
 backend's own wait or ``SERVE_UPSTREAM_RETRY_AFTER``; any other (a reply that is not a valid
 action, a schema the server ignored, a grammar refused) carries ``x-should-retry: false``, as
 the same request would fail the same way. A full queue's 429 carries ``Retry-After`` too.
+
+The error body is typed as written (:class:`ErrorBody`, its :class:`ErrorObject`): the one error
+shape every front starts from, shared here rather than kept by one front.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Literal, TypedDict
 
 from .._errors import (
     BackendError,
@@ -37,7 +40,34 @@ from .._errors import (
 from .._redact import redacted
 from .limits import SERVE_UPSTREAM_RETRY_AFTER
 
-__all__ = ["ErrorReply", "error_body", "error_reply", "http_error_reply"]
+__all__ = [
+    "ErrorBody",
+    "ErrorObject",
+    "ErrorReply",
+    "ErrorType",
+    "error_body",
+    "error_reply",
+    "http_error_reply",
+]
+
+#: The ``type`` of an error object: the request's fault, a full queue's, the backend's, or the server's.
+ErrorType = Literal["invalid_request_error", "rate_limit_error", "upstream_error", "server_error"]
+
+
+class ErrorObject(TypedDict):
+    """OpenAI's error object: what went wrong, its type, the field it names and its code."""
+
+    message: str
+    type: ErrorType
+    param: str | None
+    code: str | None
+
+
+class ErrorBody(TypedDict):
+    """OpenAI's error body (the Responses API's too): ``{"error": {...}}``."""
+
+    error: ErrorObject
+
 
 #: The code of an HTTP error no route answers, by its status.
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed"}
@@ -48,14 +78,14 @@ class ErrorReply:
     """What an error is answered with: the status, OpenAI's error body, and headers."""
 
     status: int
-    body: dict[str, Any]
+    body: ErrorBody
     headers: dict[str, str]
     messages_text: str | None = None
     """The message the Messages front gives in place of the body's, where Anthropic's own server
     words the error otherwise; ``None``: the body's, headed by the field it names."""
 
 
-def error_body(message: str, type: str, param: str | None, code: str | None) -> dict[str, Any]:
+def error_body(message: str, type: ErrorType, param: str | None, code: str | None) -> ErrorBody:
     """OpenAI's error object."""
     return {"error": {"message": message, "type": type, "param": param, "code": code}}
 
@@ -65,7 +95,7 @@ def error_reply(error: BaseException, secrets: Sequence[str] = ()) -> ErrorReply
     message = redacted(str(error), secrets)
     headers: dict[str, str] = {}
     if isinstance(error, ChatRequestError):
-        kind = "rate_limit_error" if error.status == 429 else "invalid_request_error"
+        kind: ErrorType = "rate_limit_error" if error.status == 429 else "invalid_request_error"
         if error.retry_after is not None:
             headers["Retry-After"] = str(int(error.retry_after))
         return ErrorReply(

@@ -16,6 +16,7 @@ import dataclasses
 import json
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
 from .._backends import Usage
@@ -203,8 +204,9 @@ class ReplyWriter(Protocol):
     stream's events as bytes, in order: ``opening()``, ``of(piece)`` for each piece,
     ``closing()``; or, once a failure cuts the stream after its status went out, ``failed()``."""
 
-    def whole(self, reply: Reply) -> dict[str, Any]:
-        """The whole reply's body, for a request that asked for no stream."""
+    def whole(self, reply: Reply) -> Mapping[str, object]:
+        """The whole reply's body, for a request that asked for no stream: one of the front's
+        typed shapes (its ``shapes`` module)."""
         ...
 
     def opening(self) -> list[bytes]:
@@ -224,7 +226,7 @@ class ReplyWriter(Protocol):
         ...
 
 
-def server_sent_event(data: dict[str, Any] | str, event: str | None = None) -> bytes:
+def server_sent_event(data: Mapping[str, object] | str, event: str | None = None) -> bytes:
     """One ``data:`` event, after its ``event:`` name when it has one; JSON is written on one
     line, so it is one event whatever it holds."""
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))

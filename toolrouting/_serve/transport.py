@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import anyio
@@ -153,7 +153,7 @@ async def whole_reply(
     request: Request,
     admission: Admission,
     work: Callable[[], Awaitable[T]],
-    body: Callable[[T], dict[str, Any]],
+    body: Callable[[T], Mapping[str, object]],
     headers: Callable[[T], dict[str, str]] | None = None,
 ) -> Response:
     """``work()``'s reply, made holding a place in ``admission`` and written as JSON by ``body``,

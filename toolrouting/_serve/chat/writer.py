@@ -1,7 +1,7 @@
 """What the chat completions front answers, in OpenAI's shapes: a completion, a stream's chunks
 and their deltas, ``[DONE]`` after the last, and an error event for a failure that cuts the
 stream (the error object itself is the one ``errors`` writes). Every body of that API is written
-here and nowhere else.
+here and nowhere else, in the shapes ``shapes`` types.
 
 The decision's thought, when the request asked for reasoning, is the message's
 ``reasoning_content`` (``delta.reasoning_content`` when streamed, before anything else), as
@@ -14,16 +14,28 @@ when streamed) with its name and arguments, no id, and ``finish_reason: "functio
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
 
 from ..._backends import Usage
 from ..errors import ErrorReply
 from ..protocol import FinishReason, Piece, Reply, ReplyIds, ToolCall, server_sent_event
+from .shapes import (
+    AssistantMessage,
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatFinishReason,
+    ChatToolCall,
+    ChatUsage,
+    ChunkChoice,
+    Delta,
+    FunctionCallDelta,
+    ToolCallDelta,
+)
 
 __all__ = ["ChatWriter", "chunk_body", "completion_body", "delta_body", "usage_body"]
 
 
-def usage_body(usage: Usage) -> dict[str, Any]:
+def usage_body(usage: Usage) -> ChatUsage:
     """OpenAI's usage object: the decision's tokens and the answer's, together, with the prompt's
     tokens the backend's prompt cache held (``prompt_tokens_details.cached_tokens``)."""
     return {
@@ -34,12 +46,12 @@ def usage_body(usage: Usage) -> dict[str, Any]:
     }
 
 
-def _tool_call(call: ToolCall) -> dict[str, Any]:
+def _tool_call(call: ToolCall) -> ChatToolCall:
     return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
 
 
-def _message(reply: Reply, legacy: bool) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
+def _message(reply: Reply, legacy: bool) -> AssistantMessage:
+    message: AssistantMessage = {"role": "assistant", "content": reply.content, "refusal": None}
     if reply.thought is not None:
         message["reasoning_content"] = reply.thought
     if reply.call is not None and legacy:
@@ -49,11 +61,11 @@ def _message(reply: Reply, legacy: bool) -> dict[str, Any]:
     return message
 
 
-def _finish(reason: FinishReason | None, legacy: bool) -> str | None:
+def _finish(reason: FinishReason | None, legacy: bool) -> ChatFinishReason | None:
     return "function_call" if legacy and reason == "tool_calls" else reason
 
 
-def completion_body(reply: Reply, ids: ReplyIds, *, legacy: bool = False) -> dict[str, Any]:
+def completion_body(reply: Reply, ids: ReplyIds, *, legacy: bool = False) -> ChatCompletion:
     """A ``chat.completion`` object with one choice; ``legacy``: a call as ``function_call``."""
     return {
         "id": f"chatcmpl-{ids.key}",
@@ -72,7 +84,7 @@ def completion_body(reply: Reply, ids: ReplyIds, *, legacy: bool = False) -> dic
     }
 
 
-def delta_body(piece: Piece, *, legacy: bool = False) -> dict[str, Any]:
+def delta_body(piece: Piece, *, legacy: bool = False) -> Delta:
     """The ``delta`` of the chunk that carries ``piece``: the role rides on the first piece of an
     answer and on a call's head (and on a thought's parts); the finish reason's chunk has an
     empty one."""
@@ -87,7 +99,9 @@ def delta_body(piece: Piece, *, legacy: bool = False) -> dict[str, Any]:
             "function_call": {"name": piece.head.name, "arguments": ""},
         }
     if piece.head is not None:
-        call = {"index": piece.index, **_tool_call(piece.head)}
+        head = piece.head
+        function: FunctionCallDelta = {"name": head.name, "arguments": head.arguments}
+        call: ToolCallDelta = {"index": piece.index, "id": head.id, "type": "function", "function": function}
         return {"role": "assistant", "content": None, "tool_calls": [call]}
     if piece.arguments is not None and legacy:
         return {"function_call": {"arguments": piece.arguments}}
@@ -96,27 +110,20 @@ def delta_body(piece: Piece, *, legacy: bool = False) -> dict[str, Any]:
     return {}
 
 
-def chunk_body(piece: Piece, ids: ReplyIds, *, legacy: bool = False) -> dict[str, Any]:
+def chunk_body(piece: Piece, ids: ReplyIds, *, legacy: bool = False) -> ChatCompletionChunk:
     """A ``chat.completion.chunk`` object: one choice with a delta, or (the usage chunk) none."""
-    body: dict[str, Any] = {
-        "id": f"chatcmpl-{ids.key}",
-        "object": "chat.completion.chunk",
-        "created": ids.created,
-        "model": ids.model,
-    }
+    key, created, model = f"chatcmpl-{ids.key}", ids.created, ids.model
+    kind: Literal["chat.completion.chunk"] = "chat.completion.chunk"
     if piece.usage is not None:
-        body["choices"] = []
-        body["usage"] = usage_body(piece.usage)
-    else:
-        body["choices"] = [
-            {
-                "index": 0,
-                "delta": delta_body(piece, legacy=legacy),
-                "logprobs": None,
-                "finish_reason": _finish(piece.finish_reason, legacy),
-            }
-        ]
-    return body
+        usage = usage_body(piece.usage)
+        return {"id": key, "object": kind, "created": created, "model": model, "choices": [], "usage": usage}
+    choice: ChunkChoice = {
+        "index": 0,
+        "delta": delta_body(piece, legacy=legacy),
+        "logprobs": None,
+        "finish_reason": _finish(piece.finish_reason, legacy),
+    }
+    return {"id": key, "object": kind, "created": created, "model": model, "choices": [choice]}
 
 
 class ChatWriter:
@@ -129,7 +136,7 @@ class ChatWriter:
         self.legacy = legacy
         self.include_usage = include_usage
 
-    def whole(self, reply: Reply) -> dict[str, Any]:
+    def whole(self, reply: Reply) -> ChatCompletion:
         """The ``chat.completion`` object."""
         return completion_body(reply, self.ids, legacy=self.legacy)
 

@@ -6,7 +6,8 @@ content block, and each of its calls a ``tool_use`` block, index 0, 1, ... in th
 decision wrote them. A stream is ``message_start`` and a ``ping``, then each block's
 ``content_block_start``, its deltas (``text_delta``, or ``input_json_delta`` for a call's
 input) and ``content_block_stop``, then ``message_delta`` with the stop reason and the usage,
-and ``message_stop``: the events ``messages.stream()`` rebuilds the same message from.
+and ``message_stop``: the events ``messages.stream()`` rebuilds the same message from. Every
+body and event is one of the shapes ``shapes`` types.
 """
 
 from __future__ import annotations
@@ -18,12 +19,26 @@ from ..._backends import Usage
 from ..errors import ErrorReply
 from ..protocol import FinishReason, Piece, Reply, ReplyIds, server_sent_event
 from ..reasoning import Signer
+from .shapes import (
+    BlockDelta,
+    ContentBlock,
+    ContentBlockDelta,
+    ContentBlockStart,
+    ContentBlockStop,
+    Message,
+    MessagesError,
+    MessagesUsage,
+    StopReason,
+    StreamEvent,
+    ThinkingBlock,
+    TokenCount,
+)
 
 __all__ = ["MessageWriter", "count_body", "message_body", "message_error_body"]
 
 #: The core's finish reasons as Anthropic's stop reasons. An answer that ended at a stop
 #: sequence is ``end_turn`` too: the backends do not say which of the two ended it.
-_STOP_REASONS: dict[FinishReason, str] = {
+_STOP_REASONS: dict[FinishReason, StopReason] = {
     "stop": "end_turn",
     "length": "max_tokens",
     "tool_calls": "tool_use",
@@ -41,7 +56,7 @@ _ERROR_TYPES = {
 }
 
 
-def _usage(usage: Usage) -> dict[str, int]:
+def _usage(usage: Usage) -> MessagesUsage:
     # Anthropic's input_tokens are the prompt's tokens the cache did not hold; those it held
     # are cache_read_input_tokens, and the two together are the prompt.
     return {
@@ -52,8 +67,8 @@ def _usage(usage: Usage) -> dict[str, int]:
 
 
 def _message(
-    ids: ReplyIds, content: list[dict[str, Any]], stop_reason: str | None, usage: Usage
-) -> dict[str, Any]:
+    ids: ReplyIds, content: list[ContentBlock], stop_reason: StopReason | None, usage: Usage
+) -> Message:
     return {
         "id": f"msg_{ids.key}",
         "type": "message",
@@ -66,13 +81,11 @@ def _message(
     }
 
 
-def message_body(
-    reply: Reply, ids: ReplyIds, signer: Signer | None = None, *, shown: bool = True
-) -> dict[str, Any]:
+def message_body(reply: Reply, ids: ReplyIds, signer: Signer | None = None, *, shown: bool = True) -> Message:
     """A ``message`` object: a ``thinking`` block first when the decision reasoned (its text
     ``shown`` or left empty, signed by ``signer``), then a ``tool_use`` block for each call, else
     one ``text`` block."""
-    blocks = [
+    blocks: list[ContentBlock] = [
         {"type": "tool_use", "id": call.id, "name": call.name, "input": _input(call.arguments)}
         for call in reply.calls
     ]
@@ -82,13 +95,14 @@ def message_body(
     return _message(ids, content, _STOP_REASONS[reply.finish_reason], reply.usage)
 
 
-def _thinking(thought: str, signer: Signer, shown: bool) -> dict[str, Any]:
+def _thinking(thought: str, signer: Signer, shown: bool) -> ThinkingBlock:
     return {"type": "thinking", "thinking": thought if shown else "", "signature": signer.sign(thought)}
 
 
-def _input(arguments: str) -> Any:
+def _input(arguments: str) -> dict[str, Any]:
     # The core accepts a call only when its arguments parse as a JSON object.
-    return json.loads(arguments)
+    parsed: dict[str, Any] = json.loads(arguments)
+    return parsed
 
 
 class MessageWriter:
@@ -101,7 +115,7 @@ class MessageWriter:
         self.ids = ids
         self.signer = signer
         self.shown = shown
-        self._stop_reason: str | None = None
+        self._stop_reason: StopReason | None = None
         self._block = 0
         """The index of the block the pieces are writing."""
         self._thought: list[str] | None = None
@@ -109,7 +123,7 @@ class MessageWriter:
         self._after = 0
         """How many blocks come before the reply's own: 1 after a thinking block."""
 
-    def whole(self, reply: Reply) -> dict[str, Any]:
+    def whole(self, reply: Reply) -> Message:
         """The whole reply's message, for a request that asked for no stream."""
         return message_body(reply, self.ids, self.signer, shown=self.shown)
 
@@ -132,12 +146,12 @@ class MessageWriter:
         """The ``error`` event, in Anthropic's shape."""
         return [server_sent_event(message_error_body(error), "error")]
 
-    def _events(self, piece: Piece) -> list[dict[str, Any]]:
+    def _events(self, piece: Piece) -> list[StreamEvent]:
         """The events ``piece`` makes: the text's block is the first after the thinking block, a
         call's its index among the reply's calls after it; a call's head closes the block before it."""
         if piece.thought is not None:
             return self._thinking(piece.thought)
-        events = self._thinking_stop()
+        events: list[StreamEvent] = [*self._thinking_stop()]
         after = self._after
         if piece.text is not None:
             if piece.first:
@@ -147,7 +161,12 @@ class MessageWriter:
                 events.append(_delta({"type": "text_delta", "text": piece.text}, after))
             return events
         if piece.head is not None:
-            block = {"type": "tool_use", "id": piece.head.id, "name": piece.head.name, "input": {}}
+            block: ContentBlock = {
+                "type": "tool_use",
+                "id": piece.head.id,
+                "name": piece.head.name,
+                "input": {},
+            }
             index = after + piece.index
             if index > self._block and not (after and index == after):
                 events.append(_block_stop(self._block))
@@ -170,9 +189,9 @@ class MessageWriter:
             {"type": "message_stop"},
         ]
 
-    def _thinking(self, part: str) -> list[dict[str, Any]]:
+    def _thinking(self, part: str) -> list[StreamEvent]:
         """The thinking block's events for a part of the thought: its start, with the first."""
-        events = []
+        events: list[StreamEvent] = []
         if self._thought is None:
             self._thought = []
             self._after = 1
@@ -182,7 +201,7 @@ class MessageWriter:
             events.append(_delta({"type": "thinking_delta", "thinking": part}))
         return events
 
-    def _thinking_stop(self) -> list[dict[str, Any]]:
+    def _thinking_stop(self) -> list[ContentBlockDelta | ContentBlockStop]:
         """The open thinking block's signature and its end, once something else comes."""
         if self._thought is None:
             return []
@@ -191,24 +210,24 @@ class MessageWriter:
         return [_delta({"type": "signature_delta", "signature": signature}), _block_stop(0)]
 
 
-def _block_start(block: dict[str, Any], index: int = 0) -> dict[str, Any]:
+def _block_start(block: ContentBlock, index: int = 0) -> ContentBlockStart:
     return {"type": "content_block_start", "index": index, "content_block": block}
 
 
-def _delta(delta: dict[str, Any], index: int = 0) -> dict[str, Any]:
+def _delta(delta: BlockDelta, index: int = 0) -> ContentBlockDelta:
     return {"type": "content_block_delta", "index": index, "delta": delta}
 
 
-def _block_stop(index: int) -> dict[str, Any]:
+def _block_stop(index: int) -> ContentBlockStop:
     return {"type": "content_block_stop", "index": index}
 
 
-def count_body(tokens: int) -> dict[str, int]:
+def count_body(tokens: int) -> TokenCount:
     """The answer to ``count_tokens``."""
     return {"input_tokens": tokens}
 
 
-def message_error_body(reply: ErrorReply) -> dict[str, Any]:
+def message_error_body(reply: ErrorReply) -> MessagesError:
     """The error table's answer (``errors``) in Anthropic's shape: its message, headed by the field
     it names, and the type its status is."""
     kind = _ERROR_TYPES.get(reply.status, "invalid_request_error" if reply.status < 500 else "api_error")
@@ -221,6 +240,6 @@ def message_error_body(reply: ErrorReply) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
-def _written(*events: dict[str, Any]) -> list[bytes]:
+def _written(*events: StreamEvent) -> list[bytes]:
     """Events on the wire, each named by its type."""
     return [server_sent_event(event, event["type"]) for event in events]

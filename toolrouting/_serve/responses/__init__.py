@@ -1,6 +1,7 @@
 """The Responses front, OpenAI's Responses API: its request read into the core's request
 (``reader``, the conversation of ``input`` and ``previous_response_id`` in ``turns``), its
-response and stream events written in the Responses shapes (``writer``), the recent responses
+response and stream events written in the Responses shapes (``shapes``: the response object and
+its items built by ``output``, the stream's events by ``writer``), the recent responses
 kept for ``previous_response_id``, ``GET`` and ``DELETE`` (``store``), and its endpoints
 (``routes``, imported by the app alone, as it needs Starlette)."""
 

@@ -36,6 +36,7 @@ from ..output_format import read_response_format
 from ..plan import checked_tools
 from ..protocol import InMessage, ServeRequest, ToolChoice
 from ..reasoning import Signer, effort_reasoning
+from .shapes import FormatEcho, ResponseEcho
 from .turns import Origin, check_turns, previous_turns, read_input
 
 __all__ = ["ResponsesRequest", "read_responses_request"]
@@ -86,7 +87,7 @@ class ResponsesRequest:
     history: tuple[InMessage, ...]
     """The conversation without the instructions: what a response continuing this one starts from."""
     store: bool
-    echo: dict[str, Any]
+    echo: ResponseEcho
     """The request's fields the response object repeats (``instructions``, ``tools``, ``tool_choice``...)."""
     summary: bool = False
     """Whether a reasoning item carries its thought as a summary too (``reasoning.summary`` asked)."""
@@ -144,7 +145,8 @@ def read_responses_request(
     before: Origin = ("previous_response_id", ())
     check_turns(request, (("instructions", ()),) * len(system) + (before,) * len(previous) + origins)
     metadata = fields.object_field(body, "metadata")
-    echo = {
+    store = fields.flag(body, "store", True)
+    echo: ResponseEcho = {
         "instructions": instructions,
         "metadata": None if metadata is None else dict(metadata),
         "tools": list(body.get("tools") or []),
@@ -156,16 +158,14 @@ def read_responses_request(
         "previous_response_id": body.get("previous_response_id"),
         "text": {"format": _format_echo(form)},
         "reasoning": {"effort": reasoning.get("effort"), "summary": reasoning.get("summary")},
-        "truncation": body.get("truncation")
-        if body.get("truncation") in ("auto", "disabled")
-        else "disabled",
+        "truncation": "auto" if body.get("truncation") == "auto" else "disabled",
+        "store": store,
     }
-    store = fields.flag(body, "store", True)
     return ResponsesRequest(
         request=request,
         history=history,
         store=store,
-        echo=echo | {"store": store},
+        echo=echo,
         namespaces=offered.namespaces,
         omitted=offered.omitted,
         summary=reasoning.get("summary") is not None,
@@ -206,12 +206,18 @@ def _text_format(body: Mapping[str, Any]) -> object:
     return None if text is None else text.get("format")
 
 
-def _format_echo(form: object) -> dict[str, Any]:
+def _format_echo(form: object) -> FormatEcho:
     """``text.format`` as the response object repeats it, once read (``None`` is plain text)."""
     if not isinstance(form, Mapping) or form.get("type") != "json_schema":
-        return {"type": form.get("type") if isinstance(form, Mapping) else "text"}
-    echo = {key: form[key] for key in ("type", "name", "schema", "strict") if key in form}
-    return echo | ({"description": form["description"]} if isinstance(form.get("description"), str) else {})
+        kind = form.get("type") if isinstance(form, Mapping) else None  # text or json_object, once read
+        return {"type": kind if isinstance(kind, str) else "text"}
+    echo: FormatEcho = {"type": "json_schema"}
+    for key in ("name", "schema", "strict"):
+        if key in form:
+            echo[key] = form[key]
+    if isinstance(form.get("description"), str):
+        echo["description"] = form["description"]
+    return echo
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -3,14 +3,12 @@ response by its id.
 
 As every endpoint, they translate and hold no routing logic: the body is read within its limit
 (``transport``), read into the core's request (``reader``), served (``serving``) and written back
-in the Responses shapes (``writer``); a response asked to be stored is kept (``store``) for a
-request that continues it. Errors are answered by the handlers the server's ``routes``
+in the Responses shapes (``writer``, ``output``); a response asked to be stored is kept
+(``store``) for a request that continues it. Errors are answered by the handlers the server's ``routes``
 registers, in OpenAI's error shape, which the Responses API shares.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -21,9 +19,11 @@ from ..protocol import Reply, ReplyIds, decode_body
 from ..request_log import record_of
 from ..state import ServerState, checked_state
 from ..transport import read_body
+from .output import Thinking, deleted_body
 from .reader import read_responses_request
+from .shapes import ResponseObject
 from .store import StoredResponse, continued
-from .writer import ResponseWriter, Thinking, deleted_body
+from .writer import ResponseWriter
 
 __all__ = ["OMITTED_HEADER", "RESPONSES_ROUTES"]
 
@@ -39,7 +39,7 @@ async def _create(request: Request) -> Response:
         decode_body(await read_body(request)), state.responses.conversation, state.signer
     )
 
-    def keep(body: dict[str, Any], reply: Reply) -> None:
+    def keep(body: ResponseObject, reply: Reply) -> None:
         state.responses.keep(StoredResponse(body=body, conversation=continued(asked.history, reply)))
 
     ids = ReplyIds.new(asked.request.model or state.model)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from typing import Any
 
 from ..limits import SERVE_STORED_RESPONSES
 from ..protocol import InMessage, Reply
+from .shapes import ResponseObject
 
 __all__ = ["ResponseStore", "StoredResponse", "continued"]
 
@@ -19,7 +19,7 @@ class StoredResponse:
     """One response kept: its object as it was answered, and the conversation a response
     continuing it starts from (its input and its output, without the instructions)."""
 
-    body: dict[str, Any]
+    body: ResponseObject
     conversation: tuple[InMessage, ...]
 
 

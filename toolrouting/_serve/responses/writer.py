@@ -1,155 +1,59 @@
-"""What the Responses front answers, in OpenAI's Responses shapes: the response object, its output
-items (a ``message`` with one ``output_text`` part, or one ``function_call`` for each call the
-decision made, ``output_index`` 0, 1, ... in the order written), the stream's events with their
-``sequence_number``, a deleted response and an error event. Every body of that API is written here
-and nowhere else; the error object itself is the one ``errors`` writes.
-
-The response's id is ``resp_`` and the reply's key; its output items' are ``msg_`` or ``fc_`` and
-the reply's item key (the calls after the first add their index, :func:`call_item_id`).
+"""What the Responses front answers, in OpenAI's Responses shapes (``shapes``): the response object
+whole (``output`` builds it), or the stream's events with their ``sequence_number``: each output
+item added and done (``output_index`` 0, 1, ... in the order written), its text's or its
+arguments' deltas, the response created, in progress and completed; and an error event. Every
+body of that API is written here or in ``output`` and nowhere else; the error object itself is
+the one ``errors`` writes.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
+from typing import Literal, TypedDict
 
-from ..._backends import Usage
 from ..errors import ErrorReply
-from ..limits import SERVE_REASONING_CHARS_PER_TOKEN
 from ..protocol import Piece, Reply, ReplyIds, ToolCall, server_sent_event
-from ..reasoning import Signer
+from .output import (
+    Namespaces,
+    Thinking,
+    call_item,
+    call_item_id,
+    message_item,
+    reasoning_item,
+    response_body,
+    text_part,
+)
+from .shapes import (
+    ContentPartEvent,
+    OutputItem,
+    OutputItemEvent,
+    ReasoningSummaryPartEvent,
+    ResponseEcho,
+    ResponseObject,
+    StreamEvent,
+    SummaryText,
+)
 
-__all__ = ["ResponseWriter", "Thinking", "call_item_id", "deleted_body", "response_body"]
-
-
-def call_item_id(ids: ReplyIds, index: int) -> str:
-    """The id of the output item of the response's call at ``index`` (from 0), each its own."""
-    return f"fc_{ids.item}" if index == 0 else f"fc_{ids.item}_{index}"
-
-
-def _usage(usage: Usage, thought: str | None = None) -> dict[str, Any]:
-    # The backends count the decision's tokens whole: the thought's share is estimated from its
-    # characters, at the rule of thumb its budget was turned into characters by.
-    reasoning = (
-        0
-        if not thought
-        else min(math.ceil(len(thought) / SERVE_REASONING_CHARS_PER_TOKEN), usage.completion_tokens)
-    )
-    return {
-        "input_tokens": usage.prompt_tokens,
-        "input_tokens_details": {"cached_tokens": usage.cached_tokens, "cache_write_tokens": 0},
-        "output_tokens": usage.completion_tokens,
-        "output_tokens_details": {"reasoning_tokens": reasoning},
-        "total_tokens": usage.total_tokens,
-    }
+__all__ = ["ResponseWriter"]
 
 
-def _message(ids: ReplyIds, text: str, status: str) -> dict[str, Any]:
-    return {
-        "id": f"msg_{ids.item}",
-        "type": "message",
-        "role": "assistant",
-        "status": status,
-        "content": [_text_part(text)],
-    }
+#: The types of the events that carry an output item, the message's text part, a summary part,
+#: and the response.
+ItemEventType = Literal["response.output_item.added", "response.output_item.done"]
+PartEventType = Literal["response.content_part.added", "response.content_part.done"]
+SummaryEventType = Literal["response.reasoning_summary_part.added", "response.reasoning_summary_part.done"]
+ResponseEventType = Literal[
+    "response.created", "response.in_progress", "response.completed", "response.incomplete"
+]
 
 
-def _text_part(text: str) -> dict[str, Any]:
-    return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+class _TextPlace(TypedDict):
+    """Where the message's text part is: its item, the item's output index, the part's index."""
 
-
-#: A namespace's tools by the name they are offered under (``NAMESPACE.NAME``): the two a call of
-#: one is written back as.
-Namespaces = Mapping[str, tuple[str, str]]
-
-
-def _call(ids: ReplyIds, call: ToolCall, index: int, status: str, namespaces: Namespaces) -> dict[str, Any]:
-    space, name = namespaces.get(call.name, (None, call.name))
-    return {
-        "id": call_item_id(ids, index),
-        "type": "function_call",
-        "call_id": call.id,
-        "name": name,
-        **({} if space is None else {"namespace": space}),
-        "arguments": call.arguments,
-        "status": status,
-    }
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Thinking:
-    """How a reply's thought is written: with its ``summary`` too (``reasoning.summary`` asked),
-    and its signature as ``encrypted_content`` (``include`` asked for it), by ``signer``."""
-
-    summary: bool = False
-    signer: Signer | None = None
-
-
-def _reasoning(ids: ReplyIds, thought: str, thinking: Thinking, status: str = "completed") -> dict[str, Any]:
-    """The reasoning item of a thought: its text as ``reasoning_text``, the summary when asked (the
-    bounded thought is its own summary), the signed thought when asked."""
-    item: dict[str, Any] = {
-        "id": f"rs_{ids.item}",
-        "type": "reasoning",
-        "summary": [{"type": "summary_text", "text": thought}] if thinking.summary and thought else [],
-        "content": [{"type": "reasoning_text", "text": thought}] if thought else [],
-        "status": status,
-    }
-    if thinking.signer is not None:
-        item["encrypted_content"] = thinking.signer.sign(thought)
-    return item
-
-
-def _output(reply: Reply, ids: ReplyIds, namespaces: Namespaces, thinking: Thinking) -> list[dict[str, Any]]:
-    """The reply's output items: its reasoning first when it has a thought, then one for each of
-    its calls, in order, or its answer as one message."""
-    first = [] if reply.thought is None else [_reasoning(ids, reply.thought, thinking)]
-    if reply.calls:
-        return [
-            *first,
-            *(_call(ids, call, index, "completed", namespaces) for index, call in enumerate(reply.calls)),
-        ]
-    status = "incomplete" if reply.finish_reason == "length" else "completed"
-    return [*first, _message(ids, reply.content or "", status)]
-
-
-def response_body(
-    ids: ReplyIds,
-    echo: Mapping[str, Any],
-    reply: Reply | None,
-    namespaces: Namespaces | None = None,
-    thinking: Thinking | None = None,
-) -> dict[str, Any]:
-    """A ``response`` object, with the request's fields it ``echo`` es: in progress (no reply yet,
-    no output), or the reply's, ``incomplete`` when the answer was cut at its cap; a call of a
-    namespace's tool is written with its ``namespace`` (``namespaces``)."""
-    cut = reply is not None and reply.finish_reason == "length"
-    status = "in_progress" if reply is None else "incomplete" if cut else "completed"
-    return {
-        "id": f"resp_{ids.key}",
-        "object": "response",
-        "created_at": ids.created,
-        "status": status,
-        "completed_at": None if reply is None or cut else int(time.time()),
-        "background": False,
-        "error": None,
-        "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
-        "model": ids.model,
-        "output": [] if reply is None else _output(reply, ids, namespaces or {}, thinking or Thinking()),
-        "reasoning": {"effort": None, "summary": None},
-        "usage": None if reply is None else _usage(reply.usage, reply.thought),
-        "user": None,
-        **echo,
-        "metadata": echo.get("metadata") or {},
-    }
-
-
-def deleted_body(response_id: str) -> dict[str, Any]:
-    """What ``DELETE /v1/responses/{id}`` answers."""
-    return {"id": response_id, "object": "response", "deleted": True}
+    item_id: str
+    output_index: int
+    content_index: int
 
 
 class ResponseWriter:
@@ -165,8 +69,8 @@ class ResponseWriter:
     def __init__(
         self,
         ids: ReplyIds,
-        echo: Mapping[str, Any],
-        keep: Callable[[dict[str, Any], Reply], None] | None = None,
+        echo: ResponseEcho,
+        keep: Callable[[ResponseObject, Reply], None] | None = None,
         namespaces: Namespaces | None = None,
         thinking: Thinking | None = None,
     ) -> None:
@@ -185,10 +89,10 @@ class ResponseWriter:
         """The calls so far, in the order of their output items; the last one still open."""
         self.finish: Piece | None = None
         self.reply: Reply | None = None
-        self.body: dict[str, Any] | None = None
+        self.body: ResponseObject | None = None
         """The response object the closing event carries, once it is written."""
 
-    def whole(self, reply: Reply) -> dict[str, Any]:
+    def whole(self, reply: Reply) -> ResponseObject:
         """The ``response`` object, kept when the request asked to store it."""
         body = response_body(self.ids, self.echo, reply, self.namespaces, self.thinking)
         if self.keep is not None:
@@ -199,8 +103,8 @@ class ResponseWriter:
         """``response.created`` and ``response.in_progress``."""
         body = response_body(self.ids, self.echo, None)
         return _written(
-            self._event("response.created", response=body),
-            self._event("response.in_progress", response=body),
+            {"type": "response.created", "sequence_number": self._next(), "response": body},
+            {"type": "response.in_progress", "sequence_number": self._next(), "response": body},
         )
 
     def of(self, piece: Piece) -> list[bytes]:
@@ -216,92 +120,158 @@ class ResponseWriter:
     def failed(self, error: ErrorReply) -> list[bytes]:
         """The ``error`` event a failure after the status went out ends the stream with."""
         fields = error.body["error"]
+        number = self._next()
         return _written(
-            self._event("error", code=fields["code"], message=fields["message"], param=fields["param"])
+            {
+                "type": "error",
+                "sequence_number": number,
+                "code": fields["code"],
+                "message": fields["message"],
+                "param": fields["param"],
+            }
         )
 
-    def _event(self, kind: str, **fields: Any) -> dict[str, Any]:
-        event = {"type": kind, "sequence_number": self.sequence, **fields}
+    def _next(self) -> int:
+        """The next event's ``sequence_number``."""
         self.sequence += 1
-        return event
+        return self.sequence - 1
 
-    def _events(self, piece: Piece) -> list[dict[str, Any]]:
+    def _item(self, kind: ItemEventType, index: int, item: OutputItem) -> OutputItemEvent:
+        """An output item's event, at ``index``."""
+        return {"type": kind, "sequence_number": self._next(), "output_index": index, "item": item}
+
+    def _text_event(self, kind: PartEventType, text: str) -> ContentPartEvent:
+        """The message's text part's event, holding ``text``."""
+        return {
+            "type": kind,
+            "sequence_number": self._next(),
+            "item_id": f"msg_{self.ids.item}",
+            "output_index": self.offset,
+            "content_index": 0,
+            "part": text_part(text),
+        }
+
+    def _events(self, piece: Piece) -> list[StreamEvent]:
         if piece.thought is not None:
             return self._thinking(piece.thought)
         events = self._thinking_done() if self.thought is not None and self.offset == 0 else []
         return [*events, *self._reply_events(piece)]
 
-    def _thinking(self, part: str) -> list[dict[str, Any]]:
+    def _thinking(self, part: str) -> list[StreamEvent]:
         """A part of the thought: the reasoning item added with the first, then its text's delta
         (and its summary's, when one is asked)."""
-        events = []
-        at = {"item_id": f"rs_{self.ids.item}", "output_index": 0}
+        events: list[StreamEvent] = []
+        item_id = f"rs_{self.ids.item}"
         if self.thought is None:
             self.thought = []
-            item = _reasoning(self.ids, "", Thinking(), "in_progress")
-            events.append(self._event("response.output_item.added", output_index=0, item=item))
+            item = reasoning_item(self.ids, "", Thinking(), "in_progress")
+            events.append(self._item("response.output_item.added", 0, item))
             if self.thinking.summary:
-                empty = {"type": "summary_text", "text": ""}
-                events.append(
-                    self._event("response.reasoning_summary_part.added", **at, summary_index=0, part=empty)
-                )
+                events.append(self._summary_part("response.reasoning_summary_part.added", ""))
         self.thought.append(part)
-        events.append(self._event("response.reasoning_text.delta", **at, content_index=0, delta=part))
+        events.append(
+            {
+                "type": "response.reasoning_text.delta",
+                "sequence_number": self._next(),
+                "item_id": item_id,
+                "output_index": 0,
+                "content_index": 0,
+                "delta": part,
+            }
+        )
         if self.thinking.summary:
             events.append(
-                self._event("response.reasoning_summary_text.delta", **at, summary_index=0, delta=part)
+                {
+                    "type": "response.reasoning_summary_text.delta",
+                    "sequence_number": self._next(),
+                    "item_id": item_id,
+                    "output_index": 0,
+                    "summary_index": 0,
+                    "delta": part,
+                }
             )
         return events
 
-    def _thinking_done(self) -> list[dict[str, Any]]:
+    def _summary_part(self, kind: SummaryEventType, text: str) -> ReasoningSummaryPartEvent:
+        """The reasoning item's summary part's event, holding ``text``."""
+        part: SummaryText = {"type": "summary_text", "text": text}
+        return {
+            "type": kind,
+            "sequence_number": self._next(),
+            "item_id": f"rs_{self.ids.item}",
+            "output_index": 0,
+            "summary_index": 0,
+            "part": part,
+        }
+
+    def _thinking_done(self) -> list[StreamEvent]:
         """The reasoning item's text done and the item done, once the reply's own pieces begin."""
         self.offset = 1
         text = "".join(self.thought or [])
-        at = {"item_id": f"rs_{self.ids.item}", "output_index": 0}
-        events = [self._event("response.reasoning_text.done", **at, content_index=0, text=text)]
+        item_id = f"rs_{self.ids.item}"
+        events: list[StreamEvent] = [
+            {
+                "type": "response.reasoning_text.done",
+                "sequence_number": self._next(),
+                "item_id": item_id,
+                "output_index": 0,
+                "content_index": 0,
+                "text": text,
+            }
+        ]
         if self.thinking.summary:
-            done = {"type": "summary_text", "text": text}
             events.append(
-                self._event("response.reasoning_summary_text.done", **at, summary_index=0, text=text)
+                {
+                    "type": "response.reasoning_summary_text.done",
+                    "sequence_number": self._next(),
+                    "item_id": item_id,
+                    "output_index": 0,
+                    "summary_index": 0,
+                    "text": text,
+                }
             )
-            events.append(
-                self._event("response.reasoning_summary_part.done", **at, summary_index=0, part=done)
-            )
-        item = _reasoning(self.ids, text, self.thinking)
-        return [*events, self._event("response.output_item.done", output_index=0, item=item)]
+            events.append(self._summary_part("response.reasoning_summary_part.done", text))
+        item = reasoning_item(self.ids, text, self.thinking)
+        return [*events, self._item("response.output_item.done", 0, item)]
 
-    def _reply_events(self, piece: Piece) -> list[dict[str, Any]]:
+    def _reply_events(self, piece: Piece) -> list[StreamEvent]:
         if piece.text is not None:
-            events = []
+            events: list[StreamEvent] = []
             if piece.first:
-                item = _message(self.ids, "", "in_progress") | {"content": []}
-                events.append(self._event("response.output_item.added", output_index=self.offset, item=item))
-                events.append(self._event("response.content_part.added", **self._part(), part=_text_part("")))
+                item = message_item(self.ids, None, "in_progress")
+                events.append(self._item("response.output_item.added", self.offset, item))
+                events.append(self._text_event("response.content_part.added", ""))
             if piece.text:
                 self.text.append(piece.text)
                 events.append(
-                    self._event("response.output_text.delta", **self._part(), delta=piece.text, logprobs=[])
+                    {
+                        "type": "response.output_text.delta",
+                        "sequence_number": self._next(),
+                        **self._part(),
+                        "delta": piece.text,
+                        "logprobs": [],
+                    }
                 )
             return events
         if piece.head is not None:
             # The call before this one is whole: its item is done before the next is added.
-            events = self._call_done() if self.calls else []
+            done = self._call_done() if self.calls else []
             self.calls.append(piece.head)
             index = len(self.calls) - 1
-            item = _call(self.ids, piece.head, index, "in_progress", self.namespaces)
-            added = self._event("response.output_item.added", output_index=self.offset + index, item=item)
-            return [*events, added]
+            added = call_item(self.ids, piece.head, index, "in_progress", self.namespaces)
+            return [*done, self._item("response.output_item.added", self.offset + index, added)]
         if piece.arguments is not None and self.calls:
             index = len(self.calls) - 1
             last = self.calls[index]
             self.calls[index] = dataclasses.replace(last, arguments=last.arguments + piece.arguments)
             return [
-                self._event(
-                    "response.function_call_arguments.delta",
-                    output_index=self.offset + index,
-                    item_id=call_item_id(self.ids, index),
-                    delta=piece.arguments,
-                )
+                {
+                    "type": "response.function_call_arguments.delta",
+                    "sequence_number": self._next(),
+                    "output_index": self.offset + index,
+                    "item_id": call_item_id(self.ids, index),
+                    "delta": piece.arguments,
+                }
             ]
         if piece.finish_reason is not None:
             self.finish = piece
@@ -319,42 +289,50 @@ class ResponseWriter:
             return self._closing(self.reply)
         return []
 
-    def _part(self) -> dict[str, Any]:
+    def _part(self) -> _TextPlace:
         return {"item_id": f"msg_{self.ids.item}", "output_index": self.offset, "content_index": 0}
 
-    def _call_done(self) -> list[dict[str, Any]]:
+    def _call_done(self) -> list[StreamEvent]:
         """The last call's ``function_call_arguments.done`` and ``output_item.done``."""
         index = len(self.calls) - 1
         call = self.calls[index]
-        item = _call(self.ids, call, index, "completed", self.namespaces)
+        item = call_item(self.ids, call, index, "completed", self.namespaces)
         return [
-            self._event(
-                "response.function_call_arguments.done",
-                item_id=item["id"],
-                output_index=self.offset + index,
-                name=item["name"],
-                arguments=call.arguments,
-            ),
-            self._event("response.output_item.done", output_index=self.offset + index, item=item),
+            {
+                "type": "response.function_call_arguments.done",
+                "sequence_number": self._next(),
+                "item_id": item["id"],
+                "output_index": self.offset + index,
+                "name": item["name"],
+                "arguments": call.arguments,
+            },
+            self._item("response.output_item.done", self.offset + index, item),
         ]
 
-    def _closing(self, reply: Reply) -> list[dict[str, Any]]:
+    def _closing(self, reply: Reply) -> list[StreamEvent]:
         body = self.body = response_body(self.ids, self.echo, reply, self.namespaces, self.thinking)
         if reply.calls:
             events = self._call_done()
         else:
-            item = body["output"][self.offset]
-            text = item["content"][0]["text"]
+            text = reply.content or ""  # the message item's text, as the body wrote it
             events = [
-                self._event("response.output_text.done", **self._part(), text=text, logprobs=[]),
-                self._event("response.content_part.done", **self._part(), part=_text_part(text)),
-                self._event("response.output_item.done", output_index=self.offset, item=item),
+                {
+                    "type": "response.output_text.done",
+                    "sequence_number": self._next(),
+                    **self._part(),
+                    "text": text,
+                    "logprobs": [],
+                },
+                self._text_event("response.content_part.done", text),
+                self._item("response.output_item.done", self.offset, body["output"][self.offset]),
             ]
-        kind = "response.incomplete" if body["status"] == "incomplete" else "response.completed"
-        events.append(self._event(kind, response=body))
+        kind: ResponseEventType = (
+            "response.incomplete" if body["status"] == "incomplete" else "response.completed"
+        )
+        events.append({"type": kind, "sequence_number": self._next(), "response": body})
         return events
 
 
-def _written(*events: dict[str, Any]) -> list[bytes]:
+def _written(*events: StreamEvent) -> list[bytes]:
     """Events on the wire, each named by its type as OpenAI names its events."""
     return [server_sent_event(event, event["type"]) for event in events]
