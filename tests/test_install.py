@@ -11,13 +11,16 @@ About a minute, most of it pip.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 import toolrouting
@@ -102,3 +105,58 @@ def test_the_built_wheel_installs_and_runs_in_a_clean_venv(tmp_path: Path) -> No
     # An extra added to the installed package, as the errors that name one say to (`traces`: small).
     _run([python, "-m", "pip", "install", "--quiet", "toolrouting[traces]"], tmp_path, env)
     _run([python, "-c", "import toolrouting; toolrouting.RunTracer()"], tmp_path, env)
+
+
+def test_the_readmes_install_lines_work_from_a_checkout(tmp_path: Path) -> None:
+    """README.md's "Install", line by line, in a clean venv: ``pip install '.[serve,embedded]'`` in
+    a copy of the checkout (llama-cpp-python from pip's cache, which the set-up filled),
+    ``toolrouting fetch-model`` into an empty cache, and ``toolrouting serve`` on the model it
+    fetched, answering a chat completion with tools: a 200 whose decision is one of the offered."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for line in ("pip install '.[serve,embedded]'", "toolrouting fetch-model", "toolrouting serve"):
+        assert f"\n{line} " in readme, f"README.md's install no longer says {line!r}"
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    for name in BUILD_INPUTS:
+        shutil.copy2(ROOT / name, checkout / name)
+    shutil.copytree(PACKAGE, checkout / "toolrouting", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**_clean_env(tmp_path), "OMP_WAIT_POLICY": "passive"}
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", venv], tmp_path, env)
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    _run(["pip", "install", "--quiet", ".[serve,embedded]"], checkout, env)  # pip's own cache
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")  # the model's cache, empty
+    _run(["toolrouting", "fetch-model"], tmp_path, env)
+    assert (tmp_path / "cache" / "toolrouting" / "models").is_dir()
+    with _served(["toolrouting", "serve", "--port", "0", "-q"], tmp_path, env) as url:
+        tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+        body = {"model": "m", "messages": [{"role": "user", "content": "Weather in Oslo?"}], "tools": tools}
+        reply = httpx.post(f"{url}/chat/completions", json=body, timeout=300)
+    assert reply.status_code == 200, reply.text
+    message = reply.json()["choices"][0]["message"]
+    calls = message.get("tool_calls") or []
+    assert all(call["function"]["name"] == "get_weather" for call in calls)
+    assert calls or isinstance(message["content"], str)
+
+
+@contextlib.contextmanager
+def _served(command: list[str], cwd: Path, env: dict[str, str]) -> Iterator[str]:
+    """``command`` (a ``toolrouting serve --port 0``) started: its base URL, read from the line it
+    says it serves on, until the block ends."""
+    process = subprocess.Popen(command, cwd=cwd, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:
+            if "serving http://" in line:
+                yield line.split("serving ", 1)[1].strip()
+                return
+        raise AssertionError(f"toolrouting serve ended without serving (exit {process.wait()})")
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
