@@ -117,7 +117,12 @@ def test_an_output_answering_no_call_is_what_the_client_says_of_its_state(
         {"role": "user", "content": "Close agent a1."},
         {"type": "function_call", "call_id": "route-1", "name": "exec_command", "arguments": '{"cmd":"ls"}'},
         {"type": "function_call_output", "call_id": "route-1", "output": "a1"},
-        {"type": "function_call_output", "name": "goal_objective", "namespace": "agent", "output": "close a1"},
+        {
+            "type": "function_call_output",
+            "name": "goal_objective",
+            "namespace": "agent",
+            "output": "close a1",
+        },
     ]
     client.responses.create(model="m", input=sent_back, tools=TOOLS)
     result, state = backend.requests[0].messages[-2:]
