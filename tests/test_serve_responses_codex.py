@@ -106,6 +106,31 @@ def test_a_call_sent_back_with_its_namespace_is_the_action_the_backend_wrote(
     assert result["content"].startswith("Tool result for multi_agent_v1.close_agent (call route-1):")
 
 
+def test_an_output_answering_no_call_is_what_the_client_says_of_its_state(
+    scripted: tuple[AsyncScriptedBackend, openai.OpenAI],
+) -> None:
+    # Codex 0.171.0 after a create_goal call: the call's result, then the goal's objective as a
+    # function_call_output with a name and a namespace and no call_id (captured from its session).
+    backend, client = scripted
+    backend.enqueue('{"tool":"none"}', "Working on it.")
+    sent_back: list[Any] = [
+        {"role": "user", "content": "Close agent a1."},
+        {"type": "function_call", "call_id": "route-1", "name": "exec_command", "arguments": '{"cmd":"ls"}'},
+        {"type": "function_call_output", "call_id": "route-1", "output": "a1"},
+        {
+            "type": "function_call_output",
+            "name": "goal_objective",
+            "namespace": "agent",
+            "output": "close a1",
+        },
+    ]
+    client.responses.create(model="m", input=sent_back, tools=TOOLS)
+    result, state = backend.requests[0].messages[-2:]
+    assert result["content"].startswith("Tool result for exec_command (call route-1):")
+    assert state["content"] == "agent.goal_objective (from the client, answering no call): close a1"
+    assert state["role"] in ("system", "developer")
+
+
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_hosted_tool_is_left_out_and_the_response_says_so(
     scripted: tuple[AsyncScriptedBackend, openai.OpenAI], stream: bool

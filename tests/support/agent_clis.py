@@ -32,6 +32,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from support.processes import ROOT, stop
 __all__ = [
     "ANSWER",
     "SERVED_MODEL",
+    "Served",
     "agent_clis",
     "decisions",
     "documented",
@@ -54,6 +56,7 @@ __all__ = [
     "run_claude",
     "run_codex",
     "serve_over",
+    "serve_process",
     "thought_sent_back",
 ]
 
@@ -209,33 +212,84 @@ def thought_sent_back(upstream: FaultServer) -> bool:
     )
 
 
+class Served:
+    """A ``toolrouting serve`` process: its base URL, and its stderr drained by a thread (so a
+    long session never fills the pipe) into ``lines``, each request's ``--log-json`` object in
+    ``records`` too."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.process = process
+        self.url = ""
+        self.lines: list[str] = []
+        self.records: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._served = threading.Event()
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            with self._lock:
+                self.lines.append(line)
+                if line.startswith("{"):
+                    self.records.append(json.loads(line))
+            served = re.fullmatch(r"toolrouting: serving (http://127\.0\.0\.1:\d+/v1)\n", line)
+            if served:
+                self.url = served.group(1)
+                self._served.set()
+        self._served.set()
+
+    def wait_served(self, timeout: float) -> str:
+        """The base URL once serve says it serves; fails with its stderr where it never does."""
+        self._served.wait(timeout)
+        assert self.url, "".join(self.lines)
+        return self.url
+
+    def logged(self) -> list[dict[str, Any]]:
+        """The request log's objects so far (serve started with ``--log-json``)."""
+        with self._lock:
+            return list(self.records)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            stop(self.process, 10)  # type: ignore[arg-type]
+        self._thread.join(10)
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+
+
 @contextlib.contextmanager
-def serve_over(upstream: FaultServer, *options: str) -> Iterator[str]:
-    """``toolrouting serve`` in a process of its own, in front of ``upstream``, on a free port;
-    yields its base URL (``.../v1``). Its stderr goes to the test's output on failure."""
+def serve_process(*options: str, start_limit: float = 60.0) -> Iterator[Served]:
+    """``toolrouting serve OPTIONS`` in a process of its own, as a user starts it, on a free port,
+    until the block ends; its stderr goes to the test's output on failure."""
     environment = {
         key: value
         for key, value in os.environ.items()
         if key not in ("TOOLROUTING_API_KEY", "OPENAI_API_KEY", "TOOLROUTING_SERVE_KEY")
     }
     process = subprocess.Popen(
-        [*_SERVE, "--base-url", f"{upstream.url}/v1", "--model", SERVED_MODEL, "--port", "0", *options],
+        [*_SERVE, "--port", "0", *options],
         cwd=ROOT,
         env={**environment, "OMP_WAIT_POLICY": "passive"},
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert process.stderr is not None
+    served = Served(process)
     try:
-        line = process.stderr.readline()
-        served = re.fullmatch(r"toolrouting: serving (http://127\.0\.0\.1:\d+/v1)\n", line)
-        assert served, line
-        yield served.group(1)
+        served.wait_served(start_limit)
+        yield served
     finally:
-        if process.poll() is None:
-            stop(process, 10)  # type: ignore[arg-type]
-        sys.stderr.write(process.stderr.read())
-        process.stderr.close()
+        served.close()
+        sys.stderr.write("".join(served.lines))
+
+
+@contextlib.contextmanager
+def serve_over(upstream: FaultServer, *options: str) -> Iterator[str]:
+    """``toolrouting serve`` in a process of its own, in front of ``upstream``, on a free port;
+    yields its base URL (``.../v1``). Its stderr goes to the test's output on failure."""
+    with serve_process("--base-url", f"{upstream.url}/v1", "--model", SERVED_MODEL, *options) as served:
+        yield served.url
 
 
 def _hermetic(home: Path) -> dict[str, str]:
@@ -265,14 +319,19 @@ def _command(line: str, binary: Path, env: dict[str, str]) -> tuple[list[str], d
     return [str(binary), *words[1:]], variables
 
 
-def run_claude(claude: Path, url: str, workdir: Path, home: Path) -> subprocess.CompletedProcess[str]:
+def run_claude(
+    claude: Path, url: str, workdir: Path, home: Path, *options: str, timeout: float = CLI_TIMEOUT
+) -> subprocess.CompletedProcess[str]:
     """docs/serve.md's Claude Code command in ``workdir``, its ``ANTHROPIC_BASE_URL`` serve's
-    root at ``url``, and telemetry off."""
+    root at ``url``, and telemetry off; ``options`` after the documented ones (``--max-turns``)."""
     argv, variables = _command(
         documented("Claude Code")["sh"].strip(), claude, {"ANTHROPIC_BASE_URL": url.removesuffix("/v1")}
     )
     return _run(
-        argv, workdir, {**_hermetic(home), **variables, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        [*argv, *options],
+        workdir,
+        {**_hermetic(home), **variables, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
+        timeout,
     )
 
 
@@ -287,22 +346,26 @@ plugins = false
 """
 
 
-def run_codex(codex: Path, url: str, workdir: Path, home: Path) -> subprocess.CompletedProcess[str]:
+def run_codex(
+    codex: Path, url: str, workdir: Path, home: Path, model: str = SERVED_MODEL, timeout: float = CLI_TIMEOUT
+) -> subprocess.CompletedProcess[str]:
     """docs/serve.md's Codex configuration (its ``base_url`` serve's ``url``, its ``model`` the
-    name serve lists) and command, in ``workdir`` made a git repository; stdin closed, as a
+    name serve lists, ``model``) and command, in ``workdir`` made a git repository; stdin closed, as a
     script's would be."""
     blocks = documented("Codex")
     config = re.sub(r'^base_url = ".*"', f'base_url = "{url}"', blocks["toml"], flags=re.MULTILINE)
-    config = re.sub(r'^model = ".*"', f'model = "{SERVED_MODEL}"', config, flags=re.MULTILINE)
+    config = re.sub(r'^model = ".*"', f'model = "{model}"', config, flags=re.MULTILINE)
     (home / ".codex").mkdir(parents=True, exist_ok=True)
     (home / ".codex" / "config.toml").write_text(config + _HERMETIC_CODEX, encoding="utf-8")
     argv, variables = _command(blocks["sh"].strip(), codex, {})
     environment = {**_hermetic(home), **variables}
     subprocess.run(["git", "init", "-q", str(workdir)], check=True, env=environment)
-    return _run(argv, workdir, environment)
+    return _run(argv, workdir, environment, timeout)
 
 
-def _run(argv: list[str], workdir: Path, environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _run(
+    argv: list[str], workdir: Path, environment: dict[str, str], timeout: float = CLI_TIMEOUT
+) -> subprocess.CompletedProcess[str]:
     """A CLI run to its end in ``workdir``, its stdin closed (as a script's would be), its output kept."""
     return subprocess.run(
         argv,
@@ -311,6 +374,6 @@ def _run(argv: list[str], workdir: Path, environment: dict[str, str]) -> subproc
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=CLI_TIMEOUT,
+        timeout=timeout,
         check=False,
     )

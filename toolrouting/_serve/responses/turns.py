@@ -102,6 +102,8 @@ def _item(item: object, at: str) -> InMessage:
             name = f"{_text(item, 'namespace', at)}.{name}"
         call = ToolCall(id=_text(item, "call_id", at), name=name, arguments=_text(item, "arguments", at))
         return InMessage(role="assistant", content="", tool_calls=(call,))
+    if kind == "function_call_output" and item.get("call_id") is None and item.get("name") is not None:
+        return _unasked(item, at)
     if kind == "function_call_output":
         call_id = _text(item, "call_id", at)
         content = _content(item.get("output"), f"{at}.output")
@@ -120,6 +122,18 @@ def _item(item: object, at: str) -> InMessage:
         f"{at}.type",
         code="unsupported_content",
     )
+
+
+def _unasked(item: Mapping[str, Any], at: str) -> InMessage:
+    """A ``function_call_output`` the client sends with a ``name`` and no ``call_id``, answering
+    no call (Codex 0.171.0 sends its goal's objective so, after a ``create_goal`` call, as
+    ``"name": "goal_objective", "namespace": "agent"``): what the client says of its own state,
+    read as a developer message that names it."""
+    name = _text(item, "name", at)
+    if item.get("namespace") is not None:
+        name = f"{_text(item, 'namespace', at)}.{name}"
+    content = _content(item.get("output"), f"{at}.output")
+    return InMessage(role="developer", content=f"{name} (from the client, answering no call): {content}")
 
 
 def _reasoning(item: Mapping[str, Any], at: str, signer: Signer | None) -> str:
