@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from toolrouting._backends import Repack, extra_bufts_by_default, load_llama, repack_for
+from toolrouting._backends import decided_repack, extra_bufts_by_default, load_llama
 
 __all__ = ["LLAMA_CPP_SERVER", "decoding_llama", "serve_llama_cpp"]
 
@@ -25,7 +25,7 @@ def decoding_llama(**arguments: Any) -> Any:
     """``llama_cpp.Llama(**arguments)``, loaded with the embedded backend's repacking decision."""
     import llama_cpp
 
-    return load_llama(llama_cpp, use_extra_bufts=_decided(llama_cpp).on, **arguments)
+    return load_llama(llama_cpp, use_extra_bufts=decided_repack(llama_cpp, None).on, **arguments)
 
 
 def serve_llama_cpp() -> None:
@@ -34,11 +34,7 @@ def serve_llama_cpp() -> None:
     import llama_cpp
     from llama_cpp.server.__main__ import main
 
-    decided = _decided(llama_cpp)
+    decided = decided_repack(llama_cpp, None)
     print(f"llama_cpp.server: {decided.line()}", file=sys.stderr, flush=True)
     with extra_bufts_by_default(llama_cpp, decided.on):
         main()
-
-
-def _decided(llama_cpp: Any) -> Repack:
-    return repack_for(llama_cpp.llama_print_system_info().decode("utf-8", "replace"), None)

@@ -33,7 +33,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -106,32 +106,32 @@ def routed(action: dict[str, Any], answer: str = ANSWER) -> Behaviour:
 
     A decision is recognised by the route schema in its ``response_format`` (the default
     ``openai`` dialect), and the action fills what that schema asks beyond it (a ``thought``
-    slot), so the script holds whatever the route's options. The CLIs send one request at a
-    time, so the last body the server read is this request's.
+    slot), so the script holds whatever the route's options.
     """
 
-    def behaviour(handler: Handler) -> None:
-        with handler.server.lock:
-            body = handler.server.bodies[-1]
-        schema = _route_schema(body)
-        if schema is None:
-            handler.reply(200, completion_body(answer))
-            return
+    def choose(body: dict[str, Any], tools: list[Any]) -> dict[str, Any]:
         done = any(_RESULT in str(message.get("content")) for message in body.get("messages", []))
-        chosen = {"tool": "none"} if done else action
-        alternative: dict[str, Any] = next(
-            (a for a in schema["anyOf"] if a["properties"]["tool"].get("const") == chosen["tool"]), {}
-        )
-        reply = {"thought": "scripted"} if "thought" in alternative.get("properties", {}) else {}
-        handler.reply(200, completion_body(json.dumps({**reply, **chosen})))
+        return {"tool": "none"} if done else action
 
-    return behaviour
+    return _deciding(choose, answer)
 
 
 def repeating(action: dict[str, Any], answer: str = ANSWER) -> Behaviour:
     """The upstream of a model that repeats itself: a routed decision gets ``action`` whenever
     its route offers ``action``'s tool, whatever results the conversation holds, and
     ``{"tool": "none"}`` once the route offers it no more; any other request gets ``answer``."""
+
+    def choose(body: dict[str, Any], tools: list[Any]) -> dict[str, Any]:
+        return action if action["tool"] in tools else {"tool": "none"}
+
+    return _deciding(choose, answer)
+
+
+def _deciding(choose: Callable[[dict[str, Any], list[Any]], dict[str, Any]], answer: str) -> Behaviour:
+    """A behaviour whose routed decisions get what ``choose`` picks from the request's body and the
+    tools its route offers (filled with the ``thought`` slot the route asks for), and whose other
+    requests (the answer, a reasoning phase) get ``answer``. The CLIs send one request at a time,
+    so the last body the server read is this request's."""
 
     def behaviour(handler: Handler) -> None:
         with handler.server.lock:
@@ -141,8 +141,10 @@ def repeating(action: dict[str, Any], answer: str = ANSWER) -> Behaviour:
             handler.reply(200, completion_body(answer))
             return
         tools = [alternative["properties"]["tool"].get("const") for alternative in schema["anyOf"]]
-        chosen = action if action["tool"] in tools else {"tool": "none"}
-        alternative: dict[str, Any] = schema["anyOf"][tools.index(chosen["tool"])]
+        chosen = choose(body, tools)
+        alternative: dict[str, Any] = (
+            schema["anyOf"][tools.index(chosen["tool"])] if chosen["tool"] in tools else {}
+        )
         reply = {"thought": "scripted"} if "thought" in alternative.get("properties", {}) else {}
         handler.reply(200, completion_body(json.dumps({**reply, **chosen})))
 

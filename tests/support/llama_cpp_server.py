@@ -18,9 +18,9 @@ def main() -> None:
     import llama_cpp
     from llama_cpp.server.__main__ import main as serve
 
-    from toolrouting._backends import extra_bufts_by_default, repack_for
+    from toolrouting._backends import decided_repack, extra_bufts_by_default
 
-    decided = repack_for(llama_cpp.llama_print_system_info().decode("utf-8", "replace"), None)
+    decided = decided_repack(llama_cpp, None)
     print(f"llama_cpp.server: {decided.line()}", file=sys.stderr, flush=True)
     with extra_bufts_by_default(llama_cpp, decided.on):
         serve()

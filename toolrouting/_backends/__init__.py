@@ -28,11 +28,13 @@ from .base import (
 )
 from .dialects import DIALECTS, DialectName
 from .embedded import (
+    DEFAULT_INDEX_URL,
     AsyncEmbeddedLlama,
     EmbeddedLlama,
     PromptCacheInfo,
     Repack,
     check_gbnf,
+    decided_repack,
     default_model_path,
     extra_bufts_by_default,
     fetch_default_model,
@@ -46,6 +48,7 @@ from .reasoning_tags import ReasoningTags
 from .scripted import AsyncScriptedBackend, ScriptedBackend, ScriptedRequest
 
 __all__ = [
+    "DEFAULT_INDEX_URL",
     "DIALECTS",
     "ROLES",
     "AsyncBackend",
@@ -70,6 +73,7 @@ __all__ = [
     "TextDelta",
     "Usage",
     "check_gbnf",
+    "decided_repack",
     "default_model_path",
     "extra_bufts_by_default",
     "fetch_default_model",

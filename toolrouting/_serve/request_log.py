@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # Starlette is the serve extra's: the core imports the record
     from starlette.requests import Request
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["API_NAMES", "DecisionKind", "RequestLog", "RequestRecord", "record_of"]
+__all__ = ["API_NAMES", "CLIENT_LEFT", "DecisionKind", "RequestLog", "RequestRecord", "record_of"]
 
 #: The API each path serves, as a record names it; ``/v1/responses/{id}`` is ``responses``, and a
 #: path no route takes is ``other``.
@@ -45,8 +45,9 @@ DecisionKind = Literal["call", "none", "abstained", "refused", "failed"]
 
 #: Where a request's record is kept in its ASGI scope.
 _SCOPE_KEY = "toolrouting.request_record"
-#: The status a request is logged with when its client left before the response's last byte.
-_LEFT = 499
+#: The status of a request whose client left before its response's last byte: nobody reads the
+#: response (the transport closes it so), and its record says so.
+CLIENT_LEFT = 499
 #: The most characters of a path no route takes that its line shows.
 _PATH_SHOWN = 100
 #: The paths no line is written for: a health check, polled often, says nothing of a request.
@@ -179,7 +180,7 @@ class RequestLog:
         finally:
             record.seconds = time.perf_counter() - started
             if left and not finished:
-                record.status = _LEFT
+                record.status = CLIENT_LEFT
             elif not record.status:  # raised past the handlers: answered 500 outside this middleware
                 record.status, record.decision = 500, "failed"
                 record.error = record.error or "internal_error"

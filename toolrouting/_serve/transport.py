@@ -23,7 +23,7 @@ from .._errors import ChatRequestError, ToolRoutingError
 from .errors import error_reply
 from .limits import SERVE_MAX_BODY_BYTES, SERVE_RETRY_AFTER
 from .protocol import Piece, Reply, ReplyWriter, ServeRequest, body_too_large
-from .request_log import RequestRecord, record_of
+from .request_log import CLIENT_LEFT, RequestRecord, record_of
 from .serving import RoutedServing
 
 __all__ = [
@@ -41,9 +41,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-#: The status a request is closed with when its client left before the answer: nobody reads it.
-_GONE = 499
 
 #: The header that names the tools a decision withheld, past the repeat limit
 #: (``Reply.withheld``): comma-separated, in catalogue order; absent when none was.
@@ -167,7 +164,7 @@ async def whole_reply(
 
 def gone() -> Response:
     """The answer to a request whose client left: nobody reads it."""
-    return Response(status_code=_GONE)
+    return Response(status_code=CLIENT_LEFT)
 
 
 async def answer(
@@ -198,7 +195,7 @@ async def answer(
 
         response = await whole_reply(request, admission, work, writer.whole, withheld)
     reasoning = asked.reasoning
-    if reasoning is not None and reasoning.asked is not None and response.status_code != _GONE:
+    if reasoning is not None and reasoning.asked is not None and response.status_code != CLIENT_LEFT:
         response.headers[REASONING_HEADER] = f"served={reasoning.budget} asked={reasoning.asked}"
         record.notes.append(f"reasoning budget served {reasoning.budget} of {reasoning.asked} asked")
     return response

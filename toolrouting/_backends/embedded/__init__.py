@@ -16,16 +16,18 @@ from .async_backend import AsyncEmbeddedLlama
 from .backend import EmbeddedLlama, default_model_path
 from .grammar_check import check_gbnf, llama_grammar_source
 from .llama_internals import extra_bufts_by_default, load_llama
-from .model_fetch import fetch_default_model
+from .model_fetch import DEFAULT_INDEX_URL, fetch_default_model
 from .prompt_cache import PromptCacheInfo
-from .repack import Repack, repack_for
+from .repack import Repack, decided_repack, repack_for
 
 __all__ = [
+    "DEFAULT_INDEX_URL",
     "AsyncEmbeddedLlama",
     "EmbeddedLlama",
     "PromptCacheInfo",
     "Repack",
     "check_gbnf",
+    "decided_repack",
     "default_model_path",
     "extra_bufts_by_default",
     "fetch_default_model",

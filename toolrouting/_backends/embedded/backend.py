@@ -32,7 +32,7 @@ from .grammar_check import check_gbnf
 from .llama_internals import load_llama
 from .model_fetch import DEFAULT_MODEL_FILE, DEFAULT_MODEL_PACKAGE, MODEL_INSTALL, default_model_path
 from .prompt_cache import PromptCache, PromptCacheInfo
-from .repack import Repack, repack_for
+from .repack import Repack, decided_repack
 from .thinking import thought_then_reply
 
 __all__ = [
@@ -65,12 +65,6 @@ def _import_llama_cpp() -> Any:
             f"reinstall it with: {_RUNTIME_INSTALL}"
         ) from error
     return llama_cpp
-
-
-def _system_info(llama_cpp: Any) -> str:
-    """llama.cpp's ``llama_print_system_info``: the CPU features this build uses."""
-    info = llama_cpp.llama_print_system_info()
-    return info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)
 
 
 @dataclasses.dataclass(eq=False)
@@ -191,7 +185,7 @@ class EmbeddedLlama(BaseBackend):
         context = model_context(path, n_ctx, prompt_cache_mb)  # checks n_ctx, logs what it chose
         if forced_tokens:
             require_forced_decoding()  # before the model loads: a missing package costs nothing
-        decided = repack_for(_system_info(llama_cpp), repack)
+        decided = decided_repack(llama_cpp, repack)
         _LOG.info("%s", decided.line())
         try:
             llama = load_llama(

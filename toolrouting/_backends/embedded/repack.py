@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
-__all__ = ["Repack", "amx_features", "repack_for"]
+__all__ = ["Repack", "amx_features", "decided_repack", "repack_for"]
 
 #: The upstream report of the crash, named in the reason a decision gives.
 AMX_CRASH = "ggml-org/llama.cpp#20824"
@@ -69,3 +70,11 @@ def repack_for(system_info: str, requested: bool | None) -> Repack:
             f"decode ({AMX_CRASH}); --repack turns it on",
         )
     return Repack(True, "no AMX in this build of llama.cpp, so the AVX repacked kernels are used")
+
+
+def decided_repack(llama_cpp: Any, requested: bool | None) -> Repack:
+    """:func:`repack_for` the features the loaded ``llama_cpp`` module's build reports
+    (``llama_print_system_info``): the one decision every load of a model makes."""
+    info = llama_cpp.llama_print_system_info()
+    text = info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)
+    return repack_for(text, requested)

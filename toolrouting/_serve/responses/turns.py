@@ -96,10 +96,7 @@ def _item(item: object, at: str) -> InMessage:
         role = known_role(item, at, _ROLES)
         return InMessage(role=role, content=_content(item.get("content"), f"{at}.content"))
     if kind == "function_call":
-        name = _text(item, "name", at)
-        space = item.get("namespace")
-        if space is not None:  # a namespace's tool, offered as NAMESPACE.NAME
-            name = f"{_text(item, 'namespace', at)}.{name}"
+        name = _tool_name(item, at)
         call = ToolCall(id=_text(item, "call_id", at), name=name, arguments=_text(item, "arguments", at))
         return InMessage(role="assistant", content="", tool_calls=(call,))
     if kind == "function_call_output" and item.get("call_id") is None and item.get("name") is not None:
@@ -129,11 +126,19 @@ def _unasked(item: Mapping[str, Any], at: str) -> InMessage:
     no call (Codex 0.171.0 sends its goal's objective so, after a ``create_goal`` call, as
     ``"name": "goal_objective", "namespace": "agent"``): what the client says of its own state,
     read as a developer message that names it."""
+    content = _content(item.get("output"), f"{at}.output")
+    return InMessage(
+        role="developer", content=f"{_tool_name(item, at)} (from the client, answering no call): {content}"
+    )
+
+
+def _tool_name(item: Mapping[str, Any], at: str) -> str:
+    """An item's ``name``, as ``NAMESPACE.NAME`` where it names a namespace (a namespace's tool is
+    offered so)."""
     name = _text(item, "name", at)
     if item.get("namespace") is not None:
         name = f"{_text(item, 'namespace', at)}.{name}"
-    content = _content(item.get("output"), f"{at}.output")
-    return InMessage(role="developer", content=f"{name} (from the client, answering no call): {content}")
+    return name
 
 
 def _reasoning(item: Mapping[str, Any], at: str, signer: Signer | None) -> str:
