@@ -1,7 +1,7 @@
 """Large catalogues, the model's decisions: the full catalogue against the shortlist, one run.
 
 Run: .venv/bin/python -m benchmarks.quality.shortlist_decisions  [--model PATH.gguf] [--limit N]
-         [--sizes 20,50,100,300] [--ks 8,4] [--bm25] [--seed 0] [--threads N]
+         [--sizes 20,50,100,300] [--ks 8,4] [--bm25] [--no-full] [--seed 0] [--threads N]
          [--out result.json] [--chart chart.svg] [--from-json result.json]
 
 The decision cases (``--limit`` of them spread over the set, as decisions.py picks them) are
@@ -16,6 +16,9 @@ the loop's defaults (native_ways.py's ``Routed``), per way, all ways of a case i
   first round of ``RoutingLoop(shortlist=K)`` offers, ranked by the default ranker (the hybrid
   where the semantic extra is installed);
 - ``K=8 BM25`` (with ``--bm25``): the same with ``ranker=bm25_scores``, the default before.
+
+``--no-full`` leaves the full catalogue out (its prompt is the dearest at 300 distractors), for
+a run that compares rankers only.
 
 Without ``--model`` it measures the default model. Greedy, seed ``--seed``. Scored as
 versus_native.py scores a way (scoring.py): the right tool where one is expected, ``none``
@@ -89,7 +92,8 @@ def measure(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     cases = spread(every, args.limit)
     everything = pool(every)
     _, catalogues = hidden_catalogues(cases, everything, args.sizes, args.seed)
-    ways = ["full", *(f"K={k}" for k in args.ks), *(f"K={k} BM25" for k in args.ks if args.bm25)]
+    shortlists = [*(f"K={k}" for k in args.ks), *(f"K={k} BM25" for k in args.ks if args.bm25)]
+    ways = shortlists if args.no_full else ["full", *shortlists]
     settings = Settings(temperature=0.0, seed=args.seed)
     result: dict[str, Any] = {
         "command": " ".join(sys.argv),
@@ -194,6 +198,8 @@ def ratios_table(result: Mapping[str, Any]) -> str:
         "| against full |",
         "|---:|---|---:|---:|---:|---:|",
     ]
+    if "full" not in result["ways"]:
+        return "(no full catalogue asked: --no-full)"
     for size in result["sizes"]:
         full = summary(found[(size, "full")])
         for way in result["ways"]:
@@ -298,6 +304,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", type=_numbers, default=[20, 50, 100, 300], help="distractor counts")
     parser.add_argument("--ks", type=_numbers, default=[8, 4], help="shortlist sizes, comma-separated")
     parser.add_argument("--bm25", action="store_true", help="each K again, ranked by BM25 alone")
+    parser.add_argument(
+        "--no-full", action="store_true", help="only the shortlists and own tools, no full catalogue"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int)
     parser.add_argument("--out", type=Path, default=Path("shortlist_decisions.json"))
