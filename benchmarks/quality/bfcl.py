@@ -12,7 +12,9 @@ OpenAI's chat completions (``OpenAICompletionsHandler``) and one for its Respons
 those two variables at it, and runs the handler's own ``inference`` on the first ``--cases``
 entries of each category. Each answer is scored by the leaderboard's own evaluation: the AST
 checker (``_evaluate_single_ast_entry``) for a category with answers, the relevance rule
-(``_evaluate_single_relevance_entry``: no call is right) for ``irrelevance``.
+(``_evaluate_single_relevance_entry``: no call is right) for ``irrelevance``. The multi-turn
+categories (``multi_turn_base`` ...), whose calls take arguments from earlier results, are run
+and scored by the leaderboard's multi-turn handler and checker (benchmarks/quality/bfcl_multi_turn.py).
 
 Each server under test is a way (``--way NAME=KIND [OPTIONS]``), and every case is asked of
 each way in turn, so their seconds are taken side by side:
@@ -62,6 +64,7 @@ from typing import Any
 
 from benchmarks.common.servers import answers, local_server, started
 from benchmarks.quality.bfcl_efforts import ask_effort, halves
+from benchmarks.quality.bfcl_multi_turn import MULTI_TURN, brief, run_multi_turn
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The registry name the checker looks the model up by; "FC": the handler's function-calling mode.
@@ -348,9 +351,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     # Stopped (SIGTERM), the servers it started are stopped too, as on Ctrl-C.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     categories = [name for name in args.categories.split(",") if name]
-    unknown = sorted(set(categories) - set(CATEGORIES))
+    unknown = sorted(set(categories) - set(CATEGORIES) - set(MULTI_TURN))
     if unknown:
-        parser.error(f"--categories: {', '.join(unknown)} is not one of {', '.join(CATEGORIES)}")
+        parser.error(f"--categories: {', '.join(unknown)} is not one of {', '.join(CATEGORIES + MULTI_TURN)}")
     settings = {
         key: str(value) if isinstance(value, Path) else value
         for key, value in vars(args).items()
@@ -374,10 +377,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             for name, handler in handlers.items():
                 if (name, entry["id"]) in done:
                     continue
-                record = {"way": name, **_run_case(handler, category, entry, prompt, answer)}
+                run = run_multi_turn if category in MULTI_TURN else _run_case
+                record = {"way": name, **run(handler, category, entry, prompt, answer)}
                 records.append(record)
                 mark = "right" if record["valid"] else "wrong"
-                shown = record.get("calls") or (record.get("text") or record.get("note") or "")[:80]
+                shown = brief(record)
                 seconds = record.get("seconds", "-")
                 print(
                     f"{name:10} {record['id']:18} {mark:5} {seconds!s:>7} s  {shown}",

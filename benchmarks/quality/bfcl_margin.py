@@ -156,7 +156,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     run = json.loads(args.run.read_text())
     way = args.way or next(iter(run["settings"].get("ways", {"serve": None})))
-    records = [r for r in run["records"] if r.get("calls") and r.get("way", "serve") == way]
+    # A case of one question each (a multi-turn case's decisions follow results, not the question).
+    records = [
+        r for r in run["records"] if r.get("calls") and r.get("way", "serve") == way and "turns" not in r
+    ]
     found: dict[str, Any] = json.loads(args.out.read_text()) if args.out.exists() else {}
     scorer = Scorer(args.model, args.threads)
     calibration: dict[str, dict[str, float]] = {}
