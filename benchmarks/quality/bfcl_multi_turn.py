@@ -114,8 +114,8 @@ def run_multi_turn(
     )  # fmt: skip
     seconds = round(time.perf_counter() - started_at, 3)
     turns = _turns(metadata)
-    error = verdict.get("error") or {}
-    message = error.get("error_message") or ""  # the runner's own a list, the checker's a text
+    failure = verdict.get("error") or {}
+    message = failure.get("error_message") or ""  # the runner's own a list, the checker's a text
     message = message[0] if isinstance(message, list) and message else message
     steps = [step for turn in turns for step in turn["steps"]]
     return {
@@ -130,7 +130,7 @@ def run_multi_turn(
         ],
         "text": None,
         "valid": bool(verdict["valid"]),
-        "error_type": error.get("error_type"),
+        "error_type": failure.get("error_type"),
         "note": None if verdict["valid"] else str(message)[:300],
         "input_tokens": sum(step.get("input_tokens") or 0 for step in steps),
         "output_tokens": sum(step.get("output_tokens") or 0 for step in steps),
