@@ -1,7 +1,8 @@
 """BaseBackend, through the backends that ship on it: checked clones, close, the context manager;
 and AsyncBaseBackend, which shares its settings, clones and owning.
 
-The embedded backend's share (a loaded model) is tested in tests/test_backends_embedded.py, which loads one.
+The embedded backend's share (a loaded model) is tested in
+tests/backends/embedded/test_backends_embedded.py, which loads one.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 The plumbing tests drive the runs with a fake model (ScriptedBackend, whose reply depends only
 on the conversation); ``test_a_batch_on_the_embedded_model`` drives the real model. The
-questions file is tests/test_batch_questions.py's, and a real ``toolrouting batch`` process
-stopped mid-way tests/test_cli_batch_interrupt.py's.
+questions file is tests/batch/test_batch_questions.py's, and a real ``toolrouting batch`` process
+stopped mid-way tests/cli/test_cli_batch_interrupt.py's.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The command line through ``main([...])`` and as ``python -m toolrouting``.
 
-``python tests/test_cli.py`` rewrites the ``--help`` blocks of docs/cli.md from the parser.
+``python tests/cli/test_cli.py`` rewrites the ``--help`` blocks of docs/cli.md from the parser.
 """
 
 from __future__ import annotations
@@ -10,9 +10,13 @@ import io
 import json
 import re
 import socket
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
+
+# Run as a script (its docstring says how), this module finds support/ in tests/ as under pytest.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pytest
 from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS, demo_cap
@@ -60,7 +64,7 @@ def _run_lines(transcript: Path) -> list[tuple[str, str]]:
 
 def test_the_docs_show_every_help_text_as_it_is() -> None:
     documented = {m["command"]: m["text"] for m in _BLOCK.finditer(DOC.read_text(encoding="utf-8"))}
-    assert documented == help_texts(), "docs/cli.md is stale: run `python tests/test_cli.py`"
+    assert documented == help_texts(), "docs/cli.md is stale: run `python tests/cli/test_cli.py`"
 
 
 def _exit_table() -> str:
@@ -70,7 +74,7 @@ def _exit_table() -> str:
 
 def test_the_docs_table_the_exit_statuses_as_they_are() -> None:
     tables = _EXIT_TABLE.findall(DOC.read_text(encoding="utf-8"))
-    assert tables == [_exit_table()], "docs/cli.md is stale: run `python tests/test_cli.py`"
+    assert tables == [_exit_table()], "docs/cli.md is stale: run `python tests/cli/test_cli.py`"
     assert set(EXIT_STATUSES) == {0, 1, 2, 130, 141}
 
 
@@ -244,7 +248,7 @@ def test_run_usage_errors(
 
 
 def test_run_sampling_and_thread_values_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
-    # What the values reach on the wire: tests/test_cli_run_options.py.
+    # What the values reach on the wire: tests/cli/test_cli_run_options.py.
     argv = ["run", QUESTION, "--base-url", "http://127.0.0.1:9"]
     assert main([*argv, "--threads", "2"]) == 2
     assert "--threads sets the embedded model's threads" in capsys.readouterr().err

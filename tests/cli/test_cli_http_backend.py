@@ -4,7 +4,7 @@ The server is http.server in a thread, speaking just enough of the OpenAI and Ol
 chat completions answered from a queue, ``/v1/models`` and ``/api/tags``, and a key it
 demands like a real one, echoing a wrong key in its 401 body as OpenAI's API does, so the
 tests see that the command line hides it. ``toolrouting run``'s options against the same
-server are tests/test_cli_run_options.py's.
+server are tests/cli/test_cli_run_options.py's.
 """
 
 # ruff: noqa: F811 - the fixtures imported from support.cli_http are the tests' parameters

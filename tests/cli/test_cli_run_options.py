@@ -1,7 +1,7 @@
 """``toolrouting run``'s options against a real HTTP server on loopback: sampling, the system text,
 the question from stdin, and quiet output.
 
-The server is test_cli_http_backend.py's: http.server in a thread, answering chat completions
+The server is support/cli_http.py's: http.server in a thread, answering chat completions
 from a queue.
 """
 # ruff: noqa: F811 - the fixtures imported from support.cli_http are the tests' parameters

@@ -2,7 +2,7 @@
 allows, what it refuses, widens and bounds, its bytes and its cache, on the corpus catalogues,
 hostile schemas and random ones.
 
-The schemas here are shared with tests/test_grammar_llama_cpp.py, which holds the same grammars
+The schemas here are shared with tests/grammar/test_grammar_llama_cpp.py, which holds the same grammars
 to llama.cpp's own parser and grammar sampler.
 """
 

@@ -4,7 +4,7 @@ Every grammar compiled here, from the corpus catalogues, from hostile schemas an
 ones, is parsed by llama.cpp (``llama_sampler_init_grammar`` over the default model's
 vocabulary: a NULL sampler is a refused grammar), and the texts are fed through its grammar
 sampler token by token, as in tests/support/compilers.py. What the compiler writes, refuses and
-notes on its own is tests/test_grammar.py's.
+notes on its own is tests/grammar/test_grammar.py's.
 """
 
 from __future__ import annotations

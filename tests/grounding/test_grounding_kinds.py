@@ -6,7 +6,7 @@ tool's name, and given when nothing says); the kinds of MCP's reference servers'
 the servers offer them live; grounding leaving a composed argument unchecked, at the top and
 inside an object; and a loop with ``abstain="grounding"`` running a shell command whose words
 the conversation never wrote, while it still abstains from a file name the user never gave.
-The agent CLIs' catalogues are classed in tests/test_agent_clis.py, from what each CLI sends.
+The agent CLIs' catalogues are classed in tests/serve/test_serve_agent_clis.py, from what each CLI sends.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ it after it has reported a random number of committed messages plus a random ins
 resumes it in a new process, kills that too, and so on, then lets the last resume finish;
 its transcript must equal the reference byte for byte. A longer campaign (it prints the tally):
 
-    KILLS=500 .venv/bin/python -m pytest tests/test_loop_kill.py -q -s
+    KILLS=500 .venv/bin/python -m pytest tests/loop/test_loop_kill.py -q -s
 
 ``KILL_SEED`` picks another sequence of kill points. Both drivers are killed: the sync
 ``RoutingLoop`` and the ``AsyncRoutingLoop``, and both must match the sync reference. Each
@@ -19,7 +19,7 @@ on a run with ``shortlist=2`` whose transcript records each round's offer on a l
 where a kill just after an offer must resume offering it.
 
 One write never tore under SIGKILL, so the kills that land inside a commit are made in
-tests/test_loop_kill_bytes.py, at each line boundary of a commit and at any byte. A second
+tests/loop/test_loop_kill_bytes.py, at each line boundary of a commit and at any byte. A second
 writer of the same transcript is refused while the first holds it.
 """
 

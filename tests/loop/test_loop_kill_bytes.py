@@ -2,13 +2,13 @@
 through each of its lines, and at any byte; every transcript resumes to the same bytes, or is
 refused by name.
 
-One write never tore under SIGKILL (tests/test_loop_kill.py), so the kills that land inside a
+One write never tore under SIGKILL (tests/loop/test_loop_kill.py), so the kills that land inside a
 commit are made two more ways: a driver stopped at each line boundary inside a commit of several
 lines, and mid-way through each of its lines, and SIGKILLed there; and a resume from the file cut
 at every line boundary, the bytes beside each and every 61st byte (about 5 s a driver). Every
 byte offset, in the thousands, with (about 4 minutes a driver on shared cores):
 
-    KILL_EVERY_BYTE=1 .venv/bin/python -m pytest tests/test_loop_kill_bytes.py -k any_byte -q -s
+    KILL_EVERY_BYTE=1 .venv/bin/python -m pytest tests/loop/test_loop_kill_bytes.py -k any_byte -q -s
 """
 # ruff: noqa: F811 - the fork server imported from support.kills is the tests' parameter
 

@@ -2,7 +2,7 @@
 scripted backend, each as written, with the names the section says it gives them: ``BASE_URL``
 (the server's ``/v1``), ``ROOT`` (the server's root), ``TOOLS`` (the notes catalogue) and
 ``search`` (its tool as a function). A snippet that names a class, a setting or an argument
-its client no longer takes fails here; the two CLIs' commands are run by tests/test_agent_clis.py.
+its client no longer takes fails here; the two CLIs' commands are run by tests/serve/test_serve_agent_clis.py.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ SCRIPTS: dict[str, tuple[list[str], str, Any]] = {
     "pydantic-ai": (LOOP * 3, "answers", [ANSWER] * 3),
     "LangChain": (LOOP * 3, "answers", [ANSWER] * 3),
 }
-#: The subsections whose snippet is not Python (the CLIs', run by tests/test_agent_clis.py) or
+#: The subsections whose snippet is not Python (the CLIs', run by tests/serve/test_serve_agent_clis.py) or
 #: not run at all (an editor's configuration).
 OTHERS = {"Claude Code", "Codex", "Continue"}
 

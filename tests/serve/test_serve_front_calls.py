@@ -5,7 +5,7 @@ Over the scripted backend: each call is its own ``function_call`` item or ``tool
 under its own ids and in the order written, whole and streamed; ``parallel_tool_calls: false``
 and ``disable_parallel_tool_use: true`` route one call (asserted on the schema the backend was
 sent); and a history of several calls reaches the backend as the same messages through every
-front as a ``RoutingLoop(max_calls=3)`` run sends. tests/test_serve_front_calls_clients.py drives
+front as a ``RoutingLoop(max_calls=3)`` run sends. tests/serve/test_serve_front_calls_clients.py drives
 the same server through the frameworks built on the SDKs, and the embedded model.
 """
 

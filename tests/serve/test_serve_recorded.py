@@ -11,14 +11,18 @@ tests/support/recorded_chat.py, recorded_chat_refusals.py, recorded_responses.py
 A change meant to alter what the server answers records the cases again, and the commit shows
 the difference in tests/serve_recorded/:
 
-    .venv/bin/python tests/test_serve_recorded.py --record
+    .venv/bin/python tests/serve/test_serve_recorded.py --record
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
+
+# Run as a script (its docstring says how), this module finds support/ in tests/ as under pytest.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pytest
 from support import recorded_chat, recorded_chat_refusals, recorded_messages, recorded_responses
@@ -70,5 +74,5 @@ def _record() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--record"]:
-        sys.exit("usage: python tests/test_serve_recorded.py --record")
+        sys.exit("usage: python tests/serve/test_serve_recorded.py --record")
     _record()

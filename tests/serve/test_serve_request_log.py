@@ -6,7 +6,7 @@ streamed, so each record is held against what the client itself got: the status,
 calls. Every error a client can meet (400, 401, 404, 413, 502) gets its record too. Then the
 embedded default model, asked the same request twice, says in the usage and in the record how
 many of the prompt's tokens its prompt cache held (a model test). What the command line writes
-(the text, ``-q``, ``--log-json``, nothing secret) is tests/test_serve_request_log_cli.py's.
+(the text, ``-q``, ``--log-json``, nothing secret) is tests/serve/test_serve_request_log_cli.py's.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def ollama_chat(text: str = ACTION, done_reason: str = "stop", used: int = 12) -
 ROUTED = Settings(json_schema=SCHEMA, json_schema_name="tool_route", max_tokens=64)
 
 
-#: Our grammar as the three grammar-taking dialects send it (its text is tests/test_grammar.py's
+#: Our grammar as the three grammar-taking dialects send it (its text is tests/grammar/test_grammar.py's
 #: subject): in the field ``grammar``, in place of the schema, never beside it.
 OUR_GBNF = route_grammar(SCHEMA, bounded=True).gbnf
 

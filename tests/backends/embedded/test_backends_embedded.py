@@ -1,9 +1,9 @@
 """The embedded backend's grammar sampler on the real default model (SmolLM2-135M-Instruct, in-process).
 
 Every backend here asks for ``forced_tokens=False``: llama.cpp's grammar sampler and its grammar
-cache. tests/test_backends_embedded_forced.py holds the forced-token twins, and
-tests/test_backends_embedded_grammar_check.py the parser's refusals; loading the model is
-tests/test_backends_embedded_loading.py's.
+cache. tests/backends/embedded/test_backends_embedded_forced.py holds the forced-token twins, and
+tests/backends/embedded/test_backends_embedded_grammar_check.py the parser's refusals; loading the model is
+tests/backends/embedded/test_backends_embedded_loading.py's.
 
 The model is loaded once for the module; each test keeps its generations few and short,
 since constrained decoding runs at about 50 tokens/s on two shared cores. The tests assert

@@ -4,7 +4,7 @@ Routed requests here go through ``EmbeddedLlama()``: llguidance forces what the 
 and the model samples the rest. The tests assert what the grammar path guarantees, now on this
 path: validity, the bounds and the cap, truncation, refusals before any token, the grammar
 cache, turns on the model, streaming, seeding, prompt reuse and named errors; never which
-action the model picks. tests/test_backends_embedded.py holds the grammar sampler's twins.
+action the model picks. tests/backends/embedded/test_backends_embedded.py holds the grammar sampler's twins.
 """
 
 # ruff: noqa: F811 - the fixtures imported from support.forced_cases are the tests' parameters

@@ -3,7 +3,7 @@
 The embedded backend's forced path gives llguidance the same compact GBNF the grammar sampler
 and the llama.cpp dialects get, through llguidance's GBNF reader. These tests feed llguidance
 raw bytes (a one-byte-per-token vocabulary, tests/support/compilers.py) and hold it to what
-tests/test_grammar_llama_cpp.py holds llama.cpp's grammar engine to: every corpus catalogue in every
+tests/grammar/test_grammar_llama_cpp.py holds llama.cpp's grammar engine to: every corpus catalogue in every
 mode, hostile values, random schemas and their instances, and the same refusals.
 """
 

@@ -298,7 +298,7 @@ def test_a_route_past_the_parser_limits_is_a_grammar_error_that_names_the_sample
 ) -> None:
     # Fault injection: limits far below the shipped ones make llguidance stop on an ordinary
     # route mid-reply, as a grammar past FORCED_PARSER_LIMITS would. The shipped limits decode
-    # the hostile 600-property route (tests/test_grammar_parser_differential.py).
+    # the hostile 600-property route (tests/grammar/test_grammar_parser_differential.py).
     import toolrouting._backends.embedded.forced_grammar as forced_grammar
 
     tight = {"max_items_in_row": 1, "step_max_items": 1, "step_lexer_fuel": 1}

@@ -1,8 +1,9 @@
 """The exact bodies each dialect sends and how each dialect's answer is read.
 
 A named fake: httpx.MockTransport stands in for OpenAI, llama-server, KoboldCpp and Ollama,
-whose wire shapes no server on this machine speaks (tests/test_backends_llama_cpp_python_server.py
-drives a real llama-cpp-python server, tests/test_backends_http_faults.py a real misbehaving one).
+whose wire shapes no server on this machine speaks
+(tests/backends/http/test_backends_http_llama_cpp_python_server.py drives a real
+llama-cpp-python server, tests/backends/http/test_backends_http_faults.py a real misbehaving one).
 Each expected body below restates the shape cited beside its row in toolrouting/_backends/dialects.py.
 """
 # ruff: noqa: F811 - the fixtures imported from support.mock_transport are the tests' parameters

@@ -3,7 +3,7 @@ body that is no completion, a wait asked for, a redirect, and malformed or extre
 
 httpx.MockTransport is a named fake here: it plays servers answering in ways no local server can
 be made to (Ollama and KoboldCpp's shapes, a schema-typed list, a 100,000-character key, an absurd
-date). tests/test_backends_http_faults.py drives a real misbehaving server.
+date). tests/backends/http/test_backends_http_faults.py drives a real misbehaving server.
 """
 # ruff: noqa: F811 - the fixtures imported from support.mock_transport are the tests' parameters
 

@@ -1,8 +1,9 @@
 """toolrouting serve's application in-process, through Starlette's TestClient.
 
 The backend is the scripted fake that ships in the package: these tests drive the server's
-plumbing (shapes, statuses, what the backend is sent) reply by reply; tests/test_serve_clients.py
-drives it through real clients on loopback and the real model.
+plumbing (shapes, statuses, what the backend is sent) reply by reply;
+tests/serve/chat/test_serve_chat_clients.py drives it through real clients on loopback and the
+real model.
 """
 
 # ruff: noqa: F811 - the fixtures imported from support.serve_app are the tests' parameters

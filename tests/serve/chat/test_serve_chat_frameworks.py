@@ -6,7 +6,7 @@ LangGraph's ``create_react_agent(..., response_format=...)``, the OpenAI Agents 
 ``PromptedOutput`` and tool output, and instructor's ``Mode.JSON_SCHEMA``. The fake answers as
 scripted, so these tests read what each framework sent, what the backend was asked (the answer's
 schema, its name and strictness; the decision's route) and the typed value the framework built.
-tests/test_serve_frameworks_embedded.py runs the same on the embedded model.
+tests/serve/chat/test_serve_chat_frameworks_embedded.py runs the same on the embedded model.
 """
 
 # ruff: noqa: F811 - the fixture imported from support.anthropic_served is the tests' parameter

@@ -1,12 +1,12 @@
 """Typed output through the agent frameworks on the embedded default model, served by toolrouting serve.
 
-The frameworks of tests/test_serve_frameworks.py, each on the model: the contract, not what the
-model writes. Every whole answer asked under a format is valid under the schema the framework
-sent (an object for ``json_object``), and each framework builds its typed value from it; the one
-other outcome is an answer its cap cut, whatever the framework raises then. The model loads once
-(a module-scoped server) and each answer's cap is small. A run with tools is made of known
-length (a forced call, then no tools or ``none``), so a model that would call again cannot make
-it loop.
+The frameworks of tests/serve/chat/test_serve_chat_frameworks.py, each on the model: the contract,
+not what the model writes. Every whole answer asked under a format is valid under the schema the
+framework sent (an object for ``json_object``), and each framework builds its typed value from it;
+the one other outcome is an answer its cap cut, whatever the framework raises then. The model
+loads once (a module-scoped server) and each answer's cap is small. A run with tools is made of
+known length (a forced call, then no tools or ``none``), so a model that would call again cannot
+make it loop.
 """
 
 from __future__ import annotations

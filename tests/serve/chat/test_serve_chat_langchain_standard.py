@@ -255,7 +255,8 @@ class TestServeThroughChatOpenAI(ChatModelIntegrationTests):
 
     @figure(
         "json_object guarantees a JSON object, not the setup and punchline keys the prompt asks "
-        "for (tests/test_serve_structured.py checks the object through ChatOpenAI's json_mode)"
+        "for (tests/serve/chat/test_serve_chat_structured.py checks the object through ChatOpenAI's "
+        "json_mode)"
     )
     def test_json_mode(self, model: BaseChatModel) -> None:
         super().test_json_mode(model)

@@ -4,7 +4,7 @@ With ``tools``, ``tool_choice`` auto and a ``response_format``, one request deci
 answers: ``{"tool":"none","answer":...}``, the answer under the schema, is the reply's
 content. Over the scripted upstream (a reply passes as scripted), through the openai SDK on
 loopback, these check what the backend is asked (one request, the route, its cap, the same
-instructions) and what the client gets, whole and streamed; tests/test_serve_structured.py
+instructions) and what the client gets, whole and streamed; tests/serve/chat/test_serve_chat_structured.py
 checks the guarantee on the model.
 """
 

@@ -1,8 +1,9 @@
 """The Responses front (``POST /v1/responses``, ``GET`` / ``DELETE /v1/responses/{id}``) in-process,
 through Starlette's TestClient, over the scripted backend: the shapes (checked against the openai
 SDK's own types), what the backend is sent and the refusals; its store is tested in
-tests/test_serve_responses_store.py, its stream in tests/test_serve_responses_stream.py.
-tests/test_serve_responses_clients.py drives the same front through real clients on loopback.
+tests/serve/responses/test_serve_responses_store.py, its stream in
+tests/serve/responses/test_serve_responses_stream.py.
+tests/serve/responses/test_serve_responses_clients.py drives the same front through real clients on loopback.
 """
 
 # ruff: noqa: F811 - the fixtures imported from support.serve_app are the tests' parameters
@@ -163,8 +164,8 @@ def test_a_conversation_of_items_reaches_the_backend_as_the_runs_messages(
     [
         *[
             ({"tools": [{"type": kind}]}, "tools[0].type", "unsupported_tool")
-            # The hosted tools are left out (tests/test_serve_responses_codex.py); these run on
-            # the client, in shapes that are not a function's.
+            # The hosted tools are left out (tests/serve/responses/test_serve_responses_codex.py);
+            # these run on the client, in shapes that are not a function's.
             for kind in ("custom", "local_shell", "apply_patch")
         ],
         ({"background": True}, "background", "unsupported_parameter"),

@@ -1,6 +1,6 @@
 """The Responses front under malformed requests: never a 5xx, always the SDK's shapes, alive after.
 
-As tests/test_serve_fuzz.py does for chat completions (whose scripted app and JSON values this
+As tests/serve/chat/test_serve_chat_fuzz.py does for chat completions (whose scripted app and JSON values this
 reuses): hypothesis writes Responses bodies from valid fields and arbitrary JSON in their
 place, and now and then bytes that are no JSON at all; 2,000 in-process and 300 (the default
 profile's count) over a real uvicorn socket, with reads and deletes of stored ids among them.

@@ -1,5 +1,5 @@
 """The Responses front's ``text.format``: the answer decoded under the request's schema, as the
-chat front's ``response_format`` (tests/test_serve_structured.py), in the Responses API's flat
+chat front's ``response_format`` (tests/serve/chat/test_serve_chat_structured.py), in the Responses API's flat
 shape ``{"type": "json_schema", "name", "schema", "strict"}``.
 
 Over the scripted fake, a reply is passed through as scripted, so those tests check what the

@@ -44,8 +44,9 @@ def test_routed_replies_are_actions(backend: OpenAICompatible, prompt: str, gram
 
 
 def test_capped_clone_stops_at_its_cap_and_the_original_keeps_its_own(backend: OpenAICompatible) -> None:
-    # One token cannot hold the shortest action, {"tool":"none"} (tests/test_backends_embedded.py checks
-    # the vocabulary), so the grammar forces a cut.
+    # One token cannot hold the shortest action, {"tool":"none"}
+    # (tests/backends/embedded/test_backends_embedded.py checks the vocabulary), so the grammar
+    # forces a cut.
     capped = routed_backend(backend, route_schema(TOOLS), 1)
     cut = capped.complete(ask(PROMPTS[0]))
     assert cut.truncated

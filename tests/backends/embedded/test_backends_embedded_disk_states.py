@@ -1,10 +1,11 @@
 """The prompt states' folder on disk (:class:`DiskStates`), on its own: files written, refused and evicted.
 
 The states here are bytes of our choosing in place of llama.cpp's (the folder stores and checks
-bytes, whatever they hold); tests/test_backends_prompt_cache_disk.py drives the real model
-through it. A file that fails a check (torn, another format version, another model under this
-model's name) is never loaded and is removed; a file of another model is left alone; the folder
-stays within its bytes, least recently used out, with two processes writing it at once.
+bytes, whatever they hold); tests/backends/embedded/test_backends_embedded_prompt_cache_disk.py
+drives the real model through it. A file that fails a check (torn, another format version, another
+model under this model's name) is never loaded and is removed; a file of another model is left
+alone; the folder stays within its bytes, least recently used out, with two processes writing it
+at once.
 """
 
 from __future__ import annotations

@@ -4,10 +4,12 @@ on loopback: every dialect's body and streamed shape, and each fault of a stream
 The fault server (tests/support/fault_server.py with the streamed answers of
 tests/support/stream_faults.py) is a fake: http.server in a thread speaking the wire shapes of
 servers this machine does not run (OpenAI, llama-server, KoboldCpp, Ollama) and the faults no
-real server shows on demand. tests/test_backends_llama_cpp_python_server_async.py drives a real
+real server shows on demand.
+tests/backends/http/test_backends_http_llama_cpp_python_server_async.py drives a real
 llama-cpp-python server. A held or stalled answer waits on an Event the test releases, so only
 those requests get the short timeout, which they pass whatever the load. The async backend's
-faults of a whole answer, cancellation, concurrency and clones are tests/test_backends_async_http.py's.
+faults of a whole answer, cancellation, concurrency and clones are
+tests/backends/http/test_backends_http_async.py's.
 """
 
 from __future__ import annotations
