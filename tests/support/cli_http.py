@@ -17,11 +17,7 @@ import pytest
 from support.processes import python_m
 
 QUESTION = "What does the latch on the storage-room door do?"
-
-
 READ = '{"tool": "memory_read", "arguments": {"title": "The storage-room latch"}}'
-
-
 NONE = '{"tool": "none"}'
 
 

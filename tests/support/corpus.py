@@ -49,8 +49,6 @@ def _many(count: int) -> tuple[list[dict[str, Any]], list[str]]:
 
 
 CASES = {name: _load(name) for name in FILES}
-
-
 CASES["many_200"] = _many(COPIES_IN_MANY)
 
 

@@ -10,10 +10,7 @@ from typing import Any
 import pytest
 
 from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
-from toolrouting import (
-    Message,
-    Settings,
-)
+from toolrouting import Message, Settings
 from toolrouting._backends.embedded.backend import EmbeddedLlama
 
 MEMORY: list[dict[str, Any]] = [
@@ -44,7 +41,6 @@ MEMORY: list[dict[str, Any]] = [
         },
     },
 ]
-
 
 TRAVEL: list[dict[str, Any]] = [
     {
@@ -78,7 +74,6 @@ TRAVEL: list[dict[str, Any]] = [
     {"type": "function", "function": {"name": "clock", "description": "The current time."}},
 ]
 
-
 REQUESTS = [
     (MEMORY, "What did I write about the latch on the storage-room door?"),
     (MEMORY, "Open memories M1 and M3."),
@@ -105,8 +100,6 @@ def conversation(tools: Sequence[Mapping[str, Any]], prompt: str) -> list[Messag
 
 #: What every model in this module samples with (see tests/support/model.py).
 SAMPLING_CAP = 128
-
-
 SAMPLING = Settings(max_tokens=SAMPLING_CAP, temperature=TEST_TEMPERATURE, seed=TEST_SEED)
 
 

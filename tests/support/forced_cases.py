@@ -10,18 +10,9 @@ import pytest
 from support.catalogues import tool
 from support.gbnf_bound import max_bytes
 from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
-from toolrouting import (
-    EmbeddedLlama,
-    Message,
-    Settings,
-    route_grammar,
-    route_schema,
-    routed_backend,
-)
+from toolrouting import EmbeddedLlama, Message, Settings, route_grammar, route_schema, routed_backend
 
 SEARCH = tool("memory_search", query={"type": "string", "maxLength": 40})
-
-
 READ = tool("memory_read", ids={"type": "array", "items": {"type": "string", "maxLength": 8}, "maxItems": 4})
 
 

@@ -13,29 +13,17 @@ from toolrouting import AsyncScriptedBackend
 from toolrouting._serve import serve_app
 
 FLAT: list[Any] = [{"type": "function", **tool["function"]} for tool in TOOLS]
-
-
 ANTHROPIC_TOOLS: list[Any] = [
     {"name": f["name"], "description": f["description"], "input_schema": f["parameters"]}
     for f in (tool["function"] for tool in TOOLS)
 ]
-
-
 QUESTION = "What does the latch on the storage-room door do?"
-
-
 SEARCH_ACTION = '{"tool":"search","arguments":{"query":"latch"}}'
-
-
 READ_ACTION = '{"tool":"read","arguments":{"id":"M1"}}'
-
-
 TWO = f"[{SEARCH_ACTION},{READ_ACTION}]"
 
 
 RESULTS = {"search": "M1: the latch on the storage-room door", "read": "M1: lift the latch to open it."}
-
-
 ANSWER = "Lift it to open the door."
 
 

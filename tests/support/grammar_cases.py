@@ -64,8 +64,6 @@ def deep_schema(levels: int) -> dict[str, Any]:
 
 
 KEYS = st.text(st.sampled_from('ab"\\é-]^ \n'), min_size=1, max_size=4)
-
-
 STRINGS = st.text(st.characters(exclude_categories=["Cs"]), max_size=6)
 
 

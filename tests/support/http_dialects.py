@@ -12,8 +12,6 @@ MESSAGES: list[Message] = [
     {"role": "system", "content": "Route the request."},
     {"role": "user", "content": "Find the llama docs."},
 ]
-
-
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "anyOf": [
@@ -25,8 +23,6 @@ SCHEMA: dict[str, Any] = {
         {"type": "object", "properties": {"tool": {"const": "none"}}, "required": ["tool"]},
     ],
 }
-
-
 ACTION = '{"tool": "search", "arguments": {"query": "llama"}}'
 
 
@@ -59,10 +55,7 @@ ROUTED = Settings(json_schema=SCHEMA, json_schema_name="tool_route", max_tokens=
 #: Our grammar as the three grammar-taking dialects send it (its text is tests/grammar/test_grammar.py's
 #: subject): in the field ``grammar``, in place of the schema, never beside it.
 OUR_GBNF = route_grammar(SCHEMA, bounded=True).gbnf
-
-
 SAMPLED = Settings(temperature=0.0, top_p=0.9, top_k=20, seed=7, stop=("\n\n", "END"))
-
 
 # The whole body of every dialect, in three states: bare, routed (schema and cap), sampled; the
 # dialects that take a grammar also routed with grammar="server" (the schema as before).
@@ -148,14 +141,10 @@ EXPECTED: dict[tuple[str, str], dict[str, Any]] = {
         "options": {"temperature": 0.0, "top_p": 0.9, "top_k": 20, "seed": 7, "stop": ["\n\n", "END"]},
     },
 }
-
-
 STATES = {
     "bare": Settings(),
     "routed": ROUTED,
     "server grammar": ROUTED.clone(grammar="server"),
     "sampled": SAMPLED,
 }
-
-
 DIALECT_NAMES = ("openai", "llama.cpp", "llama-cpp-python", "koboldcpp", "ollama")

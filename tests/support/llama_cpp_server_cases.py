@@ -34,28 +34,18 @@ TOOLS: list[dict[str, Any]] = [
         },
     },
 ]
-
-
 NAMES = route_tool_names(TOOLS)
-
-
 SYSTEM: Message = {
     "role": "system",
     "content": "Choose the next action: call search or read_file, or answer none when no tool is needed.",
 }
-
-
 PROMPTS = [
     "Search the documentation for llama grammars.",
     "Read the file README.md.",
     "Hello! How are you today?",
 ]
-
-
 #: The routing cap in these tests: one token more than the longest action the grammar allows.
 ROUTE_CAP = guaranteed_cap(route_schema(TOOLS))
-
-
 #: The backend's own cap, which routing clones must not change.
 OWN_CAP = 48
 

@@ -6,10 +6,7 @@ from typing import Any
 
 from support.catalogues import tool
 from support.drivers import Driver
-from toolrouting import (
-    ScriptedBackend,
-    ScriptedRequest,
-)
+from toolrouting import ScriptedBackend, ScriptedRequest
 from toolrouting._provider import ToolOutput, ToolProvider
 
 SEARCH = '{"tool": "memory_search", "arguments": {"query": "latch"}}'

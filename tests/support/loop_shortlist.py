@@ -8,11 +8,7 @@ from typing import Any
 
 from support.catalogues import NONE
 from support.paths import TESTS
-from toolrouting import (
-    ScriptedRequest,
-    ToolOutput,
-    tools_from,
-)
+from toolrouting import ScriptedRequest, ToolOutput, tools_from
 from toolrouting._loop.repair_feedback import is_repair_message
 from toolrouting._result_messages import split_routed_result
 
@@ -23,8 +19,6 @@ GIT: list[dict[str, Any]] = [
 
 
 ASKED = [{"role": "user", "content": "Which files have I staged?"}]
-
-
 OUTPUTS = {
     "git_diff_staged": "Check the log of recent commits next.",
     "git_log": "commit 1a2b: Add the notes",

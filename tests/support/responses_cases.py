@@ -15,13 +15,10 @@ from support.serve_app import error_of as openai_error_of
 if TYPE_CHECKING:
     import httpx2  # what starlette's TestClient is built on, and answers with
 
-
 SEARCH = {"type": "function", **BARE_SEARCH["function"]}
 
 
 QUESTION = "What does the latch do?"
-
-
 ACTION = '{"tool":"search","arguments":{"query":"latch"}}'
 
 

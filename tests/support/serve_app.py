@@ -10,9 +10,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from toolrouting import (
-    AsyncScriptedBackend,
-)
+from toolrouting import AsyncScriptedBackend
 from toolrouting._serve import serve_app
 
 if TYPE_CHECKING:

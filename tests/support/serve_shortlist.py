@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolrouting import (
-    ScriptedRequest,
-)
+from toolrouting import ScriptedRequest
 
 
 def _tool(name: str, description: str, **properties: str) -> dict[str, Any]:
@@ -31,17 +29,9 @@ TOOLS: list[Any] = [
     _tool("convert_currency", "Convert an amount between currencies.", amount="how much", currency="to"),
     _tool("play_music", "Play a song or an album.", song="the song"),
 ]
-
-
 NAMES = [tool["function"]["name"] for tool in TOOLS]
-
-
 QUESTION = "What is the weather forecast in Paris, and email it to Ana?"
-
-
 MESSAGES: list[Any] = [{"role": "user", "content": QUESTION}]
-
-
 K = 3
 
 

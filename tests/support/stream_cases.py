@@ -3,39 +3,19 @@ whole answer is read and checked."""
 
 from __future__ import annotations
 
-from support.fault_server import (
-    ACTION,
-    ANSWERED_TIMEOUT,
-    HELD_TIMEOUT,
-)
+from support.fault_server import ACTION, ANSWERED_TIMEOUT, HELD_TIMEOUT
 from support.http_dialects import MESSAGES
-from toolrouting import (
-    AsyncOpenAICompatible,
-    Completion,
-    OpenAICompatible,
-)
+from toolrouting import AsyncOpenAICompatible, Completion, OpenAICompatible
 
 TIMEOUT = ANSWERED_TIMEOUT
-
-
 SHORT = HELD_TIMEOUT
-
-
 #: The timeout of a trickled answer, and the gap between its parts: a fortieth of it, so no
 #: read comes near the timeout however loaded the machine, while the whole trickled stream (72
 #: events) takes almost twice the timeout, and the trickled body (some 200 bytes) more still.
 GIVE_UP = 3.0
-
-
 GAP = GIVE_UP / 40
-
-
 PIECES = ['{"tool": ', '"search", ', '"arguments": ', '{"query": ', '"llama"}}']
-
-
 SCHEMA = {"type": "object", "properties": {"tool": {"const": "none"}}, "required": ["tool"]}
-
-
 FLAVOURS = ("sync", "async")
 
 

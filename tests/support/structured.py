@@ -11,8 +11,6 @@ from pydantic import BaseModel
 from support.serve import served_embedded
 
 QUESTION: list[Any] = [{"role": "user", "content": "Describe the storage-room latch in one line."}]
-
-
 NOTE: dict[str, Any] = {
     "type": "object",
     "properties": {"title": {"type": "string", "maxLength": 40}, "stars": {"type": "integer"}},
