@@ -35,7 +35,7 @@ check: $(STAMP)
 llama-server: $(STAMP)
 	PYTHON=$(BIN)/python sh scripts/build-llama-server.sh
 
-# Claude Code and Codex from npm, pinned, which tests/test_agent_clis.py runs against serve:
+# Claude Code and Codex from npm, pinned, which tests/serve/test_serve_agent_clis.py runs against serve:
 # installed once (about 360 MB), cached outside the repository, skipped when cached. Without
 # node the tests that run them skip, saying so.
 agent-clis:

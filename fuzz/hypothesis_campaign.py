@@ -2,8 +2,8 @@
 
     nice -n 10 .venv/bin/python fuzz/hypothesis_campaign.py 200000
 
-runs every property of tests/test_parse_fuzz.py, tests/test_catalogue_checks_fuzz.py and
-tests/test_result_messages_forged.py for the given number of examples each (the "ci" profile runs
+runs every property of tests/core/test_parse_fuzz.py, tests/core/test_catalogue_checks_fuzz.py and
+tests/core/test_result_messages_forged.py for the given number of examples each (the "ci" profile runs
 300) and prints a table; any failure is hypothesis's usual report, and the exit status is 1.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 _ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(_ROOT / "tests"), str(_ROOT)]
+sys.path[:0] = [str(_ROOT / "tests"), str(_ROOT / "tests" / "core"), str(_ROOT)]
 
 import test_catalogue_checks_fuzz  # noqa: E402
 import test_parse_fuzz  # noqa: E402

@@ -6,7 +6,7 @@
 # call of scripts/setup.sh installs under. A requirement's environment marker in pyproject.toml
 # (atheris: x86-64 Linux only) is kept on its pin. Takes a few minutes (llama-cpp-python comes
 # from pip's cache after a first set-up; 7 to 10 minutes more without it). Then run the tests:
-# tests/test_lock.py checks the lock against pyproject.toml.
+# tests/project/test_lock.py checks the lock against pyproject.toml.
 set -eu
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -51,7 +51,7 @@ header = f"""\
 # embedded, mcp, serve, semantic and dev extras, everything they depend on, pip and setuptools,
 # and requirements/no-deps.txt. Used as constraints (pip install -c), so a package another
 # platform does not install is no requirement. Written by `make lock` (scripts/lock.sh), on
-# Python {python}; checked against pyproject.toml by tests/test_lock.py. Edit pyproject.toml, not this.
+# Python {python}; checked against pyproject.toml by tests/project/test_lock.py. Edit pyproject.toml, not this.
 """
 with open(out, "w", encoding="utf-8") as file:
     file.write(header + "".join(pin + "\n" for pin in sorted(pins, key=str.lower)))

@@ -21,9 +21,9 @@ if TYPE_CHECKING:
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-# The modules of benchmarks/ a test may import (tests/test_architecture.py's SHARED_WITH_TESTS),
+# The modules of benchmarks/ a test may import (tests/project/test_architecture.py's SHARED_WITH_TESTS),
 # by their package, benchmarks.common: the hostile replies and the decision cases both use, and
-# the scoring tests/test_benchmarks_versus_native.py checks. The repository's root is appended
+# the scoring tests/benchmarks/test_benchmarks_versus_native.py checks. The repository's root is appended
 # (`.venv/bin/pytest` does not put it on the path as `python -m pytest` does), after what is
 # installed.
 sys.path.append(str(Path(__file__).resolve().parent.parent))

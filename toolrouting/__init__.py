@@ -182,7 +182,7 @@ from ._grounding import (
 __version__ = "0.1.0"
 
 # Grouped by part, as the imports above; within a group, constants, then classes, then functions.
-__all__ = [  # noqa: RUF022 (grouped by part; tests/test_exports.py checks the order)
+__all__ = [  # noqa: RUF022 (grouped by part; tests/project/test_exports.py checks the order)
     # the routing core
     "DEFAULT_MAX_REPAIRS",
     "DEFAULT_MAX_REPEATS",

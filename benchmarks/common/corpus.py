@@ -8,7 +8,7 @@ questions, and how either is scored.
 - the small notes catalogue ``toolrouting serve``'s tests and benchmarks route over
   (``SERVE_TOOLS``).
 
-One of the modules of benchmarks/ the tests may import (tests/test_architecture.py). Importing
+One of the modules of benchmarks/ the tests may import (tests/project/test_architecture.py). Importing
 it loads no model and imports neither llama_cpp nor anything of tests/.
 """
 

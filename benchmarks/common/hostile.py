@@ -1,8 +1,8 @@
 """The hostile replies that parse_route must answer: 10 MB, a million brackets, a megabyte of
-escapes, digits or whitespace (tests/test_parse_bounds.py asserts how it answers each, bounds.py
+escapes, digits or whitespace (tests/core/test_parse_bounds.py asserts how it answers each, bounds.py
 times them).
 
-One of the modules of benchmarks/ the tests may import (tests/test_architecture.py).
+One of the modules of benchmarks/ the tests may import (tests/project/test_architecture.py).
 """
 
 from __future__ import annotations

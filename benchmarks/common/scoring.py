@@ -5,9 +5,10 @@
   of a stopped run joined with the rest of it (``merged``; versus_native.py's ``--from-json``);
 - a grouped bar chart as SVG (``bar_chart``), and lines of several panels (``line_chart``).
 
-A module of benchmarks/ a test may import (tests/test_architecture.py), for
-tests/test_benchmarks_versus_native.py checks the scoring and the chart: importing it loads no model and
-imports nothing of tests/, and jsonschema is imported only when a case is scored.
+A module of benchmarks/ a test may import (tests/project/test_architecture.py), for
+tests/benchmarks/test_benchmarks_versus_native.py checks the scoring and the chart: importing it
+loads no model and imports nothing of tests/, and jsonschema is imported only when a case is
+scored.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
     python -m benchmarks.serve.langchain_standard                       # the embedded default model
     python -m benchmarks.serve.langchain_standard --model PATH.gguf     # another GGUF, served in-process
 
-It runs tests/test_serve_langchain_standard.py, which subclasses ``langchain_tests``'
+It runs tests/serve/chat/test_serve_chat_langchain_standard.py, which subclasses ``langchain_tests``'
 ``ChatModelIntegrationTests`` (PyPI ``langchain-tests``) for ``ChatOpenAI`` pointed at a server
 of the model on loopback, with ``--runxfail``: the tests the suite sets aside as figures (which
 tool the model calls, what it writes into an argument, the keys of a JSON-mode object) run and
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-MODULE = "tests/test_serve_langchain_standard.py"
+MODULE = "tests/serve/chat/test_serve_chat_langchain_standard.py"
 #: The variable the test module reads for the GGUF it serves (its MODEL_VARIABLE).
 MODEL_VARIABLE = "TOOLROUTING_STANDARD_TESTS_MODEL"
 GROUPS = ("structured output", "JSON mode", "tool calling", "others")

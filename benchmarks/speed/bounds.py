@@ -4,7 +4,7 @@
 
 Time is the best of three runs; peak memory is traced (tracemalloc) in a separate run, and
 counts what parse_route allocates, not the reply itself. The replies are hostile.py's
-(tests/test_parse_bounds.py asserts how parse_route answers each).
+(tests/core/test_parse_bounds.py asserts how parse_route answers each).
 """
 
 from __future__ import annotations

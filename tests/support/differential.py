@@ -72,7 +72,7 @@ def corpus() -> dict[str, list[dict[str, Any]]]:
         try:
             route_schema(catalogue)
         except (CatalogueError, GrammarError):
-            continue  # refused with its place: tests/test_grammar_parser_differential.py checks how
+            continue  # refused with its place: tests/grammar/test_grammar_parser_differential.py checks how
         found[f"hostile/{name}"] = catalogue
     return found
 

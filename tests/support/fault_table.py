@@ -2,7 +2,7 @@
 
     cd tests && ../.venv/bin/python -m support.fault_table [--repeat N]
 
-Runs the matrix of support/wire_faults.py (the same cases tests/test_loop_wire_faults.py asserts)
+Runs the matrix of support/wire_faults.py (the same cases tests/loop/test_loop_wire_faults.py asserts)
 N times against a real http.server on 127.0.0.1 and prints one row per fault kind: runs, faults
 injected, requests retried, runs recovered, runs failed with the named error and a message
 naming the fault, and runs whose JSON Lines transcript held exactly the committed messages.

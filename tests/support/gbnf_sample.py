@@ -1,6 +1,6 @@
 """Texts drawn from a GBNF grammar itself: a random walk over its rules, biased toward the edges.
 
-The differential test of grammar against parser (tests/test_grammar_parser_differential.py)
+The differential test of grammar against parser (tests/grammar/test_grammar_parser_differential.py)
 asks what a model under the grammar may write, not what a schema's author meant: every text
 here is derived from the GBNF text ``route_grammar`` compiled, rule by rule. The walk leans
 toward the places where a grammar and a parser part: the shortest and the longest counts, the

@@ -1,4 +1,4 @@
-"""A routing run for tests/test_loop_kill.py to kill:
+"""A routing run for tests/loop/test_loop_kill.py to kill:
 ``python -m support.kill_driver run|resume TRANSCRIPT [async] [calls] [shortlist]``, from tests/.
 
 The model is a fake (a ScriptedBackend whose reply depends only on the conversation it is
@@ -9,8 +9,8 @@ varied points and a resume that forgot the calls would write other bytes.
 
 After every committed message the driver reports ``committed N`` (N messages on disk so
 far), so the killer knows how far the run got; ``torn TEXT`` when a resume dropped a torn
-line; ``finished REASON`` at the end. From the command line it prints them; tests/test_loop_kill.py
-and tests/test_loop_kill_bytes.py fork it with :func:`child`, which sends them on a pipe.
+line; ``finished REASON`` at the end. From the command line it prints them; tests/loop/test_loop_kill.py
+and tests/loop/test_loop_kill_bytes.py fork it with :func:`child`, which sends them on a pipe.
 ``async`` runs it through the :class:`AsyncRoutingLoop` (behind the sync face of
 tests/support/drivers.py) instead;
 ``calls`` drives the run with ``max_calls=2`` (:func:`model_of_calls`), whose decisions make two
@@ -263,7 +263,7 @@ def child(
     max_calls: int = 1,
     shortlist: bool = False,
 ) -> None:
-    """:func:`drive` in a process forked by tests/test_loop_kill.py, reporting on ``connection``."""
+    """:func:`drive` in a process forked by tests/loop/test_loop_kill.py, reporting on ``connection``."""
     try:
         drive(mode, transcript, connection.send, kind, stop_at, max_calls, shortlist)
     except BaseException:

@@ -1,4 +1,4 @@
-"""The recorded cases of the chat completions front (tests/test_serve_recorded.py), with the
+"""The recorded cases of the chat completions front (tests/serve/test_serve_recorded.py), with the
 server's own endpoints and what every front shares on the wire: the key, the body's limit, a
 path or method no route takes. Its refusals are in recorded_chat_refusals.py."""
 

@@ -1,4 +1,4 @@
-"""The recorded refusals of the chat completions front (tests/test_serve_recorded.py): a body
+"""The recorded refusals of the chat completions front (tests/serve/test_serve_recorded.py): a body
 that is no JSON object, and each field of the wrong type, value or shape."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The recorded cases of the Messages front (tests/test_serve_recorded.py): ``POST /v1/messages``
+"""The recorded cases of the Messages front (tests/serve/test_serve_recorded.py): ``POST /v1/messages``
 and ``/v1/messages/count_tokens``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The recorded cases of the Responses front (tests/test_serve_recorded.py): ``POST /v1/responses``,
+"""The recorded cases of the Responses front (tests/serve/test_serve_recorded.py): ``POST /v1/responses``,
 a stored response read back, deleted and continued."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The server's exchanges recorded, for tests/test_serve_recorded.py: a case is a few requests to
+"""The server's exchanges recorded, for tests/serve/test_serve_recorded.py: a case is a few requests to
 ``serve_app`` in-process (Starlette's TestClient) over the scripted backend, and its record what
 came back (the status, every header, the body's bytes) and what the backend was sent.
 

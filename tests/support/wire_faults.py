@@ -1,6 +1,6 @@
 """The wire fault matrix: the routing loop on OpenAICompatible against a misbehaving loopback server.
 
-Shared by tests/test_loop_wire_faults.py (one test per case) and support/fault_table.py (the table).
+Shared by tests/loop/test_loop_wire_faults.py (one test per case) and support/fault_table.py (the table).
 Each case queues what the server does for each request (faults and the model's answers) and
 says how the run must end: recovered, or failed with a named error whose message matches.
 The loop's ``sleep`` only records the delay, so no case waits out a backoff; a refused

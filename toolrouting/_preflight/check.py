@@ -6,8 +6,8 @@ departs from JSON Schema in its own way: it ignores a keyword, refuses one, trea
 object may carry keys ``properties`` does not list. :func:`preflight` names each such
 place by its JSON pointer. Every rule cites the compiler's documentation or source; the
 rules for llama.cpp, llguidance and outlines are tested on the compilers themselves
-(tests/test_preflight_llama_cpp.py, tests/test_preflight_llguidance.py and
-tests/test_preflight_outlines.py), those for xgrammar are from its documentation.
+(tests/preflight/test_preflight_llama_cpp.py, tests/preflight/test_preflight_llguidance.py and
+tests/preflight/test_preflight_outlines.py), those for xgrammar are from its documentation.
 
 Severity: ``error`` the compiler refuses the schema (no grammar: the request fails, or a
 server such as KoboldCpp generates unconstrained); ``warning`` the grammar accepts values

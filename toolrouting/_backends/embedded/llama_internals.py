@@ -14,7 +14,8 @@ to read them:
 
 A release that renames or reshapes one is a :class:`ModelLoadError` that names the field, never
 a grammar that goes unchecked or a conversation formatted otherwise;
-tests/test_backends_embedded_llama_internals.py runs the installed release and fails by the same name.
+tests/backends/embedded/test_backends_embedded_llama_internals.py runs the installed release and
+fails by the same name.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ otherwise), and its logits by the batch that produced them. So a prompt is alway
 the same way, cache or none: its tokens but the last in blocks of ``EMBEDDED_PROMPT_BLOCK`` at
 fixed positions (multiples of the block), its last token with whatever follows it; and what is
 reused, from the context or a state, ends at a block's end. Under greedy decoding a reply is
-then byte for byte the reply of a cold start (tests/test_backends_prompt_cache.py).
+then byte for byte the reply of a cold start (tests/backends/embedded/test_backends_embedded_prompt_cache.py).
 
 llama-cpp-python's own ``LlamaRAMCache`` (``save_state``/``load_state``) fits neither use: it
 copies the whole context with a buffer of logits (n_batch by the vocabulary: 297 MB on the 0.5B
