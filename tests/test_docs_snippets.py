@@ -242,3 +242,23 @@ def test_every_pip_install_names_declared_extras_and_installed_distributions() -
             except importlib.metadata.PackageNotFoundError:
                 wrong.append(f"{page}: {requirement}, not installed")
     assert wrong == []
+
+
+def test_every_script_and_make_target_a_page_runs_is_in_the_tree() -> None:
+    """``sh scripts/X.sh``, ``scripts/X.sh`` and ``make TARGET`` as the pages show them: the
+    script is in the tree, the target in the Makefile. (``python -m benchmarks...`` lines are
+    tests/test_docs_benchmarks.py's.)"""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    targets = set(re.findall(r"^([\w-]+):", makefile, re.MULTILINE))
+    wrong = []
+    for page, words in SHELL:
+        script = words[1] if words[0] in ("sh", "bash") and len(words) > 1 else words[0]
+        if script.startswith("scripts/") and not (ROOT / script).is_file():
+            wrong.append(f"{page}: {script}")
+        if words[0] == "make":
+            wrong += [
+                f"{page}: make {target}"
+                for target in words[1:]
+                if "=" not in target and target not in targets
+            ]
+    assert wrong == []
