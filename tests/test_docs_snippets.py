@@ -7,8 +7,9 @@ reader copies: each is run by a test, here or in the test a page's section names
 address put in place of the page's ``http://127.0.0.1:8000``; one that loads the default model
 runs it (``-m model``). The shell snippets name commands of machines and servers this suite does
 not have (a GPU node, a GGUF of the reader's, Claude Code), so their lines are checked instead:
-each ``toolrouting ...`` line parses with the command line's own parser, and each ``pip install``
-names extras the package declares and distributions the venv has.
+each ``toolrouting ...`` line parses with the command line's own parser, each ``pip install``
+names extras the package declares and distributions the venv has, and each script and ``make``
+target is in the tree. The JSON, TOML and YAML blocks parse.
 """
 
 from __future__ import annotations
@@ -261,4 +262,30 @@ def test_every_script_and_make_target_a_page_runs_is_in_the_tree() -> None:
                 for target in words[1:]
                 if "=" not in target and target not in targets
             ]
+    assert wrong == []
+
+
+def test_every_configuration_snippet_parses() -> None:
+    """The JSON (a value, or one a line), TOML and YAML blocks a reader copies into a file parse."""
+    import json
+
+    yaml = pytest.importorskip("yaml")  # PyYAML, which LangChain brings into the dev venv
+    wrong, languages = [], set()
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for language, body in re.findall(r"^```(json|toml|yaml)\n(.*?)^```$", text, re.MULTILINE | re.DOTALL):
+            languages.add(language)
+            try:
+                if language == "json":
+                    try:
+                        json.loads(body)
+                    except json.JSONDecodeError:
+                        [json.loads(line) for line in body.splitlines() if line.strip()]
+                elif language == "toml":
+                    tomllib.loads(body)
+                else:
+                    yaml.safe_load(body)
+            except (ValueError, yaml.YAMLError) as error:
+                wrong.append(f"{page.name}: {language}: {error}")
+    assert languages == {"json", "toml", "yaml"}  # Codex's config.toml and Continue's config.yaml
     assert wrong == []
