@@ -5,7 +5,7 @@ records. The handler's own client is made to ask for the effort as a user of eac
 ``reasoning_effort`` on chat completions, ``reasoning: {"effort": E}`` on the Responses API, and
 nothing for ``none`` (what the handlers send for a model not named like OpenAI's reasoning
 models). Serve serves an effort as the route's bounded thought before the decision, of the
-budget its table names (docs/serve.md, "Thinking and reasoning").
+budget its table names (docs/serve-reference.md, "Thinking and reasoning").
 
 The cases are split in two halves (even and odd places in each category), so a default fitted on
 one half is reported on the other (``halves``).

@@ -5,8 +5,9 @@ folder, find a word across files, count lines, compare two files), each in a fre
 folder holding the files this script writes, with a HOME of its own. ``toolrouting serve``
 runs as a user starts it, a process of its own with ``--log-json`` and a fresh
 ``--prompt-cache-dir`` for each CLI, so each CLI's first request is cold and the rest may find
-their prefix in the prompt cache. Every figure comes from serve's request log (docs/serve.md,
-"The request log"): its ``api``, ``tools``, ``decision``, token counts and seconds.
+their prefix in the prompt cache. Every figure comes from serve's request log
+(docs/serve-reference.md, "The request log"): its ``api``, ``tools``, ``decision``, token
+counts and seconds.
 
 The CLIs are configured as docs/serve.md's "Clients as they ship" says, with what keeps them
 hermetic (as tests/support/agent_clis.py does): Claude Code with

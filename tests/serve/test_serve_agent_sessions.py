@@ -31,7 +31,7 @@ from toolrouting import default_model_path
 #: The file in each session's folder, which answers the documented question ("What is the
 #: weather in Paris?", asked as docs/serve.md's commands ask it).
 WEATHER = "The weather in Paris: sunny, 21 C."
-#: The statuses docs/serve.md's "Errors" names for a client's error that a session may meet; a
+#: The statuses docs/serve-reference.md's "Errors" names for a client's error that a session may meet; a
 #: 5xx is never one a session should see from the embedded model.
 DOCUMENTED = {200, 400, 401, 404, 405, 413, 429}
 #: Claude Code's own bound on a session's turns (a session that reaches it ends with exit status

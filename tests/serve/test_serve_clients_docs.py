@@ -1,8 +1,9 @@
 """The Python snippets of docs/serve.md's "Clients as they ship" run against serve over the
-scripted backend, each as written, with the names the section says it gives them: ``BASE_URL``
-(the server's ``/v1``), ``ROOT`` (the server's root), ``TOOLS`` (the notes catalogue) and
-``search`` (its tool as a function). A snippet that names a class, a setting or an argument
-its client no longer takes fails here; the two CLIs' commands are run by tests/serve/test_serve_agent_clis.py.
+scripted backend, each as a reader runs it: the section's setup (the server's address, the
+``search`` tool as ``TOOLS`` and as a function), then the snippet, with the test server's address
+put in place of the page's ``http://127.0.0.1:8000``. A snippet that names a class, a setting or
+an argument its client no longer takes, or a name the setup does not define, fails here; the
+two CLIs' commands are run by tests/serve/test_serve_agent_clis.py.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from typing import Any
 
 import pytest
 from support.paths import ROOT
-from support.serve import TOOLS, page_snippets, released_snippet, served_scripted
+from support.serve import page_snippets, released_snippet, served_scripted
 
 from toolrouting import AsyncScriptedBackend
 
 PAGE = ROOT / "docs" / "serve.md"
 HEADING = "## Clients as they ship"
+#: Where the page's snippets say toolrouting serve listens.
+ADDRESS = "http://127.0.0.1:8000"
 CALL = '{"tool":"search","arguments":{"query":"latch"}}'
 NONE = '{"tool":"none"}'
 ANSWER = "The latch holds the storage-room door shut."
@@ -38,12 +41,7 @@ SCRIPTS: dict[str, tuple[list[str], str, Any]] = {
 OTHERS = {"Claude Code", "Codex", "Continue"}
 
 
-_, SNIPPETS = page_snippets(HEADING)
-
-
-def search(query: str) -> str:
-    """Search the notes for a word."""
-    return "M1: the latch keeps the storage-room door shut."
+SETUP, SNIPPETS = page_snippets(HEADING)
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +51,8 @@ def scripted() -> Iterator[tuple[AsyncScriptedBackend, str]]:
 
 
 def test_every_subsection_has_a_snippet_and_a_script() -> None:
+    assert all(f"{name} =" in SETUP for name in ("BASE_URL", "ROOT", "TOOLS"))
+    assert "def search" in SETUP
     assert set(SNIPPETS) == set(SCRIPTS) | OTHERS
     assert all(SNIPPETS[title] for title in SCRIPTS)
     assert not any(SNIPPETS[title] for title in OTHERS)
@@ -64,14 +64,10 @@ def test_the_snippet_runs_through_serve(scripted: tuple[AsyncScriptedBackend, st
     backend.requests.clear()
     replies, name, expected = SCRIPTS[title]
     backend.enqueue(*replies)
-    namespace: dict[str, Any] = {
-        "__name__": f"docs_serve_{title}",
-        "BASE_URL": url,
-        "ROOT": url.removesuffix("/v1"),
-        "TOOLS": TOOLS,
-        "search": search,
-    }
-    exec(compile(SNIPPETS[title], f"{PAGE.name}: {title}", "exec"), namespace)
+    namespace: dict[str, Any] = {"__name__": f"docs_serve_{title}"}
+    for part, code in (("setup", SETUP), (title, SNIPPETS[title])):
+        served = code.replace(ADDRESS, url.removesuffix("/v1"))
+        exec(compile(served, f"{PAGE.name}: {part}", "exec"), namespace)
     assert namespace[name] == expected
     released_snippet(namespace)
     assert backend.pending == 0

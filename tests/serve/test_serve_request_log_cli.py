@@ -52,7 +52,7 @@ RESULT: list[Any] = [
 ]
 #: The command, as a user's shell runs it.
 SERVE = [sys.executable, "-m", "toolrouting", "serve"]
-#: The JSON object's fields, as docs/serve.md lists them.
+#: The JSON object's fields, as docs/serve-reference.md lists them.
 FIELDS = [
     "api",
     "status",

@@ -133,7 +133,7 @@ def add_serve(subparsers: Subparsers) -> None:
     logged.add_argument(
         "--log-json",
         action="store_true",
-        help="write the line each request gets on stderr as one JSON object (docs/serve.md, "
+        help="write the line each request gets on stderr as one JSON object (docs/serve-reference.md, "
         '"The request log")',
     )
     # What `run`'s backend options read and serve leaves to each request.

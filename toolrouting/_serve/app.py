@@ -58,23 +58,23 @@ def serve_app(
     ``owned=True`` closes the backend when the server stops, in the event loop that served it
     (an HTTP backend's connections belong to that loop); otherwise the caller closes it.
     ``max_calls`` above 1 lets a decision make up to that many calls when the request's
-    ``parallel_tool_calls`` is true or absent (docs/serve.md). ``shortlist=K`` offers a request
+    ``parallel_tool_calls`` is true or absent (docs/serve-reference.md). ``shortlist=K`` offers a request
     of more than K tools only the K ranked best for its conversation, in the instructions and
-    the route (docs/serve.md, "Large catalogues"); ``None`` offers every tool. ``ranker`` ranks
+    the route (docs/serve-design.md, "Large catalogues"); ``None`` offers every tool. ``ranker`` ranks
     them (given only with ``shortlist``): ``None`` is :func:`default_ranker`, which indexes each
     catalogue once, keyed on its bytes, and ranks by meanings and BM25 where the ``semantic``
     extra is installed, by BM25 alone where not; any :class:`Ranker` may replace it.
     ``abstain="grounding"`` answers a decision under ``tool_choice`` auto whose required
     arguments the conversation does not give, saying what was missing, instead of handing out its
-    call (docs/serve.md, "Abstention"). ``reasoning_secret`` signs the thoughts a reply carries, so a
-    client that sends one back is checked (docs/serve.md, "Thinking and reasoning"): random when
+    call (docs/serve-design.md, "Abstention"). ``reasoning_secret`` signs the thoughts a reply carries, so a
+    client that sends one back is checked (docs/serve-reference.md, "Thinking and reasoning"): random when
     ``None``, so only this app takes its own. ``max_repeats`` is the loop's repeat limit applied to
     each conversation: since its question, a call made more than that many times, its result
     there, is not offered again, its tool withheld from the route and named in the
-    ``x-toolrouting-withheld`` header (docs/serve.md, "Repeated calls"). ``request_log`` is called
+    ``x-toolrouting-withheld`` header (docs/serve-design.md, "Repeated calls"). ``request_log`` is called
     with each request's :class:`RequestRecord` (all but ``/health``) once its response is finished
-    or its client left (docs/serve.md, "The request log"); ``None`` records none. Needs the ``serve`` extra
-    (``pip install 'toolrouting[serve]'``).
+    or its client left (docs/serve-reference.md, "The request log"); ``None`` records none. Needs
+    the ``serve`` extra (``pip install 'toolrouting[serve]'``).
     """
     try:
         from starlette.applications import Starlette

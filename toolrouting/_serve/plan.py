@@ -31,7 +31,7 @@ whole catalogue, the prefix a server caches. The model routes another tool or ``
 
 A decision that offers ``none`` beside a ``response_format`` asks no answer after it: its
 route's ``none`` holds the answer under the schema (``{"tool":"none","answer":...}``,
-``route_schema(..., answer_schema=S)``), so one request decides and answers (docs/serve.md).
+``route_schema(..., answer_schema=S)``), so one request decides and answers (docs/serve-reference.md).
 The instructions are the same as without the schema; the offer's key holds it.
 """
 

@@ -56,7 +56,7 @@ _UNLOGGED = frozenset({"/health"})
 
 @dataclasses.dataclass(kw_only=True)
 class RequestRecord:
-    """What the server did with one request (docs/serve.md, "The request log"): filled in while it
+    """What the server did with one request (docs/serve-reference.md, "The request log"): filled in while it
     is served, handed to ``serve_app``'s ``request_log`` once its response is finished."""
 
     api: str
@@ -109,7 +109,7 @@ class RequestRecord:
         self.decision = "refused" if reply.status < 500 else "failed"
 
     def line(self) -> str:
-        """The record as one line of text (docs/serve.md, "The request log")."""
+        """The record as one line of text (docs/serve-reference.md, "The request log")."""
         words = [f"toolrouting: {self.api} {self.status}"]
         if self.stream:
             words.append("stream")
@@ -128,7 +128,7 @@ class RequestRecord:
         return " ".join(words)
 
     def fields(self) -> dict[str, Any]:
-        """The record as one JSON object, its keys the attributes' names (docs/serve.md)."""
+        """The record as one JSON object, its keys the attributes' names (docs/serve-reference.md)."""
         fields = dataclasses.asdict(self)
         fields["seconds"] = round(self.seconds, 3)
         return fields

@@ -1,9 +1,10 @@
 """The snippets of docs/serve.md's "Agent frameworks" run against serve over the scripted backend.
 
-The section's first snippet (the model and ``BASE_URL``) runs first, then ``BASE_URL`` is set to
-the test server's address and a subsection's snippets run as written. Each ends with ``note``,
-the framework's typed value, which must be the one the scripted backend answered: so a
-snippet that names a class, a setting or an argument the framework no longer takes fails here.
+The section's setup (the model and ``BASE_URL``) runs first, then a subsection's snippets, each as
+written with the test server's address put in place of the page's ``http://127.0.0.1:8000``. Each
+ends with ``note``, the framework's typed value, which must be the one the scripted backend
+answered: so a snippet that names a class, a setting or an argument the framework no longer takes
+fails here.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ PAGE = ROOT / "docs" / "serve.md"
 HEADING = "## Agent frameworks"
 ANSWER = '{"title":"A latch","stars":4}'
 CALL = '{"tool":"search","arguments":{"query":"latch"}}'
+#: Where the page's snippets say toolrouting serve listens.
+ADDRESS = "http://127.0.0.1:8000"
 
 #: What the scripted backend answers each subsection's requests with, in order, and how many
 #: typed values its snippet builds.
@@ -68,12 +71,12 @@ def test_the_snippet_runs_through_serve(scripted: tuple[AsyncScriptedBackend, st
     replies, values = SCRIPTS[title]
     backend.enqueue(*replies)
     namespace: dict[str, Any] = {"__name__": f"docs_serve_{title}"}
-    exec(compile(PREAMBLE, f"{PAGE.name}: {HEADING}", "exec"), namespace)
-    namespace["BASE_URL"] = url
+    root = url.removesuffix("/v1")
+    exec(compile(PREAMBLE.replace(ADDRESS, root), f"{PAGE.name}: {HEADING}", "exec"), namespace)
     with warnings.catch_warnings():
         # LangGraph 1 warns that its prebuilt agent moved; the page says so.
         warnings.filterwarnings("ignore", message="create_react_agent has been moved")
-        exec(compile(SNIPPETS[title], f"{PAGE.name}: {title}", "exec"), namespace)
+        exec(compile(SNIPPETS[title].replace(ADDRESS, root), f"{PAGE.name}: {title}", "exec"), namespace)
     note_type = namespace["Note"]
     built = [value for value in namespace.values() if isinstance(value, note_type)]
     assert namespace["note"] in built
