@@ -17,10 +17,10 @@ from .._backends import AsyncBackend, AsyncEmbeddedLlama
 from .._grounding import AbstainPolicy
 from .._limits import DEFAULT_MAX_REPEATS, DEFAULT_ROUTING_CAP
 from .._shortlist import Ranker
+from .core import RoutedServing
 from .limits import SERVE_ANSWER_TOKENS, SERVE_EMBEDDED_QUEUE, SERVE_MAX_BODY_BYTES, SERVE_MAX_IN_FLIGHT
 from .reasoning import Signer
 from .request_log import RequestRecord
-from .serving import RoutedServing
 
 if TYPE_CHECKING:
     import uvicorn

@@ -1,6 +1,7 @@
 """The server's route table: ``/health``, ``/v1/models``, every front's endpoints (``chat``,
 ``responses``, ``messages``), and the handlers that answer every error in the shape of the front
-its path is under: Anthropic's below ``/v1/messages``, OpenAI's elsewhere.
+whose path the request is under (each front's ``FRONT`` gives its error writer), OpenAI's where
+no front's.
 
 ``errors`` is the one table from the error tree to those answers; Starlette's ``exception_handlers``
 apply it once, so no endpoint catches an error of its own.
@@ -14,15 +15,17 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .._errors import ToolRoutingError
-from .chat.routes import CHAT_ROUTES
+from .chat import routes as chat
 from .errors import ErrorReply, error_reply, http_error_reply
-from .messages import message_error_body
-from .messages.routes import MESSAGES_PATH, MESSAGES_ROUTES
+from .messages import routes as messages
 from .request_log import record_of
-from .responses.routes import RESPONSES_ROUTES
+from .responses import routes as responses
 from .state import checked_state, state_of
 
-__all__ = ["EXCEPTION_HANDLERS", "ROUTES"]
+__all__ = ["EXCEPTION_HANDLERS", "FRONTS", "ROUTES"]
+
+#: The fronts, each its endpoints and its error writer, in the order their routes are tried.
+FRONTS = (chat.FRONT, messages.FRONT, responses.FRONT)
 
 
 async def _health(request: Request) -> Response:
@@ -37,9 +40,8 @@ async def _models(request: Request) -> Response:
 
 def _answer(request: Request, reply: ErrorReply) -> Response:
     """The error table's answer in the shape of the front the request came to."""
-    path = request.url.path
-    front = path == MESSAGES_PATH or path.startswith(f"{MESSAGES_PATH}/")
-    body = message_error_body(reply) if front else reply.body
+    front = next((front for front in FRONTS if front.holds(request.url.path)), None)
+    body = reply.body if front is None else front.error_body(reply)
     record_of(request).failed(reply)
     return JSONResponse(body, status_code=reply.status, headers=reply.headers)
 
@@ -58,9 +60,7 @@ async def _http_error(request: Request, error: Exception) -> Response:
 ROUTES = [
     Route("/health", _health, methods=["GET"]),
     Route("/v1/models", _models, methods=["GET"]),
-    *CHAT_ROUTES,
-    *MESSAGES_ROUTES,
-    *RESPONSES_ROUTES,
+    *(route for front in FRONTS for route in front.routes),
 ]
 
 # ToolRoutingError by name: Starlette hands Exception's handler to its outermost layer, which

@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Literal
 
 from ..._backends import Usage
+from ..core import FinishReason, Piece, Reply, ReplyIds, ToolCall, server_sent_event
 from ..errors import ErrorReply
-from ..protocol import FinishReason, Piece, Reply, ReplyIds, ToolCall, server_sent_event
 from .shapes import (
     AssistantMessage,
     ChatCompletion,

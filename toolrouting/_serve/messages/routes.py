@@ -3,8 +3,9 @@
 An endpoint translates and holds no routing logic: the body is read within its limit
 (``transport``), read into the core's request (``reader``), served (``serving``) and written
 back in Anthropic's shapes (``writer``). ``anthropic-version`` and ``anthropic-beta`` are
-accepted and change nothing. An error under :data:`MESSAGES_PATH` is answered in Anthropic's
-shape by the handlers the server's ``routes`` registers.
+accepted and change nothing. An error under :data:`MESSAGES_PATH` is answered by the handlers
+the server's ``routes`` registers, in the error shape the front gives them (:data:`FRONT`):
+Anthropic's.
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..protocol import ReplyIds, decode_body
+from ..core import ReplyIds, decode_body
+from ..front import Front
 from ..request_log import record_of
 from ..state import checked_state
 from ..transport import read_body
 from .reader import read_messages_request
-from .writer import MessageWriter, count_body
+from .writer import MessageWriter, count_body, message_error_body
 
-__all__ = ["COUNTED_CHARS_PER_TOKEN", "MESSAGES_PATH", "MESSAGES_ROUTES"]
+__all__ = ["COUNTED_CHARS_PER_TOKEN", "FRONT", "MESSAGES_PATH"]
 
 #: Where the front's endpoints live: an error under it is answered in Anthropic's shape.
 MESSAGES_PATH = "/v1/messages"
@@ -37,7 +39,7 @@ COUNTED_CHARS_PER_TOKEN = 4
 async def _messages(request: Request) -> Response:
     state = checked_state(request)
     body = decode_body(await read_body(request))
-    asked = read_messages_request(body, spaced=state.serving.spaced, signer=state.signer)
+    asked = read_messages_request(body, signer=state.signer)
     shown = asked.reasoning is None or asked.reasoning.shown
     writer = MessageWriter(ReplyIds.new(asked.model or state.model), state.signer, shown=shown)
     return await state.answer(request, asked, writer)
@@ -46,7 +48,7 @@ async def _messages(request: Request) -> Response:
 async def _count_tokens(request: Request) -> Response:
     state = checked_state(request)
     body = decode_body(await read_body(request))
-    asked = read_messages_request(body, spaced=state.serving.spaced, counting=True, signer=state.signer)
+    asked = read_messages_request(body, counting=True, signer=state.signer)
     record_of(request).asked(tools=len(asked.tools), stream=False)
     counted = await state.serving.prompt_tokens(asked)
     if counted is None:
@@ -55,7 +57,12 @@ async def _count_tokens(request: Request) -> Response:
     return JSONResponse(count_body(counted))
 
 
-MESSAGES_ROUTES = [
-    Route(MESSAGES_PATH, _messages, methods=["POST"]),
-    Route(f"{MESSAGES_PATH}/count_tokens", _count_tokens, methods=["POST"]),
-]
+#: The Messages front: its endpoints, and errors in Anthropic's shape.
+FRONT = Front(
+    path=MESSAGES_PATH,
+    routes=[
+        Route(MESSAGES_PATH, _messages, methods=["POST"]),
+        Route(f"{MESSAGES_PATH}/count_tokens", _count_tokens, methods=["POST"]),
+    ],
+    error_body=message_error_body,
+)

@@ -16,8 +16,8 @@ import json
 from typing import Any
 
 from ..._backends import Usage
+from ..core import FinishReason, Piece, Reply, ReplyIds, server_sent_event
 from ..errors import ErrorReply
-from ..protocol import FinishReason, Piece, Reply, ReplyIds, server_sent_event
 from ..reasoning import Signer
 from .shapes import (
     BlockDelta,

@@ -16,8 +16,8 @@ import time
 from collections.abc import Mapping
 
 from ..._backends import Usage
+from ..core import Reply, ReplyIds, ToolCall
 from ..limits import SERVE_REASONING_CHARS_PER_TOKEN
-from ..protocol import Reply, ReplyIds, ToolCall
 from ..reasoning import Signer
 from .shapes import (
     DeletedResponse,

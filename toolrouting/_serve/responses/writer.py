@@ -12,8 +12,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Literal, TypedDict
 
+from ..core import Piece, Reply, ReplyIds, ToolCall, server_sent_event
 from ..errors import ErrorReply
-from ..protocol import Piece, Reply, ReplyIds, ToolCall, server_sent_event
 from .output import (
     Namespaces,
     Thinking,

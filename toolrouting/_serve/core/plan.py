@@ -42,18 +42,18 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._backends import Message
-from .._catalogue_checks import checked_catalogue
-from .._catalogue_prompt import catalogue_prompt
-from .._errors import CatalogueError, ChatRequestError
-from .._limits import DEFAULT_MAX_REPEATS
-from .._loop import THOUGHT_NOTE, answer_conversation, instructed, repeated_tools
-from .._route_schema import route_schema, route_tool_names
-from .._settings import Settings
-from .._shortlist import Ranker, checked_ranker, default_ranker
-from .._shortlist import shortlist as shortlisted
+from ..._backends import Message
+from ..._catalogue_checks import checked_catalogue
+from ..._catalogue_prompt import catalogue_prompt
+from ..._errors import CatalogueError, ChatRequestError
+from ..._limits import DEFAULT_MAX_REPEATS
+from ..._loop import THOUGHT_NOTE, answer_conversation, instructed, repeated_tools
+from ..._route_schema import route_schema, route_tool_names
+from ..._settings import Settings
+from ..._shortlist import Ranker, checked_ranker, default_ranker
+from ..._shortlist import shortlist as shortlisted
+from ..limits import SERVE_REASONING_CHARS_PER_TOKEN
 from .conversation import Conversation, ends_with_user
-from .limits import SERVE_REASONING_CHARS_PER_TOKEN
 from .protocol import ServeRequest
 
 __all__ = [

@@ -19,10 +19,10 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
-from .._backends import Usage
-from .._errors import ChatRequestError
-from .errors import ErrorReply
-from .limits import SERVE_MAX_BODY_BYTES
+from ..._backends import Usage
+from ..._errors import ChatRequestError
+from ..errors import ErrorReply
+from ..limits import SERVE_MAX_BODY_BYTES
 
 __all__ = [
     "FinishReason",
@@ -50,6 +50,10 @@ class ToolCall:
     id: str
     name: str
     arguments: str
+    input: Mapping[str, Any] | None = dataclasses.field(default=None, compare=False)
+    """The arguments as an object, where the API sends one (a Messages ``tool_use``'s ``input``):
+    the core writes them as the route grammar writes arguments, compact or spaced as the backend's
+    settings say, so a call this server made comes back as the bytes the backend wrote."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
