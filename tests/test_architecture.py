@@ -132,12 +132,12 @@ def test_no_private_name_crosses_a_module_and_parts_meet_at_their_package() -> N
 
 #: The server's layers (``toolrouting._serve``), by the name under it ("" for the package):
 #: what its core stands on, the core (one package, ``core``), and the fronts, one per API.
-SERVE_BELOW_CORE = {"errors", "limits", "request_log"}
+SERVE_BELOW_CORE = {"error_replies", "limits", "request_log"}
 SERVE_CORE = "core"
 SERVE_FRONTS = {"chat", "responses", "messages"}
 #: What puts the fronts together, and so alone may import one besides the front itself: the
 #: route table, the app and the package's front door.
-SERVE_ASSEMBLY = {"", "routes", "app"}
+SERVE_ASSEMBLY = {"", "endpoints", "app"}
 #: What makes a routed decision: a front (a request read, a reply written) imports none of it
 #: but through the serve core, so no API's front routes, renders instructions or retries.
 ROUTING = (

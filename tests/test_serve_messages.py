@@ -28,7 +28,7 @@ from support.serve import TOOLS, served
 from toolrouting import AsyncScriptedBackend, ScriptedRequest
 from toolrouting._errors import BackendError
 from toolrouting._serve import serve_app
-from toolrouting._serve.messages.routes import COUNTED_CHARS_PER_TOKEN
+from toolrouting._serve.messages.endpoints import COUNTED_CHARS_PER_TOKEN
 
 #: The notes catalogue as Anthropic declares tools.
 ANTHROPIC_TOOLS: list[Any] = [

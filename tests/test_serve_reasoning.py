@@ -25,7 +25,7 @@ from support.serve import TOOLS, served_embedded
 from toolrouting import AsyncScriptedBackend, Settings
 from toolrouting._limits import DEFAULT_ROUTING_CAP
 from toolrouting._loop import THOUGHT_NOTE
-from toolrouting._serve.core.serving import THOUGHT_TOKENS_PER_CHARACTER
+from toolrouting._serve.core.engine import THOUGHT_TOKENS_PER_CHARACTER
 from toolrouting._serve.limits import (
     SERVE_REASONING_CAP,
     SERVE_REASONING_CHARS_PER_TOKEN,

@@ -12,7 +12,7 @@ from test_serve_responses import ACTION, SEARCH, create, created, error_of
 
 from toolrouting import AsyncScriptedBackend
 from toolrouting._serve import serve_app
-from toolrouting._serve.core.protocol import ReplyIds
+from toolrouting._serve.core.exchange import ReplyIds
 from toolrouting._serve.responses import ResponseStore, StoredResponse, read_responses_request
 from toolrouting._serve.responses.output import response_body
 

@@ -18,7 +18,7 @@ from typing import Any, Literal, NotRequired, Union, get_args, get_origin, get_t
 import pytest
 
 from toolrouting._serve.chat.shapes import ChatCompletion, ChatCompletionChunk
-from toolrouting._serve.errors import ErrorBody
+from toolrouting._serve.error_replies import ErrorBody
 from toolrouting._serve.messages import shapes as messages
 from toolrouting._serve.responses import shapes as responses
 

@@ -2,11 +2,11 @@
 in front of any backend, the tool decision routed.
 
 The core (``core``), in no API's shape, is one package the fronts call through what it exports:
-``protocol`` is what every front reads into and writes from (the request, ``ServeRequest``; the
+``exchange`` is what every front reads into and writes from (the request, ``ServeRequest``; the
 reply whole or in pieces; the writer a front writes them with; the body decoder);
 ``conversation`` turns a request's messages into the conversation a routing run would send (an
 assistant's call as its action, a tool message as the result message); ``plan`` says which
-decision and which answer a request asks for, and checks its tools; ``serving``
+decision and which answer a request asks for, and checks its tools; ``engine``
 (``RoutedServing``) runs them on the backend, whole or streamed, with ``call_pieces`` handing out
 a streamed tool call as it is written and ``decision_reply`` reading a decision's reply;
 ``output_format`` checks an answer's schema against the backend's compiler.
@@ -14,14 +14,14 @@ a streamed tool call as it is written and ``decision_reply`` reading a decision'
 A front is a subpackage of the same three jobs under the same names: ``reader`` reads a body
 into a ``ServeRequest`` (its conversation in ``turns``), with the field checks every reader
 shares (``fields``) and the reasoning each API asks for (``reasoning``), ``writer`` writes the
-reply in its API's shapes, ``routes`` holds its endpoints and its error writer (a ``Front``,
+reply in its API's shapes, ``endpoints`` holds its endpoints and its error writer (a ``Front``,
 ``front``): ``chat`` for chat completions, ``responses`` for the Responses API (and ``store``,
-its stored responses), ``messages`` for Anthropic's Messages API. ``errors`` maps the error tree
+its stored responses), ``messages`` for Anthropic's Messages API. ``error_replies`` maps the error tree
 onto an error's status and OpenAI's error shape, which the Messages front writes in Anthropic's.
 
 What every front shares on the wire (the queue, the body's limit, the key check, the disconnect,
 the whole reply, the one loop that streams) is ``transport``'s, and what every endpoint reads
-from the app ``state``'s, in no API's shape; ``routes`` is the route table of every front and
+from the app ``server_state``'s, in no API's shape; ``endpoints`` is the route table of every front and
 the error handlers; ``app`` builds the Starlette application and its uvicorn configuration,
 importing both only when called; ``limits`` names the server's own limits; ``request_log`` is the
 line each request is logged with, made in one place from the record the transport, the core and
@@ -43,7 +43,7 @@ from .core import (
     decision_of,
     decode_body,
 )
-from .errors import ErrorReply, error_reply
+from .error_replies import ErrorReply, error_reply
 from .limits import SERVE_ANSWER_TOKENS
 from .messages import read_messages_request
 from .request_log import RequestRecord

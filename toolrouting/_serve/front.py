@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from .errors import ErrorReply
+from .error_replies import ErrorReply
 
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
@@ -22,7 +22,7 @@ class Front:
 
     path: str
     """Where the front's endpoints live: a request to it or below it is the front's to answer."""
-    routes: Sequence[BaseRoute]
+    endpoints: Sequence[BaseRoute]
     error_body: Callable[[ErrorReply], Mapping[str, object]]
     """The front's error writer: an error's body in the API's shape (a stream's is its writer's
     ``failed``)."""

@@ -21,7 +21,7 @@ from starlette.types import Receive, Scope, Send
 
 from .._errors import ChatRequestError, ToolRoutingError
 from .core import Conversation, Piece, Reply, ReplyWriter, RoutedServing, ServeRequest, body_too_large
-from .errors import error_reply
+from .error_replies import error_reply
 from .limits import SERVE_MAX_BODY_BYTES, SERVE_RETRY_AFTER
 from .request_log import CLIENT_LEFT, RequestRecord, record_of
 
@@ -169,13 +169,13 @@ def gone() -> Response:
 async def answer(
     request: Request,
     admission: Admission,
-    serving: RoutedServing,
+    engine: RoutedServing,
     asked: ServeRequest,
     writer: ReplyWriter,
     secrets: Sequence[str],
     built: Conversation | None = None,
 ) -> Response:
-    """The reply ``serving`` makes to ``asked``, whole or streamed as it asks, in ``writer``'s
+    """The reply ``engine`` makes to ``asked``, whole or streamed as it asks, in ``writer``'s
     shapes; ``secrets`` never appear in an error written into the stream; ``built`` is the
     request's conversation where its front built it already. The headers say what
     was served otherwise than asked: the tools withheld, a reasoning budget served within the cap.
@@ -184,7 +184,7 @@ async def answer(
     record = record_of(request)
     record.asked(tools=len(asked.tools), stream=asked.stream)
     if asked.stream:
-        pieces = serving.stream(asked, record, built)
+        pieces = engine.stream(asked, record, built)
         response = await event_stream(request, admission, pieces, writer, secrets, record)
     else:
 
@@ -192,7 +192,7 @@ async def answer(
             return _withheld(reply.withheld, record)
 
         async def work() -> Reply:
-            return await serving.reply(asked, record, built)
+            return await engine.reply(asked, record, built)
 
         response = await whole_reply(request, admission, work, writer.whole, withheld)
     reasoning = asked.reasoning

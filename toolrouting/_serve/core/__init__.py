@@ -7,8 +7,8 @@ the core from here alone, never from its modules; nothing in the core imports a 
 """
 
 from .conversation import Conversation, arguments_text, conversation_of, ends_with_user
-from .plan import Decision, checked_tools, decision_of
-from .protocol import (
+from .engine import RoutedServing
+from .exchange import (
     FinishReason,
     InMessage,
     OutputFormat,
@@ -24,7 +24,7 @@ from .protocol import (
     decode_body,
     server_sent_event,
 )
-from .serving import RoutedServing
+from .plan import Decision, checked_tools, decision_of
 
 __all__ = [
     "Conversation",

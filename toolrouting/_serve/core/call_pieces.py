@@ -20,7 +20,7 @@ from ..._backends import AsyncBackend, AsyncStreamingBackend, Completion, Messag
 from ..._errors import BackendResponseError
 from ..._names import NONE_TOOL
 from ..._route_schema import action_head, route_separators
-from .protocol import Piece, ToolCall
+from .exchange import Piece, ToolCall
 
 __all__ = ["CallStream", "ThoughtStream", "backend_pieces", "cut_thought", "several_pieces"]
 

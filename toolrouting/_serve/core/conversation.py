@@ -27,7 +27,7 @@ from ..._errors import ChatRequestError
 from ..._names import tool_name_problem
 from ..._result_messages import routed_call_id, routed_result_text
 from ..._route_schema import action_head, action_text, route_separators
-from .protocol import InMessage, ServeRequest, ToolCall
+from .exchange import InMessage, ServeRequest, ToolCall
 
 __all__ = [
     "Conversation",

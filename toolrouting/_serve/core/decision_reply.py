@@ -18,8 +18,8 @@ from ..._result_messages import routed_call_id
 from ..._route_schema import answer_head
 from .call_pieces import cut_thought
 from .conversation import Conversation, arguments_text, without_thought
+from .exchange import ToolCall
 from .plan import Decision
-from .protocol import ToolCall
 
 __all__ = ["accepted_calls", "held_answer"]
 

@@ -22,7 +22,7 @@ import re
 from ..._backends import AsyncEmbeddedLlama
 from ..._errors import ChatRequestError, GrammarError
 from ..._preflight import Target, preflight
-from .protocol import OutputFormat
+from .exchange import OutputFormat
 
 __all__ = [
     "checked_format",

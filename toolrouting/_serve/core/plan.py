@@ -54,7 +54,7 @@ from ..._shortlist import Ranker, checked_ranker, default_ranker
 from ..._shortlist import shortlist as shortlisted
 from ..limits import SERVE_REASONING_CHARS_PER_TOKEN
 from .conversation import Conversation, ends_with_user
-from .protocol import ServeRequest
+from .exchange import ServeRequest
 
 __all__ = [
     "Decision",

@@ -1,9 +1,9 @@
 """The chat completions front's endpoint: ``POST /v1/chat/completions``.
 
 An endpoint translates and holds no routing logic: the body is read within its limit
-(``transport``), read into the core's request (``reader``), served (``serving``) and written
+(``transport``), read into the core's request (``reader``), served (``engine``) and written
 back in OpenAI's shapes (``writer``). Errors are answered by the handlers the server's
-``routes`` registers, in the error shape the front gives them (:data:`FRONT`): OpenAI's.
+``endpoints`` registers, in the error shape the front gives them (:data:`FRONT`): OpenAI's.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..core import ReplyIds, decode_body
-from ..errors import openai_error_body
+from ..error_replies import openai_error_body
 from ..front import Front
-from ..state import checked_state
+from ..server_state import checked_state
 from ..transport import read_body
 from .reader import read_chat_request
 from .writer import ChatWriter
@@ -34,6 +34,6 @@ async def _chat_completions(request: Request) -> Response:
 #: The chat completions front: its endpoint, and errors in OpenAI's shape.
 FRONT = Front(
     path="/v1/chat/completions",
-    routes=[Route("/v1/chat/completions", _chat_completions, methods=["POST"])],
+    endpoints=[Route("/v1/chat/completions", _chat_completions, methods=["POST"])],
     error_body=openai_error_body,
 )

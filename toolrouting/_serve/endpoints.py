@@ -3,7 +3,7 @@
 whose path the request is under (each front's ``FRONT`` gives its error writer), OpenAI's where
 no front's.
 
-``errors`` is the one table from the error tree to those answers; Starlette's ``exception_handlers``
+``error_replies`` is the one table from the error tree to those answers; Starlette's ``exception_handlers``
 apply it once, so no endpoint catches an error of its own.
 """
 
@@ -15,16 +15,16 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .._errors import ToolRoutingError
-from .chat import routes as chat
-from .errors import ErrorReply, error_reply, http_error_reply
-from .messages import routes as messages
+from .chat import endpoints as chat
+from .error_replies import ErrorReply, error_reply, http_error_reply
+from .messages import endpoints as messages
 from .request_log import record_of
-from .responses import routes as responses
-from .state import checked_state, state_of
+from .responses import endpoints as responses
+from .server_state import checked_state, state_of
 
-__all__ = ["EXCEPTION_HANDLERS", "FRONTS", "ROUTES"]
+__all__ = ["ENDPOINTS", "EXCEPTION_HANDLERS", "FRONTS"]
 
-#: The fronts, each its endpoints and its error writer, in the order their routes are tried.
+#: The fronts, each its endpoints and its error writer, in the order their endpoints are tried.
 FRONTS = (chat.FRONT, messages.FRONT, responses.FRONT)
 
 
@@ -57,10 +57,10 @@ async def _http_error(request: Request, error: Exception) -> Response:
     return _answer(request, http_error_reply(f"{request.method} {request.url.path}", status, detail, headers))
 
 
-ROUTES = [
+ENDPOINTS = [
     Route("/health", _health, methods=["GET"]),
     Route("/v1/models", _models, methods=["GET"]),
-    *(route for front in FRONTS for route in front.routes),
+    *(route for front in FRONTS for route in front.endpoints),
 ]
 
 # ToolRoutingError by name: Starlette hands Exception's handler to its outermost layer, which

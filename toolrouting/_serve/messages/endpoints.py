@@ -1,10 +1,10 @@
 """The Messages front's endpoints: ``POST /v1/messages`` and ``POST /v1/messages/count_tokens``.
 
 An endpoint translates and holds no routing logic: the body is read within its limit
-(``transport``), read into the core's request (``reader``), served (``serving``) and written
+(``transport``), read into the core's request (``reader``), served (``engine``) and written
 back in Anthropic's shapes (``writer``). ``anthropic-version`` and ``anthropic-beta`` are
 accepted and change nothing. An error under :data:`MESSAGES_PATH` is answered by the handlers
-the server's ``routes`` registers, in the error shape the front gives them (:data:`FRONT`):
+the server's ``endpoints`` registers, in the error shape the front gives them (:data:`FRONT`):
 Anthropic's.
 """
 
@@ -19,7 +19,7 @@ from starlette.routing import Route
 from ..core import ReplyIds, decode_body
 from ..front import Front
 from ..request_log import record_of
-from ..state import checked_state
+from ..server_state import checked_state
 from ..transport import read_body
 from .reader import read_messages_request
 from .writer import MessageWriter, count_body, message_error_body
@@ -50,9 +50,9 @@ async def _count_tokens(request: Request) -> Response:
     body = decode_body(await read_body(request))
     asked = read_messages_request(body, counting=True, signer=state.signer)
     record_of(request).asked(tools=len(asked.tools), stream=False)
-    counted = await state.serving.prompt_tokens(asked)
+    counted = await state.engine.prompt_tokens(asked)
     if counted is None:
-        characters = sum(len(message["content"]) for message in state.serving.sent(asked))
+        characters = sum(len(message["content"]) for message in state.engine.sent(asked))
         counted = math.ceil(characters / COUNTED_CHARS_PER_TOKEN)
     return JSONResponse(count_body(counted))
 
@@ -60,7 +60,7 @@ async def _count_tokens(request: Request) -> Response:
 #: The Messages front: its endpoints, and errors in Anthropic's shape.
 FRONT = Front(
     path=MESSAGES_PATH,
-    routes=[
+    endpoints=[
         Route(MESSAGES_PATH, _messages, methods=["POST"]),
         Route(f"{MESSAGES_PATH}/count_tokens", _count_tokens, methods=["POST"]),
     ],

@@ -2,10 +2,10 @@
 response by its id.
 
 As every endpoint, they translate and hold no routing logic: the body is read within its limit
-(``transport``), read into the core's request (``reader``), served (``serving``) and written back
+(``transport``), read into the core's request (``reader``), served (``engine``) and written back
 in the Responses shapes (``writer``, ``output``); a response asked to be stored is kept
 (``store``) for a request that continues it. Errors are answered by the handlers the server's
-``routes`` registers, in the error shape the front gives them (:data:`FRONT`): OpenAI's, which
+``endpoints`` registers, in the error shape the front gives them (:data:`FRONT`): OpenAI's, which
 the Responses API shares.
 """
 
@@ -17,10 +17,10 @@ from starlette.routing import Route
 
 from ..._errors import ChatRequestError
 from ..core import Reply, ReplyIds, decode_body
-from ..errors import openai_error_body
+from ..error_replies import openai_error_body
 from ..front import Front
 from ..request_log import record_of
-from ..state import checked_state
+from ..server_state import checked_state
 from ..transport import read_body
 from .output import Thinking, deleted_body
 from .reader import read_responses_request
@@ -39,7 +39,7 @@ async def _create(request: Request) -> Response:
     """``POST /v1/responses``: a response, whole or as its stream of events."""
     state, store = checked_state(request), _store(request)
     body = decode_body(await read_body(request))
-    asked = read_responses_request(body, store.conversation, state.signer, state.serving.conversation)
+    asked = read_responses_request(body, store.conversation, state.signer, state.engine.conversation)
 
     def keep(body: ResponseObject, reply: Reply) -> None:
         store.keep(StoredResponse(body=body, conversation=continued(asked.history, reply)))
@@ -87,7 +87,7 @@ async def _stored_response(request: Request) -> Response:
 #: The Responses front: its endpoints, and errors in OpenAI's shape.
 FRONT = Front(
     path="/v1/responses",
-    routes=[
+    endpoints=[
         Route("/v1/responses", _create, methods=["POST"]),
         Route("/v1/responses/{response_id}", _stored_response, methods=["GET", "DELETE"]),
     ],

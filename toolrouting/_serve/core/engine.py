@@ -1,5 +1,6 @@
-"""The core, in no API's shape: one request served, whole or in pieces: at most one routed
-decision, then the answer when the decision is ``none``.
+"""The core's engine, in no API's shape: one request served, whole or in pieces: at most one
+routed decision, then the answer when the decision is ``none``. (vLLM's ``serving_*`` modules
+are one per API: here each front's ``reader`` and ``writer``, over this one engine.)
 
 A decision makes one call, or with ``max_calls`` above 1 (and the request's
 ``parallel_tool_calls`` not false) up to that many, each under its own call id. With a
@@ -45,6 +46,7 @@ from ..request_log import RequestRecord
 from .call_pieces import CallStream, ThoughtStream, backend_pieces, several_pieces
 from .conversation import Conversation, conversation_of
 from .decision_reply import accepted_calls, held_answer
+from .exchange import FinishReason, Piece, Reply, ServeRequest, ToolCall
 from .output_format import checked_format, refused_in_route, refused_schema
 from .plan import (
     Decision,
@@ -57,7 +59,6 @@ from .plan import (
     offer_of,
     served_ranker,
 )
-from .protocol import FinishReason, Piece, Reply, ServeRequest, ToolCall
 
 __all__ = ["THOUGHT_TOKENS_PER_CHARACTER", "RoutedServing"]
 

@@ -22,9 +22,9 @@ _LOG = logging.getLogger("toolrouting.serve")
 
 @dataclasses.dataclass(kw_only=True)
 class ServerState:
-    """The server's one core (``serving``) and what its fronts share."""
+    """The server's one core (``engine``) and what its fronts share."""
 
-    serving: RoutedServing
+    engine: RoutedServing
     admission: Admission
     model: str
     require_key: str | None
@@ -50,7 +50,7 @@ class ServerState:
     ) -> Response:
         """The reply to ``asked``, whole or streamed, in ``writer``'s shapes; ``built`` is its
         conversation where the front built it already."""
-        return await answer(request, self.admission, self.serving, asked, writer, self.secrets, built)
+        return await answer(request, self.admission, self.engine, asked, writer, self.secrets, built)
 
 
 def state_of(request: Request) -> ServerState:

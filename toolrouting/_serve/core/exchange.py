@@ -7,7 +7,8 @@ offer its ``tool_choice`` makes (:class:`ToolChoice`), the answer's schema
 or as its :class:`Piece` s, and the front's writer (a :class:`ReplyWriter`) writes them in its
 API's shapes, under the ids of :class:`ReplyIds`, a stream as server-sent events
 (:func:`server_sent_event`). A field every front reads is a field of :class:`ServeRequest`, and
-each reader fills it.
+each reader fills it. (vLLM's ``protocol`` is one API's shapes: here those are each front's
+``shapes``, and this module the exchange every front shares.)
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, Literal, Protocol
 
 from ..._backends import Usage
 from ..._errors import ChatRequestError
-from ..errors import ErrorReply
+from ..error_replies import ErrorReply
 from ..limits import SERVE_MAX_BODY_BYTES
 
 __all__ = [
