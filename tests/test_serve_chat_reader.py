@@ -9,11 +9,11 @@ import pytest
 from test_serve_conversation import TOOLS
 
 from toolrouting import ChatRequestError
+from toolrouting._limits import SERVE_MAX_BODY_BYTES
 from toolrouting._serve import (
     decode_body,
     read_chat_request,
 )
-from toolrouting._serve.limits import SERVE_MAX_BODY_BYTES
 
 
 def body(**fields: Any) -> dict[str, Any]:

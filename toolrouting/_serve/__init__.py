@@ -21,14 +21,15 @@ onto an error's status and OpenAI's error shape, which the Messages front writes
 
 What every front shares on the wire (the queue, the body's limit, the key check, the disconnect,
 the whole reply, the one loop that streams) is ``transport``'s, and what every endpoint reads
-from the app ``server_state``'s, in no API's shape; ``endpoints`` is the route table of every front and
-the error handlers; ``app`` builds the Starlette application and its uvicorn configuration,
-importing both only when called; ``limits`` names the server's own limits; ``request_log`` is the
-line each request is logged with, made in one place from the record the transport, the core and
-the error handlers fill in. No import climbs back up: the core imports no front and nothing above
-it, and only the route table and the app import a front.
+from the app ``server_state``'s, in no API's shape; ``endpoints`` is the route table of every
+front and the error handlers; ``app`` builds the Starlette application and its uvicorn
+configuration, importing both only when called; the server's own limits are named in
+``_limits``; ``request_log`` is the line each request is logged with, made in one place from the
+record the transport, the core and the error handlers fill in. No import climbs back up: the core
+imports no front and nothing above it, and only the route table and the app import a front.
 """
 
+from .._limits import SERVE_ANSWER_TOKENS
 from .app import serve_app, server_config
 from .chat import read_chat_request
 from .core import (
@@ -44,7 +45,6 @@ from .core import (
     decode_body,
 )
 from .error_replies import ErrorReply, error_reply
-from .limits import SERVE_ANSWER_TOKENS
 from .messages import read_messages_request
 from .request_log import RequestRecord
 from .responses import read_responses_request

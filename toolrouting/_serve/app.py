@@ -15,10 +15,16 @@ from typing import TYPE_CHECKING
 
 from .._backends import AsyncBackend, AsyncEmbeddedLlama
 from .._grounding import AbstainPolicy
-from .._limits import DEFAULT_MAX_REPEATS, DEFAULT_ROUTING_CAP
+from .._limits import (
+    DEFAULT_MAX_REPEATS,
+    DEFAULT_ROUTING_CAP,
+    SERVE_ANSWER_TOKENS,
+    SERVE_EMBEDDED_QUEUE,
+    SERVE_MAX_BODY_BYTES,
+    SERVE_MAX_IN_FLIGHT,
+)
 from .._shortlist import Ranker
 from .core import RoutedServing
-from .limits import SERVE_ANSWER_TOKENS, SERVE_EMBEDDED_QUEUE, SERVE_MAX_BODY_BYTES, SERVE_MAX_IN_FLIGHT
 from .reasoning import Signer
 from .request_log import RequestRecord
 

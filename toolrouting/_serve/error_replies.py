@@ -37,8 +37,8 @@ from .._errors import (
     GrammarError,
     ToolRoutingError,
 )
+from .._limits import SERVE_UPSTREAM_RETRY_AFTER
 from .._redact import redacted
-from .limits import SERVE_UPSTREAM_RETRY_AFTER
 
 __all__ = [
     "ErrorBody",

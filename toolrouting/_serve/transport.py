@@ -20,9 +20,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from .._errors import ChatRequestError, ToolRoutingError
+from .._limits import SERVE_MAX_BODY_BYTES, SERVE_RETRY_AFTER
 from .core import Conversation, Piece, Reply, ReplyWriter, RoutedServing, ServeRequest, body_too_large
 from .error_replies import error_reply
-from .limits import SERVE_MAX_BODY_BYTES, SERVE_RETRY_AFTER
 from .request_log import CLIENT_LEFT, RequestRecord, record_of
 
 __all__ = [

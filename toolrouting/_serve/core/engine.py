@@ -34,14 +34,13 @@ from ..._backends import (
 )
 from ..._errors import BackendResponseError, CatalogueError, ChatRequestError, GrammarError
 from ..._grounding import AbstainPolicy, abstention, checked_policy, conversation_evidence
-from ..._limits import DEFAULT_MAX_REPEATS, DEFAULT_ROUTING_CAP
+from ..._limits import DEFAULT_MAX_REPEATS, DEFAULT_ROUTING_CAP, SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
 from ..._loop import RunLimits
 from ..._result_messages import routed_call_id
 from ..._route_schema import route_schema
 from ..._routed_backend import routed_backend
 from ..._settings import Settings
 from ..._shortlist import Ranker
-from ..limits import SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
 from ..request_log import RequestRecord
 from .call_pieces import CallStream, ThoughtStream, backend_pieces, several_pieces
 from .conversation import Conversation, conversation_of

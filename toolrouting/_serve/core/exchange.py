@@ -22,8 +22,8 @@ from typing import Any, Literal, Protocol
 
 from ..._backends import Usage
 from ..._errors import ChatRequestError
+from ..._limits import SERVE_MAX_BODY_BYTES
 from ..error_replies import ErrorReply
-from ..limits import SERVE_MAX_BODY_BYTES
 
 __all__ = [
     "FinishReason",

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..._limits import CHARS_PER_TOKEN
 from ..core import ReplyIds, decode_body
 from ..front import Front
 from ..request_log import record_of
@@ -24,16 +25,10 @@ from ..transport import read_body
 from .reader import read_messages_request
 from .writer import MessageWriter, count_body, message_error_body
 
-__all__ = ["COUNTED_CHARS_PER_TOKEN", "FRONT", "MESSAGES_PATH"]
+__all__ = ["FRONT", "MESSAGES_PATH"]
 
 #: Where the front's endpoints live: an error under it is answered in Anthropic's shape.
 MESSAGES_PATH = "/v1/messages"
-
-#: ``count_tokens`` counts with the backend's tokenizer where it offers one (the embedded model's
-#: ``count_prompt_tokens``: the very count its context check refuses a prompt by); without one
-#: (a server's backend) it estimates one token for every four characters of what the backend
-#: would be sent, rounded up, the rule of thumb for English text under the usual BPE vocabularies.
-COUNTED_CHARS_PER_TOKEN = 4
 
 
 async def _messages(request: Request) -> Response:
@@ -46,6 +41,9 @@ async def _messages(request: Request) -> Response:
 
 
 async def _count_tokens(request: Request) -> Response:
+    """Counts with the backend's tokenizer where it offers one (the embedded model's
+    ``count_prompt_tokens``: the very count its context check refuses a prompt by); without one (a
+    server's backend), estimates what the backend would be sent at ``CHARS_PER_TOKEN``, rounded up."""
     state = checked_state(request)
     body = decode_body(await read_body(request))
     asked = read_messages_request(body, counting=True, signer=state.signer)
@@ -53,7 +51,7 @@ async def _count_tokens(request: Request) -> Response:
     counted = await state.engine.prompt_tokens(asked)
     if counted is None:
         characters = sum(len(message["content"]) for message in state.engine.sent(asked))
-        counted = math.ceil(characters / COUNTED_CHARS_PER_TOKEN)
+        counted = math.ceil(characters / CHARS_PER_TOKEN)
     return JSONResponse(count_body(counted))
 
 
