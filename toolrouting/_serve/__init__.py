@@ -7,7 +7,7 @@ reply whole or in pieces; the writer a front writes them with; the body decoder)
 ``conversation`` turns a request's messages into the conversation a routing run would send (an
 assistant's call as its action, a tool message as the result message); ``plan`` says which
 decision and which answer a request asks for, and checks its tools; ``engine``
-(``RoutedServing``) runs them on the backend, whole or streamed, with ``call_pieces`` handing out
+(``RoutedEngine``) runs them on the backend, whole or streamed, with ``call_pieces`` handing out
 a streamed tool call as it is written and ``decision_reply`` reading a decision's reply;
 ``output_format`` checks an answer's schema against the backend's compiler.
 
@@ -37,7 +37,7 @@ from .core import (
     Decision,
     Piece,
     Reply,
-    RoutedServing,
+    RoutedEngine,
     ServeRequest,
     arguments_text,
     conversation_of,
@@ -57,7 +57,7 @@ __all__ = [
     "Piece",
     "Reply",
     "RequestRecord",
-    "RoutedServing",
+    "RoutedEngine",
     "ServeRequest",
     "arguments_text",
     "conversation_of",

@@ -24,7 +24,7 @@ from .._limits import (
     SERVE_MAX_IN_FLIGHT,
 )
 from .._shortlist import Ranker
-from .core import RoutedServing
+from .core import RoutedEngine
 from .reasoning import Signer
 from .request_log import RequestRecord
 
@@ -106,7 +106,7 @@ def serve_app(
         lifespan=lifespan, routes=ENDPOINTS, exception_handlers=EXCEPTION_HANDLERS, middleware=logged
     )
     app.state.server = ServerState(
-        engine=RoutedServing(
+        engine=RoutedEngine(
             backend,
             cap=cap,
             answer_tokens=answer_tokens,

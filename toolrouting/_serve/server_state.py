@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .core import Conversation, ReplyWriter, RoutedServing, ServeRequest
+from .core import Conversation, ReplyWriter, RoutedEngine, ServeRequest
 from .reasoning import Signer
 from .transport import Admission, answer, check_key
 
@@ -24,7 +24,7 @@ _LOG = logging.getLogger("toolrouting.serve")
 class ServerState:
     """The server's one core (``engine``) and what its fronts share."""
 
-    engine: RoutedServing
+    engine: RoutedEngine
     admission: Admission
     model: str
     require_key: str | None

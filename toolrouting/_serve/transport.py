@@ -21,7 +21,7 @@ from starlette.types import Receive, Scope, Send
 
 from .._errors import ChatRequestError, ToolRoutingError
 from .._limits import SERVE_MAX_BODY_BYTES, SERVE_RETRY_AFTER
-from .core import Conversation, Piece, Reply, ReplyWriter, RoutedServing, ServeRequest, body_too_large
+from .core import Conversation, Piece, Reply, ReplyWriter, RoutedEngine, ServeRequest, body_too_large
 from .error_replies import error_reply
 from .request_log import CLIENT_LEFT, RequestRecord, record_of
 
@@ -169,7 +169,7 @@ def gone() -> Response:
 async def answer(
     request: Request,
     admission: Admission,
-    engine: RoutedServing,
+    engine: RoutedEngine,
     asked: ServeRequest,
     writer: ReplyWriter,
     secrets: Sequence[str],

@@ -7,7 +7,7 @@ the core from here alone, never from its modules; nothing in the core imports a 
 """
 
 from .conversation import Conversation, arguments_text, conversation_of, ends_with_user
-from .engine import RoutedServing
+from .engine import RoutedEngine
 from .exchange import (
     FinishReason,
     InMessage,
@@ -37,7 +37,7 @@ __all__ = [
     "Reply",
     "ReplyIds",
     "ReplyWriter",
-    "RoutedServing",
+    "RoutedEngine",
     "ServeRequest",
     "ToolCall",
     "ToolChoice",

@@ -59,14 +59,14 @@ from .plan import (
     served_ranker,
 )
 
-__all__ = ["THOUGHT_TOKENS_PER_CHARACTER", "RoutedServing"]
+__all__ = ["THOUGHT_TOKENS_PER_CHARACTER", "RoutedEngine"]
 
 #: The most tokens one character of a ``thought`` can take: a ``\\uXXXX`` escape, six bytes, each
 #: its own token at worst. The decision's cap grows by this much for each character of the slot.
 THOUGHT_TOKENS_PER_CHARACTER = 6
 
 
-class RoutedServing:
+class RoutedEngine:
     """A backend served with its decisions routed, in no API's shape: ``reply`` for a whole
     reply, ``stream`` for its pieces, ``sent`` for what the backend's first request carries."""
 

@@ -107,7 +107,7 @@ def read_responses_request(
 ) -> ResponsesRequest:
     """The request ``body`` (decoded JSON) as a :class:`ResponsesRequest`; ``stored`` finds the
     conversation of a stored response by its id, ``signer`` checks a reasoning item sent back,
-    ``build`` is the core's conversation of a request (the server's ``RoutedServing.conversation``;
+    ``build`` is the core's conversation of a request (the server's ``RoutedEngine.conversation``;
     ``None``: one in the compact layout). A bad field is refused by its path."""
     body = fields.request_body(body)
     _refuse_unserved(body)
