@@ -3,8 +3,9 @@
 whose path the request is under (each front's ``FRONT`` gives its error writer), OpenAI's where
 no front's.
 
-``error_replies`` is the one table from the error tree to those answers; Starlette's ``exception_handlers``
-apply it once, so no endpoint catches an error of its own.
+``error_replies`` is the one table from the error tree to those answers; Starlette's
+``exception_handlers`` apply it once, so no endpoint catches an error of its own. A fourth front
+is one more ``FRONT`` in :data:`FRONTS`: no handler here names an API's shape.
 """
 
 from __future__ import annotations
