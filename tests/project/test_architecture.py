@@ -33,6 +33,9 @@ GROUPS = {"speed", "quality", "serve"}
 SHARED_WITH_TESTS = {"corpus", "hostile", "scoring"}
 
 
+#: The packages of the flat core, read as its modules: the named limits, in one place.
+CORE_PACKAGES = {"_limits"}
+
 #: Lines a module may have: one that needs more holds more than one concern.
 MAX_MODULE_LINES = 400
 
@@ -103,9 +106,14 @@ def test_no_private_name_crosses_a_module_and_parts_meet_at_their_package() -> N
     assert wrong == []
 
 
-#: The server's one translation core: the request and the reply, what a conversation sends, the
-#: decision, the serving of both.
-SERVE_CORE = {"protocol", "conversation", "plan", "serving", "decision_reply", "call_pieces"}
+#: The server's layers (``toolrouting._serve``), by the name under it ("" for the package):
+#: what its core stands on, the core (one package, ``core``), and the fronts, one per API.
+SERVE_BELOW_CORE = {"error_replies", "request_log"}
+SERVE_CORE = "core"
+SERVE_FRONTS = {"chat", "responses", "messages"}
+#: What puts the fronts together, and so alone may import one besides the front itself: the
+#: route table, the app and the package's front door.
+SERVE_ASSEMBLY = {"", "endpoints", "app"}
 #: What makes a routed decision: a front (a request read, a reply written) imports none of it
 #: but through the serve core, so no API's front routes, renders instructions or retries.
 ROUTING = (
@@ -119,15 +127,47 @@ ROUTING = (
 )
 
 
+def _serve_room(module: str) -> str | None:
+    """What a dotted module is under ``toolrouting._serve`` ("" for the package), ``None``
+    outside the server."""
+    pieces = module.split(".")
+    if pieces[:2] != ["toolrouting", "_serve"]:
+        return None
+    return pieces[2] if len(pieces) > 2 else ""
+
+
 def test_every_serve_front_routes_through_the_one_core() -> None:
     wrong = []
     for name, path in _modules():
-        pieces = name.split(".")
-        if pieces[1:2] != ["_serve"] or len(pieces) < 3 or pieces[2] in SERVE_CORE:
+        if _serve_room(name) in (None, SERVE_CORE):
             continue
         for line, target, _ in _imports(name, path):
             if set(target.split(".")[1:2]) & set(ROUTING):
                 wrong.append(f"{name}:{line} imports {target}, the routing the serve core does")
+    assert wrong == []
+
+
+def test_the_serve_core_is_one_package_the_fronts_call_and_nothing_climbs_back_up() -> None:
+    """Outside the core, the server imports it from its package alone, never from its modules;
+    the core imports only what it stands on, and that imports nothing above it; a front is
+    imported only by itself and by what puts the fronts together."""
+    wrong = []
+    for name, path in _modules():
+        room = _serve_room(name)
+        if room is None:
+            continue
+        for line, target, _ in _imports(name, path):
+            other = _serve_room(target)
+            if other is None or other == room:
+                continue
+            if other == SERVE_CORE and target != f"toolrouting._serve.{SERVE_CORE}":
+                wrong.append(f"{name}:{line} reaches into {target} instead of toolrouting._serve.core")
+            if room == SERVE_CORE and other not in SERVE_BELOW_CORE:
+                wrong.append(f"{name}:{line}: the core imports {target}, above it")
+            if room in SERVE_BELOW_CORE and other not in SERVE_BELOW_CORE:
+                wrong.append(f"{name}:{line}: what the core stands on imports {target}, above it")
+            if other in SERVE_FRONTS and room not in SERVE_ASSEMBLY:
+                wrong.append(f"{name}:{line} imports the front {target}")
     assert wrong == []
 
 
@@ -166,7 +206,10 @@ def test_benchmarks_meet_the_package_at_its_front_doors_and_use_no_private_name(
             if private:
                 wrong.append(f"{path.relative_to(ROOT)}:{line} imports private {private} from {target}")
             if part == "core":
-                core_module = target == "toolrouting" or (PACKAGE / f"{target.split('.')[1]}.py").exists()
+                top = target.split(".")[1] if "." in target else ""
+                core_module = (
+                    target == "toolrouting" or (PACKAGE / f"{top}.py").exists() or top in CORE_PACKAGES
+                )
                 if target.count(".") > 1 or not core_module:
                     wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target}, not a part's front door")
             elif target != f"toolrouting.{part}":

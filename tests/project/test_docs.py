@@ -52,8 +52,19 @@ NUMBERS = {word: number for number, word in enumerate(_COUNTS.split(" "), 1)}
 def _code_parts() -> dict[str, list[str]]:
     """Each part of the package and the modules it holds: the flat core, then one per package, where
     a module of a package inside the part is named by its path (``embedded/backend``)."""
-    parts = {"core": sorted(p.stem for p in PACKAGE.glob("_*.py") if p.stem not in ("__init__", "__main__"))}
-    for package in sorted(p.parent for p in PACKAGE.glob("*/__init__.py")):
+    from test_architecture import CORE_PACKAGES
+
+    flat = [p.stem for p in PACKAGE.glob("_*.py") if p.stem not in ("__init__", "__main__")]
+    inner = [
+        f"{name}/{p.stem}"
+        for name in CORE_PACKAGES
+        for p in (PACKAGE / name).glob("*.py")
+        if p.stem != "__init__"
+    ]
+    parts = {"core": sorted(flat + inner)}  # the core's own packages (its limits) are its modules
+    for package in sorted(
+        p.parent for p in PACKAGE.glob("*/__init__.py") if p.parent.name not in CORE_PACKAGES
+    ):
         parts[package.name] = sorted(
             p.relative_to(package).with_suffix("").as_posix()
             for p in package.rglob("*.py")

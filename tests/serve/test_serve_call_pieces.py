@@ -6,9 +6,9 @@ from __future__ import annotations
 from toolrouting._serve import (
     arguments_text,
 )
-from toolrouting._serve.call_pieces import CallStream
 from toolrouting._serve.chat.writer import delta_body
-from toolrouting._serve.protocol import ToolCall
+from toolrouting._serve.core.call_pieces import CallStream
+from toolrouting._serve.core.exchange import ToolCall
 
 
 def test_a_streamed_call_hands_out_its_head_first_and_its_arguments_as_written() -> None:

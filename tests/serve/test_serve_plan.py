@@ -16,7 +16,7 @@ from toolrouting._serve import (
     decision_of,
     read_chat_request,
 )
-from toolrouting._serve.plan import answer_messages, answer_settings
+from toolrouting._serve.core.plan import answer_messages, answer_settings
 
 
 @pytest.mark.parametrize(

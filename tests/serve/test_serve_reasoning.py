@@ -23,14 +23,14 @@ from support.anthropic_served import backend, claude, root, scripted  # noqa: F4
 from support.serve import TOOLS, served_embedded
 
 from toolrouting import AsyncScriptedBackend, Settings
-from toolrouting._limits import DEFAULT_ROUTING_CAP
-from toolrouting._loop import THOUGHT_NOTE
-from toolrouting._serve.limits import (
+from toolrouting._limits import (
+    CHARS_PER_TOKEN,
+    DEFAULT_ROUTING_CAP,
     SERVE_REASONING_CAP,
-    SERVE_REASONING_CHARS_PER_TOKEN,
     SERVE_REASONING_EFFORTS,
 )
-from toolrouting._serve.serving import THOUGHT_TOKENS_PER_CHARACTER
+from toolrouting._loop import THOUGHT_NOTE
+from toolrouting._serve.core.engine import THOUGHT_TOKENS_PER_CHARACTER
 from toolrouting._serve.transport import REASONING_HEADER
 
 QUESTION = "What does the latch on the storage-room door do?"
@@ -61,7 +61,7 @@ def test_an_effort_is_a_bounded_thought_before_the_decision_and_the_cap_holds_it
     reply = chat.chat.completions.create(
         model="m", messages=[{"role": "user", "content": QUESTION}], tools=TOOLS, reasoning_effort="low"
     )
-    chars = SERVE_REASONING_EFFORTS["low"] * SERVE_REASONING_CHARS_PER_TOKEN
+    chars = SERVE_REASONING_EFFORTS["low"] * CHARS_PER_TOKEN
     [decision] = backend.requests
     assert slot(decision.settings) == {"type": "string", "maxLength": chars}
     # Every alternative begins with it, so the decision's guarantees hold after it.
@@ -139,7 +139,7 @@ def test_messages_thinking_is_a_signed_block_and_comes_back_checked(
     assert thinking.type == "thinking"
     assert use.type == "tool_use"
     assert thinking.thinking == (THOUGHT if display == "summarized" else "")
-    chars = SERVE_REASONING_EFFORTS["medium"] * SERVE_REASONING_CHARS_PER_TOKEN
+    chars = SERVE_REASONING_EFFORTS["medium"] * CHARS_PER_TOKEN
     assert slot(backend.requests[0].settings) == {"type": "string", "maxLength": chars}
     # Sent back with its text left out, the signature gives the server the thought it wrote.
     back: list[Any] = [
@@ -172,7 +172,7 @@ def test_a_budget_over_the_cap_is_served_within_it_and_the_header_says_so(
     else:
         assert [block.type for block in parsed.content] == ["thinking", "tool_use"]
     assert raw.headers[REASONING_HEADER] == f"served={SERVE_REASONING_CAP} asked=1024"
-    chars = SERVE_REASONING_CAP * SERVE_REASONING_CHARS_PER_TOKEN
+    chars = SERVE_REASONING_CAP * CHARS_PER_TOKEN
     assert slot(backend.requests[0].settings) == {"type": "string", "maxLength": chars}
     # A budget within the cap is served as asked, and no header says otherwise.
     backend.enqueue(CALL)
@@ -328,4 +328,4 @@ def test_the_model_reasons_within_its_bound_and_decides_validly(stream: bool) ->
             reply = client.chat.completions.create(**asked, reasoning_effort="minimal")
             thought = getattr(reply.choices[0].message, "reasoning_content", None) or ""
             assert reply.choices[0].finish_reason in ("tool_calls", "stop", "length")
-    assert len(thought) <= SERVE_REASONING_EFFORTS["minimal"] * SERVE_REASONING_CHARS_PER_TOKEN
+    assert len(thought) <= SERVE_REASONING_EFFORTS["minimal"] * CHARS_PER_TOKEN

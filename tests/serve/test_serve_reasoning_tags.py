@@ -23,9 +23,9 @@ from support.serve import TOOLS, served
 from support.think_templates import STRIPS_THINKING
 
 from toolrouting import AsyncEmbeddedLlama, Completion, EmbeddedLlama, Message, Settings, TextDelta
+from toolrouting._limits import SERVE_REASONING_EFFORTS
 from toolrouting._loop import THOUGHT_NOTE
 from toolrouting._serve import serve_app
-from toolrouting._serve.limits import SERVE_REASONING_EFFORTS
 
 pytestmark = pytest.mark.model
 

@@ -31,7 +31,7 @@ from toolrouting import (
     Usage,
     serve_app,
 )
-from toolrouting._serve.limits import SERVE_MAX_BODY_BYTES
+from toolrouting._limits import SERVE_MAX_BODY_BYTES
 
 QUESTION: list[Any] = [{"role": "user", "content": "What does the latch do?"}]
 CALL = '{"tool":"search","arguments":{"query":"latch"}}'

@@ -30,8 +30,8 @@ from toolrouting import (
     SchemaIgnoredError,
     ScriptedRequest,
 )
+from toolrouting._limits import SERVE_RETRY_AFTER, SERVE_UPSTREAM_RETRY_AFTER
 from toolrouting._serve import serve_app
-from toolrouting._serve.limits import SERVE_RETRY_AFTER, SERVE_UPSTREAM_RETRY_AFTER
 
 QUESTION: list[Any] = [{"role": "user", "content": "What does the latch on the storage-room door do?"}]
 INVALID = "I would search the notes for the latch."  # no action: what a server that ignores the route writes

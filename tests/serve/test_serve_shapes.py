@@ -18,7 +18,7 @@ import pytest
 from support.paths import TESTS
 
 from toolrouting._serve.chat.shapes import ChatCompletion, ChatCompletionChunk
-from toolrouting._serve.errors import ErrorBody
+from toolrouting._serve.error_replies import ErrorBody
 from toolrouting._serve.messages import shapes as messages
 from toolrouting._serve.responses import shapes as responses
 

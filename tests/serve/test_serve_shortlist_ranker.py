@@ -44,8 +44,8 @@ def test_the_servers_ranker_ranks_each_shortlist() -> None:
 
 def test_without_a_ranker_the_server_ranks_with_the_default_and_a_bad_one_is_refused_at_once() -> None:
     backend = AsyncScriptedBackend()
-    assert serve_app(backend, shortlist=K).state.server.serving.ranker is default_ranker()
-    assert serve_app(backend).state.server.serving.ranker is None
+    assert serve_app(backend, shortlist=K).state.server.engine.ranker is default_ranker()
+    assert serve_app(backend).state.server.engine.ranker is None
     with pytest.raises(TypeError, match="ranker= ranks the tools of shortlist=K; give shortlist= too"):
         serve_app(backend, ranker=bm25_scores)
     with pytest.raises(TypeError, match=r"ranker= takes a callable \(tools, query\) -> scores, not str"):
@@ -100,7 +100,7 @@ with TestClient(app) as client:
     question = [{"role": "user", "content": "How hot is it in Lisbon?"}]
     reply = client.post("/v1/chat/completions", json={"model": "m", "messages": question, "tools": tools})
 schema = backend.requests[0].settings.json_schema
-print(reply.status_code, app.state.server.serving.ranker.semantic, len(schema["anyOf"]))
+print(reply.status_code, app.state.server.engine.ranker.semantic, len(schema["anyOf"]))
 print(attempts)
 """
 

@@ -3,7 +3,7 @@
 ``base`` holds the protocols (sync, async, streaming), their wire types and the base classes the
 implementations share; ``http`` and ``async_http`` speak to OpenAI-compatible servers in the
 ``dialects`` they know, sharing what they send and how they read it (``endpoint``, and
-``streams`` for a streamed answer, ``server_thinking`` a reply reasoned first on llama-server),
+``streams`` for a streamed answer, ``server_reasoning`` a reply reasoned first on llama-server),
 ``models`` lists what such a server offers, ``reasoning_tags`` the tags a model reasons between;
 the ``embedded`` package runs a GGUF model in-process, for sync and async code, and offers what
 llama.cpp is asked before a grammar is sampled under (``check_gbnf``, ``llama_grammar_source``,

@@ -16,7 +16,7 @@ from .base import AsyncBaseBackend, Completion, Message, TextDelta
 from .endpoint import TRANSPORT_ERRORS, Endpoint, Intake
 from .endpoint_backend import EndpointBackend
 from .reasoning_tags import ReasoningTags
-from .server_thinking import Post, advanced, thinking_posts, whole_pieces
+from .server_reasoning import Post, advanced, reasoning_posts, whole_pieces
 from .streams import STREAM_FIELDS, StreamReader, stream_end
 
 __all__ = ["AsyncOpenAICompatible"]
@@ -58,7 +58,7 @@ class AsyncOpenAICompatible(EndpointBackend, AsyncBaseBackend):
         native endpoints, as :meth:`OpenAICompatible.complete` does."""
         endpoint, settings = self._opened(), self._settings
         if self._tags is not None and self._thinking is not None:
-            steps = thinking_posts(endpoint, messages, settings, self._tags, self._thinking)
+            steps = reasoning_posts(endpoint, messages, settings, self._tags, self._thinking)
             step: Post | Completion = next(steps)
             while isinstance(step, Post):
                 step = advanced(steps, await self._post(step.endpoint, *step.endpoint.encoded(step.body)))

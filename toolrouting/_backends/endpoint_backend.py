@@ -1,7 +1,7 @@
 """What both HTTP backends show of their endpoint, and how they clone: built anew, sharing the pool.
 
 Beside the endpoint, a backend may know the tags its server's model reasons between
-(``reasoning_tags=``, llama-server only: :mod:`server_thinking` reasons there) and carry a
+(``reasoning_tags=``, llama-server only: :mod:`server_reasoning` reasons there) and carry a
 ``thinking`` budget, set by ``clone(thinking=N)``.
 """
 

@@ -16,7 +16,7 @@ from .base import BaseBackend, Completion, Message, TextDelta
 from .endpoint import TRANSPORT_ERRORS, Endpoint
 from .endpoint_backend import EndpointBackend
 from .reasoning_tags import ReasoningTags
-from .server_thinking import Post, advanced, thinking_posts, whole_pieces
+from .server_reasoning import Post, advanced, reasoning_posts, whole_pieces
 from .streams import STREAM_FIELDS, StreamReader, stream_end
 
 __all__ = ["OpenAICompatible"]
@@ -59,11 +59,11 @@ class OpenAICompatible(EndpointBackend, BaseBackend):
         """Send ``messages`` with this backend's settings; every failure is a :class:`BackendError`.
 
         Cloned with ``thinking``, the reply is reasoned first in the model's tags, on llama-server's
-        native endpoints (:mod:`~toolrouting._backends.server_thinking`)."""
+        native endpoints (:mod:`~toolrouting._backends.server_reasoning`)."""
         settings = self._settings
         endpoint = self._opened()
         if self._tags is not None and self._thinking is not None:
-            steps = thinking_posts(endpoint, messages, settings, self._tags, self._thinking)
+            steps = reasoning_posts(endpoint, messages, settings, self._tags, self._thinking)
             step: Post | Completion = next(steps)
             while isinstance(step, Post):
                 step = advanced(steps, self._post(step.endpoint, *step.endpoint.encoded(step.body)))

@@ -18,7 +18,7 @@ from .._limits import DEFAULT_REQUEST_TIMEOUT, MAX_BODY_QUOTE, MAX_MODEL_LIST_BY
 from .dialects import get_dialect
 from .endpoint import check_size, endpoint_url
 from .reasoning_tags import ReasoningTags
-from .server_thinking import PROPS_PATH, template_tags
+from .server_reasoning import PROPS_PATH, template_tags
 
 __all__ = ["list_models", "models_url", "served_reasoning_tags"]
 

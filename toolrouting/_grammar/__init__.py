@@ -2,8 +2,8 @@
 
 ``compiler`` walks the schema (and keeps the last grammars it compiled); ``compiled`` holds
 what it answers, a compiled grammar and its notes; ``values`` builds the rules for strings,
-numbers, arrays and objects; ``rules`` is the GBNF tree, its escaping and the longest reply it allows;
-``keywords`` says which JSON Schema keywords are compiled, widened or refused.
+numbers, arrays and objects; ``gbnf_tree`` is the GBNF tree, its escaping and the longest reply
+it allows; ``keywords`` says which JSON Schema keywords are compiled, widened or refused.
 """
 
 from .compiled import GrammarNote, RouteGrammar

@@ -25,8 +25,8 @@ from .._limits import (
 )
 from .._route_schema import route_separators
 from .compiled import GrammarNote, RouteGrammar
+from .gbnf_tree import Alt, Expr, Grammar, Lit, Ref, Seq
 from .keywords import ASSERTIONS, IGNORED, IMPLIES, REFUSED, TYPES, json_kinds, same_value
-from .rules import Alt, Expr, Grammar, Lit, Ref, Seq
 from .values import Values, is_whole
 
 __all__ = ["GrammarNote", "RouteGrammar", "route_grammar"]

@@ -14,7 +14,7 @@ from .._limits import (
     GRAMMAR_EXPONENT_DIGITS,
     GRAMMAR_NUMBER_DIGITS,
 )
-from .rules import Alt, Cls, Expr, Grammar, Lit, Ref, Rep, Seq, seq
+from .gbnf_tree import Alt, Cls, Expr, Grammar, Lit, Ref, Rep, Seq, seq
 
 __all__ = ["Values", "is_whole"]
 

@@ -3,8 +3,8 @@ configuration it runs under.
 
 Starlette and uvicorn are the ``serve`` extra's: they are imported when these are called, so
 ``import toolrouting`` needs neither, and a missing one is an ImportError that names the extra.
-The route table is ``routes``'s, what the fronts share on the wire ``transport``'s, and what every
-endpoint reads from the app's state ``state``'s.
+The route table is ``endpoints``'s, what the fronts share on the wire ``transport``'s, and what every
+endpoint reads from the app's state ``server_state``'s.
 """
 
 from __future__ import annotations
@@ -15,12 +15,18 @@ from typing import TYPE_CHECKING
 
 from .._backends import AsyncBackend, AsyncEmbeddedLlama
 from .._grounding import AbstainPolicy
-from .._limits import DEFAULT_MAX_REPEATS, DEFAULT_ROUTING_CAP
+from .._limits import (
+    DEFAULT_MAX_REPEATS,
+    DEFAULT_ROUTING_CAP,
+    SERVE_ANSWER_TOKENS,
+    SERVE_EMBEDDED_QUEUE,
+    SERVE_MAX_BODY_BYTES,
+    SERVE_MAX_IN_FLIGHT,
+)
 from .._shortlist import Ranker
-from .limits import SERVE_ANSWER_TOKENS, SERVE_EMBEDDED_QUEUE, SERVE_MAX_BODY_BYTES, SERVE_MAX_IN_FLIGHT
+from .core import RoutedEngine
 from .reasoning import Signer
 from .request_log import RequestRecord
-from .serving import RoutedServing
 
 if TYPE_CHECKING:
     import uvicorn
@@ -82,9 +88,9 @@ def serve_app(
         raise _without_extra(error) from error
     from starlette.middleware import Middleware
 
+    from .endpoints import ENDPOINTS, EXCEPTION_HANDLERS
     from .request_log import RequestLog
-    from .routes import EXCEPTION_HANDLERS, ROUTES
-    from .state import ServerState
+    from .server_state import ServerState
     from .transport import Admission
 
     @contextlib.asynccontextmanager
@@ -97,10 +103,10 @@ def serve_app(
 
     logged = [] if request_log is None else [Middleware(RequestLog, log=request_log)]
     app = Starlette(
-        lifespan=lifespan, routes=ROUTES, exception_handlers=EXCEPTION_HANDLERS, middleware=logged
+        lifespan=lifespan, routes=ENDPOINTS, exception_handlers=EXCEPTION_HANDLERS, middleware=logged
     )
     app.state.server = ServerState(
-        serving=RoutedServing(
+        engine=RoutedEngine(
             backend,
             cap=cap,
             answer_tokens=answer_tokens,

@@ -6,20 +6,24 @@ list of declarations, an entry of a type no tool here has refused by its type; `
 offer made of declared tools, a mode that needs tools refused without them; a field the server
 cannot honour refused by its name (``unserved``), log-probabilities among them. A refused value
 is named by its JSON kind (:func:`json_kind`: ``an array``, ``null``) or quoted
-(:func:`shown_value`); a sampling number and the text of a list of content parts are read here
-too.
+(:func:`shown_value`); a sampling number, the text of a list of content parts and the answer's
+format (``response_format``: ``{"type": "json_schema", "json_schema": {"name", "schema",
+"strict"}}`` asks for an answer under ``schema``, ``{"type": "json_object"}`` for any JSON object,
+``{"type": "text"}`` or none for free text; the Responses API's ``text.format`` is the same
+format, flat) are read here too.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._errors import ChatRequestError
 from .._json import is_count, shown
 from .._limits import SHOWN_VALUE_CHARS
-from .protocol import ToolChoice
+from .core import OutputFormat, ToolChoice
 
 __all__ = [
     "declared_name",
@@ -35,6 +39,7 @@ __all__ = [
     "number_field",
     "object_field",
     "parts_text",
+    "read_response_format",
     "request_body",
     "shown_value",
     "token_cap",
@@ -44,6 +49,8 @@ __all__ = [
     "unserved_tool",
 ]
 
+#: OpenAI's rule for ``json_schema.name``, which the ``openai`` dialect sends on.
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _JSON_KINDS = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array"}
 
 
@@ -244,3 +251,44 @@ def logprobs_refused(param: str, leave: str, out_of: str | None = None) -> ChatR
     return unserved(
         f"log-probabilities are not served: no backend here reports them; leave {leave} out{where}", param
     )
+
+
+def read_response_format(
+    value: object, at: str = "response_format", *, flat: bool = False
+) -> OutputFormat | None:
+    """The format a request's ``response_format`` asks for; ``None`` for free text.
+
+    ``at`` is where the format is in the body; ``flat`` reads the Responses API's ``text.format``,
+    whose ``json_schema`` format holds ``name``, ``schema`` and ``strict`` itself rather than in a
+    ``json_schema`` object.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ChatRequestError(f"{at} is an object, not {json_kind(value)}", at)
+    kind = value.get("type")
+    if kind == "text":
+        return None
+    if kind == "json_object":
+        return OutputFormat(schema={"type": "object"}, name="json_object", strict=False, at=at)
+    if kind != "json_schema":
+        raise ChatRequestError(
+            f"{at}'s type is text, json_object or json_schema, not {shown_value(kind)}",
+            f"{at}.type",
+            code="unsupported_parameter",
+        )
+    wrapper, at = (value, at) if flat else (value.get("json_schema"), f"{at}.json_schema")
+    if not isinstance(wrapper, Mapping):
+        raise ChatRequestError(
+            f'json_schema is an object {{"name", "schema", "strict"}}, not {json_kind(wrapper)}', at
+        )
+    name = wrapper.get("name")
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ChatRequestError(
+            f"a schema's name is 1 to 64 letters, digits, _ or -, not {shown_value(name)}", f"{at}.name"
+        )
+    schema = wrapper.get("schema")
+    if not isinstance(schema, Mapping):
+        raise ChatRequestError(f"a schema is a JSON object, not {json_kind(schema)}", f"{at}.schema")
+    strict = flag(wrapper, "strict", False, f"{at}.strict")
+    return OutputFormat(schema=dict(schema), name=name, strict=strict, at=f"{at}.schema")

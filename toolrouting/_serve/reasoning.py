@@ -28,9 +28,9 @@ from collections.abc import Collection, Mapping
 
 from .._errors import ChatRequestError
 from .._json import is_count
+from .._limits import SERVE_REASONING_CAP, SERVE_REASONING_EFFORTS
+from .core import Reasoning
 from .fields import json_kind, shown_value
-from .limits import SERVE_REASONING_CAP, SERVE_REASONING_EFFORTS
-from .protocol import Reasoning
 
 __all__ = ["EFFORTS", "Signer", "budget_reasoning", "effort_reasoning", "thinking_reasoning"]
 

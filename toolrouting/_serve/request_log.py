@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._backends import Usage
-from .errors import ErrorReply
+from .error_replies import ErrorReply
 
 if TYPE_CHECKING:  # Starlette is the serve extra's: the core imports the record without it
     from starlette.requests import Request

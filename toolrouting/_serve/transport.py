@@ -20,11 +20,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from .._errors import ChatRequestError, ToolRoutingError
-from .errors import error_reply
-from .limits import SERVE_MAX_BODY_BYTES, SERVE_RETRY_AFTER
-from .protocol import Piece, Reply, ReplyWriter, ServeRequest, body_too_large
+from .._limits import SERVE_MAX_BODY_BYTES, SERVE_RETRY_AFTER
+from .core import Conversation, Piece, Reply, ReplyWriter, RoutedEngine, ServeRequest, body_too_large
+from .error_replies import error_reply
 from .request_log import CLIENT_LEFT, RequestRecord, record_of
-from .serving import RoutedServing
 
 __all__ = [
     "REASONING_HEADER",
@@ -170,20 +169,22 @@ def gone() -> Response:
 async def answer(
     request: Request,
     admission: Admission,
-    serving: RoutedServing,
+    engine: RoutedEngine,
     asked: ServeRequest,
     writer: ReplyWriter,
     secrets: Sequence[str],
+    built: Conversation | None = None,
 ) -> Response:
-    """The reply ``serving`` makes to ``asked``, whole or streamed as it asks, in ``writer``'s
-    shapes; ``secrets`` never appear in an error written into the stream. The headers say what
+    """The reply ``engine`` makes to ``asked``, whole or streamed as it asks, in ``writer``'s
+    shapes; ``secrets`` never appear in an error written into the stream; ``built`` is the
+    request's conversation where its front built it already. The headers say what
     was served otherwise than asked: the tools withheld, a reasoning budget served within the cap.
     The request's record (``request_log``) is told what it asked and what it was answered, and
     notes the tools withheld."""
     record = record_of(request)
     record.asked(tools=len(asked.tools), stream=asked.stream)
     if asked.stream:
-        pieces = serving.stream(asked, record)
+        pieces = engine.stream(asked, record, built)
         response = await event_stream(request, admission, pieces, writer, secrets, record)
     else:
 
@@ -191,7 +192,7 @@ async def answer(
             return _withheld(reply.withheld, record)
 
         async def work() -> Reply:
-            return await serving.reply(asked, record)
+            return await engine.reply(asked, record, built)
 
         response = await whole_reply(request, admission, work, writer.whole, withheld)
     reasoning = asked.reasoning

@@ -31,8 +31,8 @@ from toolrouting import (
     ScriptedRequest,
     Usage,
 )
+from toolrouting._limits import SERVE_MAX_BODY_BYTES
 from toolrouting._serve import SERVE_ANSWER_TOKENS, serve_app
-from toolrouting._serve.limits import SERVE_MAX_BODY_BYTES
 
 if TYPE_CHECKING:
     import httpx2  # what starlette's TestClient is built on, and answers with

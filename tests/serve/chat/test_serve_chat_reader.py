@@ -10,11 +10,11 @@ from support.serve_bodies import body
 from support.serve_tools import TOOLS
 
 from toolrouting import ChatRequestError
+from toolrouting._limits import SERVE_MAX_BODY_BYTES
 from toolrouting._serve import (
     decode_body,
     read_chat_request,
 )
-from toolrouting._serve.limits import SERVE_MAX_BODY_BYTES
 
 
 def refused(value: Any) -> ChatRequestError:

@@ -166,7 +166,8 @@ def test_a_schema_the_grammar_cannot_guarantee_is_a_400_before_any_request(
 def test_format_is_an_annotation_and_passes() -> None:
     dated = {"type": "object", "properties": {"on": {"type": "string", "format": "date"}}, "required": ["on"]}
     local = AsyncOpenAICompatible("http://127.0.0.1:9", dialect="llama.cpp")
-    from toolrouting._serve.output_format import checked_format, read_response_format
+    from toolrouting._serve.core.output_format import checked_format
+    from toolrouting._serve.fields import read_response_format
 
     output = read_response_format(json_schema(dated))
     assert output is not None

@@ -27,8 +27,8 @@ from support.serve import TOOLS, served
 
 from toolrouting import AsyncScriptedBackend, ScriptedRequest
 from toolrouting._errors import BackendError
+from toolrouting._limits import CHARS_PER_TOKEN
 from toolrouting._serve import serve_app
-from toolrouting._serve.messages.routes import COUNTED_CHARS_PER_TOKEN
 
 #: The notes catalogue as Anthropic declares tools.
 ANTHROPIC_TOOLS: list[Any] = [
@@ -236,7 +236,7 @@ def test_count_tokens_counts_what_the_backend_would_be_sent(
     backend.enqueue(ACTION)
     client.messages.create(**ask(tools=ANTHROPIC_TOOLS))
     characters = sum(len(message["content"]) for message in backend.requests[0].messages)
-    assert counted.input_tokens == math.ceil(characters / COUNTED_CHARS_PER_TOKEN)
+    assert counted.input_tokens == math.ceil(characters / CHARS_PER_TOKEN)
     bare = client.messages.count_tokens(
         model="scripted", messages=[{"role": "user", "content": "hello there"}]
     )

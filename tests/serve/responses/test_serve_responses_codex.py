@@ -18,7 +18,7 @@ import pytest
 from support.serve import served_to_sdk
 
 from toolrouting import AsyncScriptedBackend
-from toolrouting._serve.responses.routes import OMITTED_HEADER
+from toolrouting._serve.responses.endpoints import OMITTED_HEADER
 
 EXEC: dict[str, Any] = {
     "type": "function",

@@ -12,7 +12,7 @@ from support.serve_app import backend, client  # noqa: F401 - a scripted backend
 
 from toolrouting import AsyncScriptedBackend
 from toolrouting._serve import serve_app
-from toolrouting._serve.protocol import ReplyIds
+from toolrouting._serve.core.exchange import ReplyIds
 from toolrouting._serve.responses import ResponseStore, StoredResponse, read_responses_request
 from toolrouting._serve.responses.output import response_body
 

@@ -5,7 +5,7 @@
 ``forced_decoding`` and ``forced_grammar`` its forced-token decoding with llguidance,
 ``grammar_check`` what llama.cpp is asked before a grammar is sampled under, ``chat_prompt``
 a conversation in the tokens the model's chat template makes of it (and the template's reasoning
-tags), ``thinking`` a reply the model reasons before in those tags, ``prompt_cache`` the prompt
+tags), ``reasoning`` a reply the model reasons before in those tags, ``prompt_cache`` the prompt
 states kept and restored where a prompt recurs, ``disk_states`` those states kept in a folder
 across restarts and processes, ``repack`` whether llama.cpp repacks the weights for the CPU (off
 where its AMX kernels would run), and ``llama_internals`` the one module that reads

@@ -32,8 +32,8 @@ from .grammar_check import check_gbnf
 from .llama_internals import load_llama
 from .model_fetch import DEFAULT_MODEL_FILE, DEFAULT_MODEL_PACKAGE, MODEL_INSTALL, default_model_path
 from .prompt_cache import PromptCache, PromptCacheInfo
+from .reasoning import thought_then_reply
 from .repack import Repack, decided_repack
-from .thinking import thought_then_reply
 
 __all__ = [
     "DEFAULT_MODEL_FILE",
@@ -103,7 +103,7 @@ class EmbeddedLlama(BaseBackend):
     place. A template with reasoning tags (``<think>``, :attr:`reasoning_tags`) lets a clone
     reason in them first: ``clone(thinking=N)`` samples a thought of at most ``N`` tokens between
     the tags before each reply, returned as :attr:`Completion.reasoning`
-    (:mod:`~toolrouting._backends.embedded.thinking`). A request with ``settings.json_schema`` is decoded
+    (:mod:`~toolrouting._backends.embedded.reasoning`). A request with ``settings.json_schema`` is decoded
     under a grammar: ours (:func:`~toolrouting.route_grammar`, compact and, with
     ``settings.bounded``, bounded) or, with ``settings.grammar="server"``, the schema as the
     decoder's own compiler reads it. Each grammar is checked before any token is sampled

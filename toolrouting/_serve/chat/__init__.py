@@ -1,6 +1,6 @@
 """The chat completions front, OpenAI's chat completions API: its request read into the core's
 request (``reader``, the ``messages`` in ``turns``), its reply written in OpenAI's shapes
-(``writer``), and its endpoint (``routes``, imported by the app alone, as it needs Starlette)."""
+(``writer``), and its endpoint (``endpoints``, imported by the app alone, as it needs Starlette)."""
 
 from .reader import read_chat_request
 from .writer import ChatWriter

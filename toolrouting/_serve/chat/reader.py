@@ -30,8 +30,7 @@ from typing import Any
 from ..._errors import ChatRequestError
 from ..._json import is_count
 from .. import fields
-from ..output_format import read_response_format
-from ..protocol import ServeRequest, ToolChoice
+from ..core import ServeRequest, ToolChoice
 from ..reasoning import effort_reasoning
 from .turns import read_turns
 
@@ -51,7 +50,7 @@ def read_chat_request(body: object) -> ServeRequest:
     body = fields.request_body(body)
     model = fields.model_name(body)
     _refuse_unserved(body)
-    response_format = read_response_format(body.get("response_format"))
+    response_format = fields.read_response_format(body.get("response_format"))
     legacy = _legacy(body)
     tools = (
         _functions(body.get("functions"))

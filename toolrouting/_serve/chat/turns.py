@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._errors import ChatRequestError
+from ..core import InMessage, ToolCall
 from ..fields import json_kind, known_role, listed, parts_text, shown_value
-from ..protocol import InMessage, ToolCall
 
 __all__ = ["read_turns"]
 

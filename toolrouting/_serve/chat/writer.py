@@ -1,6 +1,6 @@
 """What the chat completions front answers, in OpenAI's shapes: a completion, a stream's chunks
 and their deltas, ``[DONE]`` after the last, and an error event for a failure that cuts the
-stream (the error object itself is the one ``errors`` writes). Every body of that API is written
+stream (the error object itself is the one ``error_replies`` writes). Every body of that API is written
 here and nowhere else, in the shapes ``shapes`` types.
 
 The decision's thought, when the request asked for reasoning, is the message's
@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Literal
 
 from ..._backends import Usage
-from ..errors import ErrorReply
-from ..protocol import FinishReason, Piece, Reply, ReplyIds, ToolCall, server_sent_event
+from ..core import FinishReason, Piece, Reply, ReplyIds, ToolCall, server_sent_event
+from ..error_replies import ErrorReply
 from .shapes import (
     AssistantMessage,
     ChatCompletion,

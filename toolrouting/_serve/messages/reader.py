@@ -22,8 +22,7 @@ from typing import Any
 from ..._errors import ChatRequestError
 from ..._json import is_count
 from .. import fields
-from ..plan import checked_tools
-from ..protocol import OutputFormat, ServeRequest, ToolChoice
+from ..core import OutputFormat, ServeRequest, ToolChoice, checked_tools
 from ..reasoning import Signer, thinking_reasoning
 from .turns import read_turns, referenced_tools
 
@@ -41,11 +40,11 @@ _FORMAT_NAME = "output"
 
 
 def read_messages_request(
-    body: object, *, spaced: bool, counting: bool = False, signer: Signer | None = None
+    body: object, *, counting: bool = False, signer: Signer | None = None
 ) -> ServeRequest:
-    """The Messages request ``body`` (decoded JSON) as a :class:`ServeRequest`; ``spaced`` is the
-    backend's layout of arguments, ``signer`` checks the thinking blocks sent back (without one,
-    none is taken). ``counting`` reads a ``count_tokens`` body, which has no ``max_tokens``."""
+    """The Messages request ``body`` (decoded JSON) as a :class:`ServeRequest`; ``signer`` checks
+    the thinking blocks sent back (without one, none is taken). ``counting`` reads a
+    ``count_tokens`` body, which has no ``max_tokens``."""
     body = fields.request_body(body)
     model = fields.model_name(body)
     _refuse_unserved(body)
@@ -72,7 +71,7 @@ def read_messages_request(
     choice = body.get("tool_choice")
     return ServeRequest(
         model=model,
-        messages=read_turns(body.get("system"), body.get("messages"), spaced=spaced, signer=signer),
+        messages=read_turns(body.get("system"), body.get("messages"), signer=signer),
         tools=tools,
         tool_choice=_tool_choice(choice, tools),
         max_tokens=max_tokens,

@@ -2,9 +2,9 @@
 
 ``system`` becomes a system message, and so does a ``system`` turn inside ``messages``, in its
 place (Claude Code sends its environment and its reminders so, after the first question); an
-assistant's ``tool_use`` blocks its tool calls, their ``input`` written as the route grammar
-writes arguments (compact or spaced as the backend's settings say), so a call this server made
-comes back as the bytes the backend wrote, and its ``thinking`` blocks, their signature checked,
+assistant's ``tool_use`` blocks its tool calls, their ``input`` the arguments object the core
+writes as the route grammar writes arguments (so a call this server made comes back as the bytes
+the backend wrote), and its ``thinking`` blocks, their signature checked,
 the thought its first action is written with; a user's ``tool_result`` blocks the tool messages
 that answer them by ``tool_use_id``. A block of a kind the server cannot honour (an image, a
 document, another server's redacted thinking) is refused by its place.
@@ -19,9 +19,8 @@ from typing import Any
 
 from ..._errors import ChatRequestError
 from ..._names import tool_name_problem
-from ..conversation import written_arguments
+from ..core import InMessage, ToolCall
 from ..fields import flag, json_kind, known_role, shown_value
-from ..protocol import InMessage, ToolCall
 from ..reasoning import Signer
 
 __all__ = ["read_turns", "referenced_tools"]
@@ -33,13 +32,10 @@ _BLOCKS_JOINED = "\n\n"
 _LOADED = "Tool loaded: "
 
 
-def read_turns(
-    system: object, messages: object, *, spaced: bool, signer: Signer | None = None
-) -> tuple[InMessage, ...]:
-    """The request's ``system`` and ``messages`` as the core's messages; ``spaced`` is the
-    backend's layout of arguments, ``signer`` checks a thinking block's signature. A bad one is
-    refused by its path."""
-    return (*_system(system), *_messages(messages, spaced, signer))
+def read_turns(system: object, messages: object, *, signer: Signer | None = None) -> tuple[InMessage, ...]:
+    """The request's ``system`` and ``messages`` as the core's messages; ``signer`` checks a
+    thinking block's signature. A bad one is refused by its path."""
+    return (*_system(system), *_messages(messages, signer))
 
 
 def referenced_tools(messages: object) -> frozenset[str]:
@@ -107,7 +103,7 @@ def _block_refused(kind: object, where: str, served: str) -> ChatRequestError:
     )
 
 
-def _messages(value: object, spaced: bool, signer: Signer | None) -> list[InMessage]:
+def _messages(value: object, signer: Signer | None) -> list[InMessage]:
     if not isinstance(value, list) or not value:
         raise ChatRequestError(
             f"messages is a non-empty list of messages, not {json_kind(value)}", "messages"
@@ -126,7 +122,7 @@ def _messages(value: object, spaced: bool, signer: Signer | None) -> list[InMess
             text = content if isinstance(content, str) else _texts(content, f"{at}.content")
             read.extend([InMessage(role="system", content=text)] if text else [])
             continue
-        read.extend(_turn(role, item.get("content"), f"{at}.content", spaced, calls, signer))
+        read.extend(_turn(role, item.get("content"), f"{at}.content", calls, signer))
     return read
 
 
@@ -144,7 +140,7 @@ def _blocks(content: object, at: str) -> list[Mapping[str, Any]]:
 
 
 def _turn(
-    role: str, content: object, at: str, spaced: bool, calls: dict[str, bool], signer: Signer | None
+    role: str, content: object, at: str, calls: dict[str, bool], signer: Signer | None
 ) -> list[InMessage]:
     """One turn's blocks. A user's: each tool_result a tool message, a run of text blocks before
     one a user message, and the text after the last one part of that result (a client's note on
@@ -163,7 +159,7 @@ def _turn(
         if kind == "text":
             texts.append(_text(block, where))
         elif kind == "tool_use" and role == "assistant":
-            uses.append(_call(block, where, spaced, calls))
+            uses.append(_call(block, where, calls))
         elif kind == "thinking" and role == "assistant":
             thoughts.append(_thought(block, where, signer))
         elif kind == "redacted_thinking" and role == "assistant":
@@ -254,7 +250,7 @@ def _result_text(value: object, at: str) -> str:
     return _BLOCKS_JOINED.join(texts)
 
 
-def _call(block: Mapping[str, Any], where: str, spaced: bool, calls: dict[str, bool]) -> ToolCall:
+def _call(block: Mapping[str, Any], where: str, calls: dict[str, bool]) -> ToolCall:
     call_id, name, arguments = block.get("id"), block.get("name"), block.get("input")
     if not isinstance(call_id, str) or not call_id:
         raise ChatRequestError(
@@ -273,7 +269,7 @@ def _call(block: Mapping[str, Any], where: str, spaced: bool, calls: dict[str, b
             f"a tool_use's input is an object, not {json_kind(arguments)}", f"{where}.input"
         )
     try:
-        text = written_arguments(arguments, spaced=spaced)
+        text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
     except (ValueError, RecursionError):
         raise ChatRequestError("the input nests too deeply to send", f"{where}.input") from None
-    return ToolCall(id=call_id, name=name, arguments=text)
+    return ToolCall(id=call_id, name=name, arguments=text, input=arguments)

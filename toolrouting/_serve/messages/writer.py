@@ -1,7 +1,7 @@
 """What the Messages front answers, in Anthropic's shapes: a message, a stream's events, a token
 count, an error. Every body of that API is written here and nowhere else.
 
-The reply comes from the core (``protocol``) in no API's shape: its text is the message's one
+The reply comes from the core (``exchange``) in no API's shape: its text is the message's one
 content block, and each of its calls a ``tool_use`` block, index 0, 1, ... in the order the
 decision wrote them. A stream is ``message_start`` and a ``ping``, then each block's
 ``content_block_start``, its deltas (``text_delta``, or ``input_json_delta`` for a call's
@@ -16,8 +16,8 @@ import json
 from typing import Any
 
 from ..._backends import Usage
-from ..errors import ErrorReply
-from ..protocol import FinishReason, Piece, Reply, ReplyIds, server_sent_event
+from ..core import FinishReason, Piece, Reply, ReplyIds, server_sent_event
+from ..error_replies import ErrorReply
 from ..reasoning import Signer
 from .shapes import (
     BlockDelta,
@@ -228,7 +228,7 @@ def count_body(tokens: int) -> TokenCount:
 
 
 def message_error_body(reply: ErrorReply) -> MessagesError:
-    """The error table's answer (``errors``) in Anthropic's shape: its message, headed by the field
+    """The error table's answer (``error_replies``) in Anthropic's shape: its message, headed by the field
     it names, and the type its status is."""
     kind = _ERROR_TYPES.get(reply.status, "invalid_request_error" if reply.status < 500 else "api_error")
     if reply.messages_text is not None:  # Anthropic's own words for it

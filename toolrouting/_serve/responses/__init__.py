@@ -3,7 +3,7 @@
 response and stream events written in the Responses shapes (``shapes``: the response object and
 its items built by ``output``, the stream's events by ``writer``), the recent responses
 kept for ``previous_response_id``, ``GET`` and ``DELETE`` (``store``), and its endpoints
-(``routes``, imported by the app alone, as it needs Starlette)."""
+(``endpoints``, imported by the app alone, as it needs Starlette)."""
 
 from .reader import ResponsesRequest, read_responses_request
 from .store import ResponseStore, StoredResponse

@@ -16,8 +16,8 @@ import time
 from collections.abc import Mapping
 
 from ..._backends import Usage
-from ..limits import SERVE_REASONING_CHARS_PER_TOKEN
-from ..protocol import Reply, ReplyIds, ToolCall
+from ..._limits import CHARS_PER_TOKEN
+from ..core import Reply, ReplyIds, ToolCall
 from ..reasoning import Signer
 from .shapes import (
     DeletedResponse,
@@ -53,11 +53,7 @@ def call_item_id(ids: ReplyIds, index: int) -> str:
 def _usage(usage: Usage, thought: str | None = None) -> ResponsesUsage:
     # The backends count the decision's tokens whole: the thought's share is estimated from its
     # characters, at the rule of thumb its budget was turned into characters by.
-    reasoning = (
-        0
-        if not thought
-        else min(math.ceil(len(thought) / SERVE_REASONING_CHARS_PER_TOKEN), usage.completion_tokens)
-    )
+    reasoning = 0 if not thought else min(math.ceil(len(thought) / CHARS_PER_TOKEN), usage.completion_tokens)
     return {
         "input_tokens": usage.prompt_tokens,
         "input_tokens_details": {"cached_tokens": usage.cached_tokens, "cache_write_tokens": 0},

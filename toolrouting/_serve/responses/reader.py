@@ -32,12 +32,10 @@ from typing import Any
 
 from ..._errors import ChatRequestError
 from .. import fields
-from ..output_format import read_response_format
-from ..plan import checked_tools
-from ..protocol import InMessage, ServeRequest, ToolChoice
+from ..core import Conversation, InMessage, ServeRequest, ToolChoice, checked_tools, conversation_of
 from ..reasoning import Signer, effort_reasoning
 from .shapes import FormatEcho, ResponseEcho
-from .turns import Origin, check_turns, previous_turns, read_input
+from .turns import Origin, checked_turns, previous_turns, read_input
 
 __all__ = ["ResponsesRequest", "read_responses_request"]
 
@@ -84,6 +82,8 @@ class ResponsesRequest:
     store with its reply, and what the response object echoes."""
 
     request: ServeRequest
+    conversation: Conversation
+    """The request's messages as the core's conversation, built once as they were read."""
     history: tuple[InMessage, ...]
     """The conversation without the instructions: what a response continuing this one starts from."""
     store: bool
@@ -100,11 +100,15 @@ class ResponsesRequest:
 
 
 def read_responses_request(
-    body: object, stored: Callable[[str], tuple[InMessage, ...] | None], signer: Signer | None = None
+    body: object,
+    stored: Callable[[str], tuple[InMessage, ...] | None],
+    signer: Signer | None = None,
+    build: Callable[[ServeRequest], Conversation] | None = None,
 ) -> ResponsesRequest:
     """The request ``body`` (decoded JSON) as a :class:`ResponsesRequest`; ``stored`` finds the
-    conversation of a stored response by its id, ``signer`` checks a reasoning item sent back.
-    A bad field is refused by its path."""
+    conversation of a stored response by its id, ``signer`` checks a reasoning item sent back,
+    ``build`` is the core's conversation of a request (the server's ``RoutedEngine.conversation``;
+    ``None``: one in the compact layout). A bad field is refused by its path."""
     body = fields.request_body(body)
     _refuse_unserved(body)
     model = fields.model_name(body)
@@ -138,12 +142,16 @@ def read_responses_request(
         max_tokens=max_tokens,
         seed=None,
         stop=(),
-        response_format=read_response_format(form, "text.format", flat=True),
+        response_format=fields.read_response_format(form, "text.format", flat=True),
         parallel_tool_calls=parallel,
         reasoning=effort_reasoning(reasoning.get("effort"), "reasoning.effort"),
     )
     before: Origin = ("previous_response_id", ())
-    check_turns(request, (("instructions", ()),) * len(system) + (before,) * len(previous) + origins)
+    conversation = checked_turns(
+        request,
+        (("instructions", ()),) * len(system) + (before,) * len(previous) + origins,
+        build or (lambda asked: conversation_of(asked, spaced=False)),
+    )
     metadata = fields.object_field(body, "metadata")
     store = fields.flag(body, "store", True)
     echo: ResponseEcho = {
@@ -163,6 +171,7 @@ def read_responses_request(
     }
     return ResponsesRequest(
         request=request,
+        conversation=conversation,
         history=history,
         store=store,
         echo=echo,

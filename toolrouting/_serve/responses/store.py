@@ -7,8 +7,8 @@ from __future__ import annotations
 import collections
 import dataclasses
 
-from ..limits import SERVE_STORED_RESPONSES
-from ..protocol import InMessage, Reply
+from ..._limits import SERVE_STORED_RESPONSES
+from ..core import InMessage, Reply
 from .shapes import ResponseObject
 
 __all__ = ["ResponseStore", "StoredResponse", "continued"]

@@ -3,8 +3,8 @@
 ``function_call`` and ``function_call_output`` items: the chat messages the chat completions front
 would read, a call that follows an assistant's message joining that message's calls, a call of a
 namespace's tool named ``NAMESPACE.NAME`` as it was offered, a ``reasoning`` item the thought of
-the calls after it), checked as the core will read it, so that a refusal names the input item it
-is about.
+the calls after it), built into the core's conversation as it is read (once: the core serves the
+conversation built here), so that a refusal names the input item it is about.
 """
 
 from __future__ import annotations
@@ -14,12 +14,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..._errors import ChatRequestError
-from ..conversation import conversation_of, ends_with_user
+from ..core import Conversation, InMessage, ServeRequest, ToolCall, ends_with_user
 from ..fields import json_kind, known_role, parts_text, shown_value
-from ..protocol import InMessage, ServeRequest, ToolCall
 from ..reasoning import Signer
 
-__all__ = ["Origin", "check_turns", "previous_turns", "read_input"]
+__all__ = ["Origin", "checked_turns", "previous_turns", "read_input"]
 
 _ROLES = ("user", "assistant", "system", "developer")
 
@@ -168,11 +167,13 @@ def _content(value: object, at: str) -> str:
     return value if isinstance(value, str) else parts_text(value, at, ("input_text", "output_text"))
 
 
-def check_turns(request: ServeRequest, origins: tuple[Origin, ...]) -> None:
-    """The checks the core makes of a conversation, made now, so that a refusal names the input
-    item it is about rather than a chat message."""
+def checked_turns(
+    request: ServeRequest, origins: tuple[Origin, ...], build: Callable[[ServeRequest], Conversation]
+) -> Conversation:
+    """The request's conversation, built once by the core's ``build`` as it reads the input, so
+    that a refusal names the input item it is about rather than a chat message."""
     try:
-        conversation = conversation_of(request, spaced=False)
+        conversation = build(request)
     except ChatRequestError as error:
         raise _moved(error, origins) from None
     if request.tools and request.tool_choice.mode != "none" and not ends_with_user(conversation.messages):
@@ -181,6 +182,7 @@ def check_turns(request: ServeRequest, origins: tuple[Origin, ...]) -> None:
             "and the input ends with an assistant's",
             "input",
         )
+    return conversation
 
 
 #: A chat message's fields, as the Responses item they come from names them.

@@ -3,7 +3,7 @@ whole (``output`` builds it), or the stream's events with their ``sequence_numbe
 item added and done (``output_index`` 0, 1, ... in the order written), its text's or its
 arguments' deltas, the response created, in progress and completed; and an error event. Every
 body of that API is written here or in ``output`` and nowhere else; the error object itself is
-the one ``errors`` writes.
+the one ``error_replies`` writes.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Literal, TypedDict
 
-from ..errors import ErrorReply
-from ..protocol import Piece, Reply, ReplyIds, ToolCall, server_sent_event
+from ..core import Piece, Reply, ReplyIds, ToolCall, server_sent_event
+from ..error_replies import ErrorReply
 from .output import (
     Namespaces,
     Thinking,

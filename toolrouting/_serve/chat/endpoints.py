@@ -1,9 +1,9 @@
 """The chat completions front's endpoint: ``POST /v1/chat/completions``.
 
 An endpoint translates and holds no routing logic: the body is read within its limit
-(``transport``), read into the core's request (``reader``), served (``serving``) and written
+(``transport``), read into the core's request (``reader``), served (``engine``) and written
 back in OpenAI's shapes (``writer``). Errors are answered by the handlers the server's
-``routes`` registers, in OpenAI's error shape.
+``endpoints`` registers, in the error shape the front gives them (:data:`FRONT`): OpenAI's.
 """
 
 from __future__ import annotations
@@ -12,13 +12,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..protocol import ReplyIds, decode_body
-from ..state import checked_state
+from ..core import ReplyIds, decode_body
+from ..error_replies import openai_error_body
+from ..front import Front
+from ..server_state import checked_state
 from ..transport import read_body
 from .reader import read_chat_request
 from .writer import ChatWriter
 
-__all__ = ["CHAT_ROUTES"]
+__all__ = ["FRONT"]
 
 
 async def _chat_completions(request: Request) -> Response:
@@ -29,4 +31,9 @@ async def _chat_completions(request: Request) -> Response:
     return await state.answer(request, asked, writer)
 
 
-CHAT_ROUTES = [Route("/v1/chat/completions", _chat_completions, methods=["POST"])]
+#: The chat completions front: its endpoint, and errors in OpenAI's shape.
+FRONT = Front(
+    path="/v1/chat/completions",
+    endpoints=[Route("/v1/chat/completions", _chat_completions, methods=["POST"])],
+    error_body=openai_error_body,
+)

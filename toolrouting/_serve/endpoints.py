@@ -1,9 +1,11 @@
 """The server's route table: ``/health``, ``/v1/models``, every front's endpoints (``chat``,
 ``responses``, ``messages``), and the handlers that answer every error in the shape of the front
-its path is under: Anthropic's below ``/v1/messages``, OpenAI's elsewhere.
+whose path the request is under (each front's ``FRONT`` gives its error writer), OpenAI's where
+no front's.
 
-``errors`` is the one table from the error tree to those answers; Starlette's ``exception_handlers``
-apply it once, so no endpoint catches an error of its own.
+``error_replies`` is the one table from the error tree to those answers; Starlette's
+``exception_handlers`` apply it once, so no endpoint catches an error of its own. A fourth front
+is one more ``FRONT`` in :data:`FRONTS`: no handler here names an API's shape.
 """
 
 from __future__ import annotations
@@ -14,15 +16,17 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .._errors import ToolRoutingError
-from .chat.routes import CHAT_ROUTES
-from .errors import ErrorReply, error_reply, http_error_reply
-from .messages import message_error_body
-from .messages.routes import MESSAGES_PATH, MESSAGES_ROUTES
+from .chat import endpoints as chat
+from .error_replies import ErrorReply, error_reply, http_error_reply
+from .messages import endpoints as messages
 from .request_log import record_of
-from .responses.routes import RESPONSES_ROUTES
-from .state import checked_state, state_of
+from .responses import endpoints as responses
+from .server_state import checked_state, state_of
 
-__all__ = ["EXCEPTION_HANDLERS", "ROUTES"]
+__all__ = ["ENDPOINTS", "EXCEPTION_HANDLERS", "FRONTS"]
+
+#: The fronts, each its endpoints and its error writer, in the order their endpoints are tried.
+FRONTS = (chat.FRONT, messages.FRONT, responses.FRONT)
 
 
 async def _health(request: Request) -> Response:
@@ -37,9 +41,8 @@ async def _models(request: Request) -> Response:
 
 def _answer(request: Request, reply: ErrorReply) -> Response:
     """The error table's answer in the shape of the front the request came to."""
-    path = request.url.path
-    front = path == MESSAGES_PATH or path.startswith(f"{MESSAGES_PATH}/")
-    body = message_error_body(reply) if front else reply.body
+    front = next((front for front in FRONTS if front.holds(request.url.path)), None)
+    body = reply.body if front is None else front.error_body(reply)
     record_of(request).failed(reply)
     return JSONResponse(body, status_code=reply.status, headers=reply.headers)
 
@@ -55,12 +58,10 @@ async def _http_error(request: Request, error: Exception) -> Response:
     return _answer(request, http_error_reply(f"{request.method} {request.url.path}", status, detail, headers))
 
 
-ROUTES = [
+ENDPOINTS = [
     Route("/health", _health, methods=["GET"]),
     Route("/v1/models", _models, methods=["GET"]),
-    *CHAT_ROUTES,
-    *MESSAGES_ROUTES,
-    *RESPONSES_ROUTES,
+    *(route for front in FRONTS for route in front.endpoints),
 ]
 
 # ToolRoutingError by name: Starlette hands Exception's handler to its outermost layer, which

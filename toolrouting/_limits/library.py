@@ -1,7 +1,4 @@
-"""Named limits, each with the reason it exists.
-
-The server's own limits (``toolrouting serve``) are its part's: ``toolrouting/_serve/limits.py``.
-"""
+"""Named limits of the library, each with the reason it exists (the server's are in ``serve``)."""
 
 from __future__ import annotations
 

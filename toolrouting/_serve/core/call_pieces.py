@@ -6,20 +6,23 @@ offered tool alone (``{"tool":"se`` when ``search`` is the only name beginning s
 arguments as they come once ``{"tool":NAME,"arguments":`` is whole. Only text that must
 belong to the arguments is sent: closing braces and blanks at the end are held back, as the
 last ``}`` closes the action, not the arguments. A reply in another layout (a server that does
-not follow the grammar's) has its arguments handed out whole once parsed.
+not follow the grammar's) has its arguments handed out whole once parsed. The pieces come from
+the backend's stream where it has one, else from its whole completion (:func:`backend_pieces`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from typing import TypeGuard
 
-from .._errors import BackendResponseError
-from .._names import NONE_TOOL
-from .._route_schema import action_head, route_separators
-from .protocol import Piece, ToolCall
+from ..._backends import AsyncBackend, AsyncStreamingBackend, Completion, Message, TextDelta
+from ..._errors import BackendResponseError
+from ..._names import NONE_TOOL
+from ..._route_schema import action_head, route_separators
+from .exchange import Piece, ToolCall
 
-__all__ = ["CallStream", "ThoughtStream", "cut_thought", "several_pieces"]
+__all__ = ["CallStream", "ThoughtStream", "backend_pieces", "cut_thought", "several_pieces"]
 
 _HELD = "} \t\n\r"
 #: A JSON string's escape, whole: ``\n``, ``\"``, ``\u00e9``; a text that ends inside one waits.
@@ -203,3 +206,27 @@ def cut_thought(text: str, spaced: bool) -> str | None:
     thinking = ThoughtStream(spaced=spaced)
     parts, rest = thinking.feed(text)
     return "".join(parts) if rest else None
+
+
+async def backend_pieces(
+    backend: AsyncBackend, messages: Sequence[Message]
+) -> AsyncIterator[TextDelta | Completion]:
+    """The backend's stream when it has one, else its whole completion as the only item.
+
+    Left early (a client gone), the stream is closed at once, which ends the backend's request.
+    """
+    if not _streams(backend):
+        yield await backend.complete(messages)
+        return
+    items = backend.stream(messages)
+    try:
+        async for item in items:
+            yield item
+    finally:
+        close = getattr(items, "aclose", None)  # an async generator's, as every shipped stream is
+        if close is not None:
+            await close()
+
+
+def _streams(backend: AsyncBackend) -> TypeGuard[AsyncStreamingBackend]:
+    return callable(getattr(backend, "stream", None))

@@ -1,6 +1,6 @@
 """What every endpoint reads from the application's state, put there once by ``serve_app``: the
-core, the queue, the key, the secrets, the stored responses and the signer of thoughts
-(:class:`ServerState`)."""
+core, the queue, the key, the secrets and the signer of thoughts (:class:`ServerState`), in no
+API's shape: what one front keeps for itself (the Responses front's stored responses) is its own."""
 
 from __future__ import annotations
 
@@ -11,10 +11,8 @@ from collections.abc import Iterable
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .protocol import ReplyWriter, ServeRequest
+from .core import Conversation, ReplyWriter, RoutedEngine, ServeRequest
 from .reasoning import Signer
-from .responses.store import ResponseStore
-from .serving import RoutedServing
 from .transport import Admission, answer, check_key
 
 __all__ = ["ServerState", "checked_state", "state_of"]
@@ -24,14 +22,13 @@ _LOG = logging.getLogger("toolrouting.serve")
 
 @dataclasses.dataclass(kw_only=True)
 class ServerState:
-    """The server's one core (``serving``) and what its fronts share."""
+    """The server's one core (``engine``) and what its fronts share."""
 
-    serving: RoutedServing
+    engine: RoutedEngine
     admission: Admission
     model: str
     require_key: str | None
     secrets: tuple[str, ...]
-    responses: ResponseStore = dataclasses.field(default_factory=ResponseStore)
     signer: Signer = dataclasses.field(default_factory=Signer)
     """Signs the thoughts the replies carry, and checks those sent back."""
     omitted: set[str] = dataclasses.field(default_factory=set)
@@ -48,9 +45,12 @@ class ServerState:
                     kind,
                 )
 
-    async def answer(self, request: Request, asked: ServeRequest, writer: ReplyWriter) -> Response:
-        """The reply to ``asked``, whole or streamed, in ``writer``'s shapes."""
-        return await answer(request, self.admission, self.serving, asked, writer, self.secrets)
+    async def answer(
+        self, request: Request, asked: ServeRequest, writer: ReplyWriter, built: Conversation | None = None
+    ) -> Response:
+        """The reply to ``asked``, whole or streamed, in ``writer``'s shapes; ``built`` is its
+        conversation where the front built it already."""
+        return await answer(request, self.admission, self.engine, asked, writer, self.secrets, built)
 
 
 def state_of(request: Request) -> ServerState:

@@ -22,12 +22,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from .._backends import Message, ReasoningTags
-from .._errors import ChatRequestError
-from .._names import tool_name_problem
-from .._result_messages import routed_call_id, routed_result_text
-from .._route_schema import action_head, action_text, route_separators
-from .protocol import InMessage, ServeRequest, ToolCall
+from ..._backends import Message, ReasoningTags
+from ..._errors import ChatRequestError
+from ..._names import tool_name_problem
+from ..._result_messages import routed_call_id, routed_result_text
+from ..._route_schema import action_head, action_text, route_separators
+from .exchange import InMessage, ServeRequest, ToolCall
 
 __all__ = [
     "Conversation",
@@ -190,7 +190,10 @@ class _Built:
         problem = tool_name_problem(call.name)
         if problem is not None:
             raise ChatRequestError(problem, f"{where}.name")
-        arguments = call.arguments if call.arguments.strip() else "{}"
+        if call.input is not None:
+            arguments = written_arguments(call.input, spaced=self.spaced)
+        else:
+            arguments = call.arguments if call.arguments.strip() else "{}"
         try:
             value = json.loads(arguments)
         except (ValueError, RecursionError):

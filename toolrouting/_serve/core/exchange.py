@@ -7,7 +7,8 @@ offer its ``tool_choice`` makes (:class:`ToolChoice`), the answer's schema
 or as its :class:`Piece` s, and the front's writer (a :class:`ReplyWriter`) writes them in its
 API's shapes, under the ids of :class:`ReplyIds`, a stream as server-sent events
 (:func:`server_sent_event`). A field every front reads is a field of :class:`ServeRequest`, and
-each reader fills it.
+each reader fills it. (vLLM's ``protocol`` is one API's shapes: here those are each front's
+``shapes``, and this module the exchange every front shares.)
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
-from .._backends import Usage
-from .._errors import ChatRequestError
-from .errors import ErrorReply
-from .limits import SERVE_MAX_BODY_BYTES
+from ..._backends import Usage
+from ..._errors import ChatRequestError
+from ..._limits import SERVE_MAX_BODY_BYTES
+from ..error_replies import ErrorReply
 
 __all__ = [
     "FinishReason",
@@ -50,6 +51,10 @@ class ToolCall:
     id: str
     name: str
     arguments: str
+    input: Mapping[str, Any] | None = dataclasses.field(default=None, compare=False)
+    """The arguments as an object, where the API sends one (a Messages ``tool_use``'s ``input``):
+    the core writes them as the route grammar writes arguments, compact or spaced as the backend's
+    settings say, so a call this server made comes back as the bytes the backend wrote."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

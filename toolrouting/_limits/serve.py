@@ -1,17 +1,17 @@
-"""The named limits of ``toolrouting serve``, each with the reason it exists (the package's
-other limits are the core's, in ``_limits``)."""
+"""The named limits of ``toolrouting serve``, each with the reason it exists, and the one rule
+of characters a token it estimates by (the package's other limits are in ``library``)."""
 
 from __future__ import annotations
 
-from .._limits import GBNF_MAX_REPETITION
+from .library import GBNF_MAX_REPETITION
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "SERVE_ANSWER_TOKENS",
     "SERVE_EMBEDDED_QUEUE",
     "SERVE_MAX_BODY_BYTES",
     "SERVE_MAX_IN_FLIGHT",
     "SERVE_REASONING_CAP",
-    "SERVE_REASONING_CHARS_PER_TOKEN",
     "SERVE_REASONING_EFFORTS",
     "SERVE_RETRY_AFTER",
     "SERVE_ROUTE_CACHE",
@@ -61,16 +61,18 @@ SERVE_ROUTE_CACHE = 64
 #: (up to a body's SERVE_MAX_BODY_BYTES a turn), so a few hundred bound the memory they take.
 SERVE_STORED_RESPONSES = 256
 
-#: Characters of the route's ``thought`` slot for each token of a reasoning budget: the rule of
-#: thumb for English text under the usual BPE vocabularies (``count_tokens`` counts so too). The
-#: grammar bounds characters, not tokens, so a thought of ordinary text takes about the budget.
-SERVE_REASONING_CHARS_PER_TOKEN = 4
+#: Characters of text for each token, where tokens are estimated without a tokenizer: the rule
+#: of thumb for English text under the usual BPE vocabularies. The route's ``thought`` slot holds
+#: this many characters for each token of a reasoning budget (the grammar bounds characters, not
+#: tokens, so a thought of ordinary text takes about the budget); a reasoning item's tokens are
+#: counted back so; and Messages' ``count_tokens`` counts so where the backend has no tokenizer.
+CHARS_PER_TOKEN = 4
 
 #: The largest reasoning budget, in tokens: the longest ``thought`` our grammar still bounds is
 #: ``GBNF_MAX_REPETITION`` characters (past it the slot would be an unbounded string), at
-#: ``SERVE_REASONING_CHARS_PER_TOKEN`` a token. A larger budget is served as this one: a budget
+#: ``CHARS_PER_TOKEN`` a token. A larger budget is served as this one: a budget
 #: is the most a thought may take (the response's ``x-toolrouting-reasoning-budget`` says so).
-SERVE_REASONING_CAP = GBNF_MAX_REPETITION // SERVE_REASONING_CHARS_PER_TOKEN
+SERVE_REASONING_CAP = GBNF_MAX_REPETITION // CHARS_PER_TOKEN
 
 #: The budget, in tokens, of each effort level a client may name instead of a budget (Responses'
 #: ``reasoning.effort``, chat's ``reasoning_effort``, Messages' ``output_config.effort`` with

@@ -1,8 +1,6 @@
-"""A request's ``response_format``: the schema its answer is decoded under, checked before any request.
+"""An answer's schema (a request's ``response_format``, read by ``fields``), checked before any request.
 
-``{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}`` asks for an answer under
-``schema``; ``{"type": "json_object"}`` for any JSON object (``{"type": "object"}``); ``{"type":
-"text"}`` (or none) for free text. The answer's settings carry the schema, so every backend
+The answer's settings carry the schema, so every backend
 decodes under it as it decodes a route: our grammar in-process and for the servers that take a
 GBNF grammar, the server's own structured output elsewhere. The Responses API's ``text.format`` is
 the same format, flat: ``{"type": "json_schema", "name", "schema", "strict"}``.
@@ -20,25 +18,20 @@ default. A backend whose compiler is unknown (the
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
-from .._backends import AsyncEmbeddedLlama
-from .._errors import ChatRequestError, GrammarError
-from .._preflight import Target, preflight
-from .fields import flag, json_kind, shown_value
-from .protocol import OutputFormat
+from ..._backends import AsyncEmbeddedLlama
+from ..._errors import ChatRequestError, GrammarError
+from ..._preflight import Target, preflight
+from .exchange import OutputFormat
 
 __all__ = [
     "checked_format",
     "format_target",
-    "read_response_format",
     "refused_in_route",
     "refused_schema",
     "schema_path",
 ]
 
-#: OpenAI's rule for ``json_schema.name``, which the ``openai`` dialect sends on.
-_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: The dialects that take our GBNF grammar in place of the schema (``Settings.grammar``); the
 #: others that convert a schema themselves use llama.cpp's converter (Ollama and KoboldCpp too).
 _GRAMMAR_DIALECTS = ("llama.cpp", "llama-cpp-python", "koboldcpp")
@@ -48,47 +41,6 @@ _ANNOTATIONS = ("format",)
 #: The keywords under which a pointer's next token is a property's name, not an index.
 _KEYWORD = re.compile(r"\$?[A-Za-z]+")
 _NAMED = ("properties", "$defs", "definitions", "patternProperties", "dependentSchemas")
-
-
-def read_response_format(
-    value: object, at: str = "response_format", *, flat: bool = False
-) -> OutputFormat | None:
-    """The format a request's ``response_format`` asks for; ``None`` for free text.
-
-    ``at`` is where the format is in the body; ``flat`` reads the Responses API's ``text.format``,
-    whose ``json_schema`` format holds ``name``, ``schema`` and ``strict`` itself rather than in a
-    ``json_schema`` object.
-    """
-    if value is None:
-        return None
-    if not isinstance(value, Mapping):
-        raise ChatRequestError(f"{at} is an object, not {json_kind(value)}", at)
-    kind = value.get("type")
-    if kind == "text":
-        return None
-    if kind == "json_object":
-        return OutputFormat(schema={"type": "object"}, name="json_object", strict=False, at=at)
-    if kind != "json_schema":
-        raise ChatRequestError(
-            f"{at}'s type is text, json_object or json_schema, not {shown_value(kind)}",
-            f"{at}.type",
-            code="unsupported_parameter",
-        )
-    wrapper, at = (value, at) if flat else (value.get("json_schema"), f"{at}.json_schema")
-    if not isinstance(wrapper, Mapping):
-        raise ChatRequestError(
-            f'json_schema is an object {{"name", "schema", "strict"}}, not {json_kind(wrapper)}', at
-        )
-    name = wrapper.get("name")
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise ChatRequestError(
-            f"a schema's name is 1 to 64 letters, digits, _ or -, not {shown_value(name)}", f"{at}.name"
-        )
-    schema = wrapper.get("schema")
-    if not isinstance(schema, Mapping):
-        raise ChatRequestError(f"a schema is a JSON object, not {json_kind(schema)}", f"{at}.schema")
-    strict = flag(wrapper, "strict", False, f"{at}.strict")
-    return OutputFormat(schema=dict(schema), name=name, strict=strict, at=f"{at}.schema")
 
 
 def format_target(backend: object) -> Target | None:

@@ -42,19 +42,18 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._backends import Message
-from .._catalogue_checks import checked_catalogue
-from .._catalogue_prompt import catalogue_prompt
-from .._errors import CatalogueError, ChatRequestError
-from .._limits import DEFAULT_MAX_REPEATS
-from .._loop import THOUGHT_NOTE, answer_conversation, instructed, repeated_tools
-from .._route_schema import route_schema, route_tool_names
-from .._settings import Settings
-from .._shortlist import Ranker, checked_ranker, default_ranker
-from .._shortlist import shortlist as shortlisted
+from ..._backends import Message
+from ..._catalogue_checks import checked_catalogue
+from ..._catalogue_prompt import catalogue_prompt
+from ..._errors import CatalogueError, ChatRequestError
+from ..._limits import CHARS_PER_TOKEN, DEFAULT_MAX_REPEATS
+from ..._loop import THOUGHT_NOTE, answer_conversation, instructed, repeated_tools
+from ..._route_schema import route_schema, route_tool_names
+from ..._settings import Settings
+from ..._shortlist import Ranker, checked_ranker, default_ranker
+from ..._shortlist import shortlist as shortlisted
 from .conversation import Conversation, ends_with_user
-from .limits import SERVE_REASONING_CHARS_PER_TOKEN
-from .protocol import ServeRequest
+from .exchange import ServeRequest
 
 __all__ = [
     "Decision",
@@ -216,7 +215,7 @@ def _unrepeated(
 def thought_chars(request: ServeRequest) -> int | None:
     """The characters of the ``thought`` slot a request's reasoning budget buys, ``None`` without one."""
     reasoning = request.reasoning
-    return None if reasoning is None else reasoning.budget * SERVE_REASONING_CHARS_PER_TOKEN
+    return None if reasoning is None else reasoning.budget * CHARS_PER_TOKEN
 
 
 def checked_tools(tools: list[dict[str, Any]], paths: list[str]) -> None:

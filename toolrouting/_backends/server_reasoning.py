@@ -2,14 +2,14 @@
 
 The server applies its model's chat template (``POST /apply-template``) and completes a raw
 prompt (``POST /completion``) under a ``json_schema`` or a GBNF ``grammar``, so the embedded
-backend's ``thinking`` (:mod:`~toolrouting._backends.embedded.thinking`) is served there as three
+backend's ``thinking`` (:mod:`~toolrouting._backends.embedded.reasoning`) is served there as three
 requests: the conversation as the server's template writes it; that prompt opened with the
 open tag (unless the template opened it) and completed for at most ``N`` tokens, stopped at the
 close tag; then the prompt with the thought closed (``\\n</think>\\n\\n``), completed under the
 request's schema or grammar and cap. The reply keeps every guarantee of its grammar; the thought
 has its own bound, counted by the server.
 
-The steps are a generator of posts (:func:`thinking_posts`): each HTTP backend sends them with
+The steps are a generator of posts (:func:`reasoning_posts`): each HTTP backend sends them with
 its own I/O and sends each answer back in. :func:`template_tags` reads the tags from the
 server's ``GET /props``, which names its chat template.
 """
@@ -32,7 +32,7 @@ from .dialects import WireReply, constraint_fields
 from .endpoint import Endpoint, endpoint_url
 from .reasoning_tags import ReasoningTags, reasoning_tags
 
-__all__ = ["PROPS_PATH", "Post", "advanced", "template_tags", "thinking_posts", "whole_pieces"]
+__all__ = ["PROPS_PATH", "Post", "advanced", "reasoning_posts", "template_tags", "whole_pieces"]
 
 #: Where llama-server names its chat template (``chat_template``), under the server root.
 PROPS_PATH = "/props"
@@ -54,7 +54,7 @@ def template_tags(body: object) -> ReasoningTags | None:
     return reasoning_tags(template) if isinstance(template, str) else None
 
 
-def thinking_posts(
+def reasoning_posts(
     endpoint: Endpoint, messages: Sequence[Message], settings: Settings, tags: ReasoningTags, budget: int
 ) -> Generator[Post, httpx.Response, Completion]:
     """The three requests of a reply reasoned first (module docstring), each answer sent back in;

@@ -9,17 +9,17 @@ reasoned in its own tags (``Completion.reasoning``) where the backend reasons so
 
 from __future__ import annotations
 
-from .._backends import Completion
-from .._errors import BackendResponseError
-from .._names import NONE_TOOL
-from .._parse import quote_reply
-from .._parse_calls import parse_routes
-from .._result_messages import routed_call_id
-from .._route_schema import answer_head
+from ..._backends import Completion
+from ..._errors import BackendResponseError
+from ..._names import NONE_TOOL
+from ..._parse import quote_reply
+from ..._parse_calls import parse_routes
+from ..._result_messages import routed_call_id
+from ..._route_schema import answer_head
 from .call_pieces import cut_thought
 from .conversation import Conversation, arguments_text, without_thought
+from .exchange import ToolCall
 from .plan import Decision
-from .protocol import ToolCall
 
 __all__ = ["accepted_calls", "held_answer"]
 

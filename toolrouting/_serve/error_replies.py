@@ -37,8 +37,8 @@ from .._errors import (
     GrammarError,
     ToolRoutingError,
 )
+from .._limits import SERVE_UPSTREAM_RETRY_AFTER
 from .._redact import redacted
-from .limits import SERVE_UPSTREAM_RETRY_AFTER
 
 __all__ = [
     "ErrorBody",
@@ -48,6 +48,7 @@ __all__ = [
     "error_body",
     "error_reply",
     "http_error_reply",
+    "openai_error_body",
 ]
 
 #: The ``type`` of an error object: the request's fault, a full queue's, the backend's, or the server's.
@@ -88,6 +89,12 @@ class ErrorReply:
 def error_body(message: str, type: ErrorType, param: str | None, code: str | None) -> ErrorBody:
     """OpenAI's error object."""
     return {"error": {"message": message, "type": type, "param": param, "code": code}}
+
+
+def openai_error_body(reply: ErrorReply) -> ErrorBody:
+    """The error body in OpenAI's shape, the error writer of the fronts that speak it (chat
+    completions, Responses)."""
+    return reply.body
 
 
 def error_reply(error: BaseException, secrets: Sequence[str] = ()) -> ErrorReply:

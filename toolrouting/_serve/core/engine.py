@@ -1,5 +1,6 @@
-"""The core, in no API's shape: one request served, whole or in pieces: at most one routed
-decision, then the answer when the decision is ``none``.
+"""The core's engine, in no API's shape: one request served, whole or in pieces: at most one
+routed decision, then the answer when the decision is ``none``. (vLLM's ``serving_*`` modules
+are one per API: here each front's ``reader`` and ``writer``, over this one engine.)
 
 A decision makes one call, or with ``max_calls`` above 1 (and the request's
 ``parallel_tool_calls`` not false) up to that many, each under its own call id. With a
@@ -22,31 +23,29 @@ import dataclasses
 import functools
 import inspect
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from typing import TypeGuard
+from collections.abc import AsyncGenerator, Sequence
 
-from .._backends import (
+from ..._backends import (
     AsyncBackend,
-    AsyncStreamingBackend,
-    Completion,
     Message,
     ReasoningTags,
     TextDelta,
     Usage,
 )
-from .._errors import BackendResponseError, CatalogueError, ChatRequestError, GrammarError
-from .._grounding import AbstainPolicy, abstention, checked_policy, conversation_evidence
-from .._limits import DEFAULT_MAX_REPEATS, DEFAULT_ROUTING_CAP
-from .._loop import RunLimits
-from .._result_messages import routed_call_id
-from .._route_schema import route_schema
-from .._routed_backend import routed_backend
-from .._settings import Settings
-from .._shortlist import Ranker
-from .call_pieces import CallStream, ThoughtStream, several_pieces
+from ..._errors import BackendResponseError, CatalogueError, ChatRequestError, GrammarError
+from ..._grounding import AbstainPolicy, abstention, checked_policy, conversation_evidence
+from ..._limits import DEFAULT_MAX_REPEATS, DEFAULT_ROUTING_CAP, SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
+from ..._loop import RunLimits
+from ..._result_messages import routed_call_id
+from ..._route_schema import route_schema
+from ..._routed_backend import routed_backend
+from ..._settings import Settings
+from ..._shortlist import Ranker
+from ..request_log import RequestRecord
+from .call_pieces import CallStream, ThoughtStream, backend_pieces, several_pieces
 from .conversation import Conversation, conversation_of
 from .decision_reply import accepted_calls, held_answer
-from .limits import SERVE_ANSWER_TOKENS, SERVE_ROUTE_CACHE
+from .exchange import FinishReason, Piece, Reply, ServeRequest, ToolCall
 from .output_format import checked_format, refused_in_route, refused_schema
 from .plan import (
     Decision,
@@ -59,17 +58,15 @@ from .plan import (
     offer_of,
     served_ranker,
 )
-from .protocol import FinishReason, Piece, Reply, ServeRequest, ToolCall
-from .request_log import RequestRecord
 
-__all__ = ["THOUGHT_TOKENS_PER_CHARACTER", "RoutedServing"]
+__all__ = ["THOUGHT_TOKENS_PER_CHARACTER", "RoutedEngine"]
 
 #: The most tokens one character of a ``thought`` can take: a ``\\uXXXX`` escape, six bytes, each
 #: its own token at worst. The decision's cap grows by this much for each character of the slot.
 THOUGHT_TOKENS_PER_CHARACTER = 6
 
 
-class RoutedServing:
+class RoutedEngine:
     """A backend served with its decisions routed, in no API's shape: ``reply`` for a whole
     reply, ``stream`` for its pieces, ``sent`` for what the backend's first request carries."""
 
@@ -100,11 +97,14 @@ class RoutedServing:
         # The one cache: each catalogue and choice a client sends, built once.
         self._routes = functools.lru_cache(maxsize=SERVE_ROUTE_CACHE)(self._route)
 
-    async def reply(self, request: ServeRequest, record: RequestRecord | None = None) -> Reply:
-        """The whole reply to ``request``; ``record``, when given, is told its offer and outcome."""
+    async def reply(
+        self, request: ServeRequest, record: RequestRecord | None = None, built: Conversation | None = None
+    ) -> Reply:
+        """The whole reply to ``request``; ``record``, when given, is told its offer and outcome;
+        ``built`` is its :meth:`conversation` where a front has built it already."""
         record = record or RequestRecord(api="")
         self._check_format(request)
-        conversation, planned = self._prepared(request, record)
+        conversation, planned = self._prepared(request, record, built)
         used = Usage()
         abstained = None
         thought = None
@@ -161,14 +161,14 @@ class RoutedServing:
         )
 
     async def stream(
-        self, request: ServeRequest, record: RequestRecord | None = None
+        self, request: ServeRequest, record: RequestRecord | None = None, built: Conversation | None = None
     ) -> AsyncGenerator[Piece]:
         """The reply to ``request`` in pieces: a tool call's head, then its arguments as they are
-        written; or the answer's text as it comes. Usage is the last piece. ``record``, when given,
-        is told its offer and outcome."""
+        written; or the answer's text as it comes. Usage is the last piece. ``record`` and
+        ``built`` are :meth:`reply`'s."""
         record = record or RequestRecord(api="")
         self._check_format(request)
-        conversation, planned = self._prepared(request, record)
+        conversation, planned = self._prepared(request, record, built)
         used = Usage()
         abstained = None
         if planned is not None:
@@ -185,7 +185,7 @@ class RoutedServing:
             thinking = ThoughtStream(spaced=self.spaced) if decision.thought is not None else None
             completion = None
             try:
-                async for item in _pieces(decider, list(decision.messages)):
+                async for item in backend_pieces(decider, list(decision.messages)):
                     if isinstance(item, TextDelta) and item.reasoning:
                         yield Piece(thought=item.text)  # the model's own reasoning, in its tags
                     elif isinstance(item, TextDelta):
@@ -229,7 +229,7 @@ class RoutedServing:
         answer, started = None, False
         try:
             asked = answer_messages(request, conversation, abstained=abstained)
-            async for item in _pieces(self._answerer(request), asked):
+            async for item in backend_pieces(self._answerer(request), asked):
                 if isinstance(item, TextDelta):
                     if item.text:
                         # Until a piece comes, a failure can still be answered with its status.
@@ -267,12 +267,16 @@ class RoutedServing:
             counted = await counted
         return counted if isinstance(counted, int) and not isinstance(counted, bool) else None
 
+    def conversation(self, request: ServeRequest) -> Conversation:
+        """The request's messages as the conversation the backend is sent, in its layout and tags."""
+        return conversation_of(request, spaced=self.spaced, max_calls=self.max_calls, tags=self.tags)
+
     def _prepared(
-        self, request: ServeRequest, record: RequestRecord | None = None
+        self, request: ServeRequest, record: RequestRecord | None = None, built: Conversation | None = None
     ) -> tuple[Conversation, tuple[Decision, AsyncBackend] | None]:
-        """The request's conversation, and the decision it asks for with the routed backend
-        that makes it, if any; ``record`` is told how many tools the decision offers."""
-        conversation = conversation_of(request, spaced=self.spaced, max_calls=self.max_calls, tags=self.tags)
+        """The request's conversation (``built``, or built now), and the decision it asks for with
+        the routed backend that makes it, if any; ``record`` is told how many tools it offers."""
+        conversation = built or self.conversation(request)
         planned = self._planned(request, conversation)
         if record is not None and planned is not None:
             record.offered = len(planned[0].names)
@@ -363,30 +367,6 @@ class RoutedServing:
 class _Route:
     offer: Offer
     settings: Settings
-
-
-async def _pieces(
-    backend: AsyncBackend, messages: Sequence[Message]
-) -> AsyncIterator[TextDelta | Completion]:
-    """The backend's stream when it has one, else its whole completion as the only item.
-
-    Left early (a client gone), the stream is closed at once, which ends the backend's request.
-    """
-    if not _streams(backend):
-        yield await backend.complete(messages)
-        return
-    items = backend.stream(messages)
-    try:
-        async for item in items:
-            yield item
-    finally:
-        close = getattr(items, "aclose", None)  # an async generator's, as every shipped stream is
-        if close is not None:
-            await close()
-
-
-def _streams(backend: AsyncBackend) -> TypeGuard[AsyncStreamingBackend]:
-    return callable(getattr(backend, "stream", None))
 
 
 def _sum(first: Usage, second: Usage) -> Usage:
