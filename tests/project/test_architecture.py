@@ -14,7 +14,7 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-from support.architecture import MAY_IMPORT
+from support.architecture import CORE_PACKAGES, MAY_IMPORT
 from support.paths import ROOT
 
 import toolrouting
@@ -32,9 +32,6 @@ GROUPS = {"speed", "quality", "serve"}
 #: (``hostile``), and a way's records scored and charted (``scoring``), all of ``benchmarks.common``.
 SHARED_WITH_TESTS = {"corpus", "hostile", "scoring"}
 
-
-#: The packages of the flat core, read as its modules: the named limits, in one place.
-CORE_PACKAGES = {"_limits"}
 
 #: Lines a module may have: one that needs more holds more than one concern.
 MAX_MODULE_LINES = 400

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from support.architecture import CORE_PACKAGES
 from support.docs import PAGES, _code, _rows, _section
 from support.paths import ROOT
 
@@ -52,8 +53,6 @@ NUMBERS = {word: number for number, word in enumerate(_COUNTS.split(" "), 1)}
 def _code_parts() -> dict[str, list[str]]:
     """Each part of the package and the modules it holds: the flat core, then one per package, where
     a module of a package inside the part is named by its path (``embedded/backend``)."""
-    from test_architecture import CORE_PACKAGES
-
     flat = [p.stem for p in PACKAGE.glob("_*.py") if p.stem not in ("__init__", "__main__")]
     inner = [
         f"{name}/{p.stem}"

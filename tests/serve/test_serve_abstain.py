@@ -21,9 +21,11 @@ import pytest
 from openai.types.chat import ChatCompletionMessageFunctionToolCall as FunctionCall
 from support.serve import drained, served_embedded, served_to_sdk
 
-from toolrouting import AsyncScriptedBackend, conversation_evidence, grounding
+from toolrouting import AsyncScriptedBackend, Usage, conversation_evidence, grounding
 from toolrouting._loop.abstention_notice import ABSTAINED_LEAD
 from toolrouting._serve import serve_app
+from toolrouting._serve.request_log import RequestRecord
+from toolrouting._serve.transport import ABSTAINED_HEADER
 
 WEATHER: Any = {
     "type": "function",
@@ -88,6 +90,35 @@ def test_chat_streams_the_answer_and_never_a_call_begun(
     text = "".join(chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices)
     assert text == ANSWER
     _asked_why(backend)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_abstention_says_why_in_its_header_and_a_call_has_none(
+    backend: AsyncScriptedBackend, client: openai.OpenAI, stream: bool
+) -> None:
+    backend.enqueue(CALL, ANSWER)
+    raw = client.chat.completions.with_raw_response.create(
+        model="scripted", messages=ASK, tools=[WEATHER], stream=stream
+    )
+    raw.parse()
+    assert raw.headers.get(ABSTAINED_HEADER) == "get_weather needs city, which the conversation does not give"
+    backend.requests.clear()
+    backend.enqueue(CALL)
+    grounded = client.chat.completions.with_raw_response.create(
+        model="scripted", messages=GIVEN, tools=[WEATHER], stream=stream
+    )
+    grounded.parse()
+    assert ABSTAINED_HEADER not in grounded.headers
+
+
+def test_the_request_log_notes_why_it_abstained_and_no_value() -> None:
+    record = RequestRecord(api="chat")
+    record.answered(Usage(), abstained="get_weather needs city, which the conversation does not give")
+    assert record.decision == "abstained"
+    assert "notes: abstained: get_weather needs city, which the conversation does not give" in record.line()
+    called = RequestRecord(api="chat")
+    called.answered(Usage(), ["get_weather"])
+    assert (called.decision, called.notes) == ("call", [])
 
 
 @pytest.mark.parametrize("stream", [False, True])

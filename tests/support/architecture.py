@@ -3,6 +3,8 @@ from the imports and tests/project/test_docs.py against docs/architecture.md's t
 
 from __future__ import annotations
 
+#: The packages of the flat core, read as its modules: the named limits, in one place.
+CORE_PACKAGES = {"_limits"}
 #: The parts each part may import, besides itself. The core imports no part.
 MAY_IMPORT = {
     "core": set(),

@@ -94,13 +94,17 @@ class RequestRecord:
         """What the request asks: its tools, and whether it streams."""
         self.tools, self.stream = tools, stream
 
-    def answered(self, usage: Usage, calls: Sequence[str] = (), *, abstained: bool = False) -> None:
-        """The reply: the backend's tokens and the tools called (none: the answer)."""
+    def answered(self, usage: Usage, calls: Sequence[str] = (), *, abstained: str | None = None) -> None:
+        """The reply: the backend's tokens and the tools called (none: the answer); ``abstained``,
+        why the server abstained from the decision's calls, is noted (a tool's and its
+        arguments' names, never a value)."""
         self.prompt_tokens = usage.prompt_tokens
         self.cached_tokens = usage.cached_tokens
         self.completion_tokens = usage.completion_tokens
         self.calls = list(calls)
-        self.decision = "call" if calls else "abstained" if abstained else "none"
+        self.decision = "call" if calls else "abstained" if abstained is not None else "none"
+        if abstained is not None:
+            self.notes.append(f"abstained: {abstained}")
 
     def failed(self, reply: ErrorReply) -> None:
         """The error the request was answered with (or its stream ended by)."""

@@ -44,6 +44,12 @@ T = TypeVar("T")
 #: The header that names the tools a decision withheld, past the repeat limit
 #: (``Reply.withheld``): comma-separated, in catalogue order; absent when none was.
 WITHHELD_HEADER = "x-toolrouting-withheld"
+#: The header that says why the server abstained from the decision's calls (``Reply.abstained``,
+#: ``--abstain``): the tool and the arguments the conversation does not give, in printable
+#: ASCII; absent when it did not abstain.
+ABSTAINED_HEADER = "x-toolrouting-abstained"
+#: The most characters of the abstention's reason its header carries.
+_ABSTAINED_SHOWN = 200
 #: The header that says a reasoning budget over what the route's grammar bounds was served within
 #: it: ``served=N asked=M``; absent when the budget was served as asked.
 REASONING_HEADER = "x-toolrouting-reasoning-budget"
@@ -189,7 +195,7 @@ async def answer(
     else:
 
         def withheld(reply: Reply) -> dict[str, str]:
-            return _withheld(reply.withheld, record)
+            return _withheld(reply.withheld, record) | _abstained(reply.abstained)
 
         async def work() -> Reply:
             return await engine.reply(asked, record, built)
@@ -200,6 +206,15 @@ async def answer(
         response.headers[REASONING_HEADER] = f"served={reasoning.budget} asked={reasoning.asked}"
         record.notes.append(f"reasoning budget served {reasoning.budget} of {reasoning.asked} asked")
     return response
+
+
+def _abstained(reason: str | None) -> dict[str, str]:
+    """The header that says why the server abstained; none where it did not. A header carries
+    printable ASCII only: any other character of a name is written ``?``."""
+    if reason is None:
+        return {}
+    shown = "".join(char if " " <= char <= "~" else "?" for char in reason[:_ABSTAINED_SHOWN])
+    return {ABSTAINED_HEADER: shown}
 
 
 def _withheld(tools: Sequence[str], record: RequestRecord) -> dict[str, str]:
@@ -236,19 +251,24 @@ async def event_stream(
         release()
         await pieces.aclose()
         return gone()
-    first, withheld = opened
+    first, withheld, abstained = opened
     record = record or RequestRecord(api="")
     response = EventStream(_held(_written(first, pieces, writer, secrets, record), pieces, release))
-    response.headers.update(_withheld(withheld, record))
+    response.headers.update(_withheld(withheld, record) | _abstained(abstained))
     return response
 
 
-async def _opening(pieces: AsyncGenerator[Piece]) -> tuple[Piece, tuple[str, ...]]:
-    """The stream's first piece to write, and the tools withheld, which a piece before it names."""
+async def _opening(pieces: AsyncGenerator[Piece]) -> tuple[Piece, tuple[str, ...], str | None]:
+    """The stream's first piece to write, and what the pieces before it say for the headers:
+    the tools withheld, and why the server abstained."""
+    withheld: tuple[str, ...] = ()
+    abstained = None
     first = await anext(pieces)
-    if first.withheld:
-        return await anext(pieces), first.withheld
-    return first, ()
+    while first.withheld or first.abstained is not None:
+        withheld = first.withheld or withheld
+        abstained = first.abstained if first.abstained is not None else abstained
+        first = await anext(pieces)
+    return first, withheld, abstained
 
 
 async def _written(
@@ -265,7 +285,9 @@ async def _written(
             yield event
         piece: Piece | None = first
         while piece is not None:
-            for event in writer.of(piece):
+            # Why the server abstained, after a thought went out: said in the request's log
+            # alone, as no header can follow the status.
+            for event in [] if piece.abstained is not None else writer.of(piece):
                 yield event
             piece = await anext(pieces, None)
         for event in writer.closing():

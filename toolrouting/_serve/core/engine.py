@@ -150,7 +150,7 @@ class RoutedEngine:
         except GrammarError as error:
             raise self._refused(request, error) from None
         usage = _sum(used, answer.usage)
-        record.answered(usage, abstained=abstained is not None)
+        record.answered(usage, abstained=abstained)
         return Reply(
             content=answer.text,
             call=None,
@@ -158,6 +158,7 @@ class RoutedEngine:
             usage=usage,
             thought=thought,
             withheld=withheld,
+            abstained=abstained,
         )
 
     async def stream(
@@ -226,6 +227,8 @@ class RoutedEngine:
                 yield Piece(usage=completion.usage)
                 return
             used = completion.usage
+            if abstained is not None:
+                yield Piece(abstained=abstained)
         answer, started = None, False
         try:
             asked = answer_messages(request, conversation, abstained=abstained)
@@ -244,7 +247,7 @@ class RoutedEngine:
         truncated = answer is not None and answer.truncated
         yield Piece(finish_reason="length" if truncated else "stop")
         usage = _sum(used, answer.usage if answer is not None else Usage())
-        record.answered(usage, abstained=abstained is not None)
+        record.answered(usage, abstained=abstained)
         yield Piece(usage=usage)
 
     def sent(self, request: ServeRequest) -> list[Message]:

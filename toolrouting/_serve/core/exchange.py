@@ -155,6 +155,9 @@ class Reply:
     """The decision's reasoning, when the request asked for it (``ServeRequest.reasoning``)."""
     withheld: tuple[str, ...] = ()
     """The tools the decision did not offer, past the repeat limit (``Decision.withheld``)."""
+    abstained: str | None = None
+    """Why the server abstained from the decision's calls (``--abstain``), when it did: the
+    reply is then the answer written after it."""
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
@@ -167,7 +170,9 @@ class Piece:
     """One piece of a streamed reply, of exactly one kind.
 
     The tools the decision withheld (``Reply.withheld``; first of all, only when there are
-    some: the front says so in its headers, and no event is written of it); a part of the
+    some: the front says so in its headers, and no event is written of it); why the server
+    abstained from the decision's calls (``Reply.abstained``; before the answer's first text,
+    said in the headers where no event went out before it, never an event); a part of the
     decision's ``thought`` (they come first after it); the answer's
     ``text`` (``first`` on the piece that begins it, whose text is empty when the answer is); a
     tool call's ``head``, its id and name, its arguments still empty; a part of
@@ -183,6 +188,7 @@ class Piece:
     finish_reason: FinishReason | None = None
     usage: Usage | None = None
     withheld: tuple[str, ...] = ()
+    abstained: str | None = None
     index: int = 0
     """Which of the reply's calls a ``head`` or ``arguments`` piece belongs to, from 0."""
 
