@@ -96,10 +96,10 @@ def test_the_recorded_offer_wins_over_another_ranker_and_catalogue_order(
 def test_a_run_ranked_by_meanings_resumes_with_its_offers_where_words_alone_rank(
     tmp_path: Path, driver: Driver
 ) -> None:
-    """A run of the default ranker (the hybrid: the semantic extra is installed) resumed where
-    the extra is missing, BM25 alone: the recorded round sends what the run sent."""
+    """A run of the hybrid ranker resumed by BM25 alone (the default, or the hybrid asked for
+    where the extra is missing): the recorded round sends what the run sent."""
     whole = tmp_path / "whole.jsonl"
-    reference = _run(driver, whole).requests
+    reference = _run(driver, whole, ranker=IndexedRanker(semantic=True)).requests
     lines = whole.read_bytes().splitlines(keepends=True)
     words = IndexedRanker(semantic=False)
     alone = _run(driver, tmp_path / "words.jsonl", ranker=words).requests

@@ -1,6 +1,6 @@
 """``serve_app(..., shortlist=K, ranker=)``: the server's own ranker, its index of each catalogue
-kept and built again when the tools change, the default's table loaded without the network, and
-``toolrouting serve --ranker``.
+kept and built again when the tools change, the hybrid's table loaded without the network, and
+``toolrouting serve --ranker`` (BM25 alone unless it names the hybrid).
 
 Served on loopback over the scripted backend (a fake by design: it records what each request was
 sent) and asked through the real openai SDK; what is asserted is what the ranker chose and what
@@ -45,6 +45,7 @@ def test_the_servers_ranker_ranks_each_shortlist() -> None:
 def test_without_a_ranker_the_server_ranks_with_the_default_and_a_bad_one_is_refused_at_once() -> None:
     backend = AsyncScriptedBackend()
     assert serve_app(backend, shortlist=K).state.server.engine.ranker is default_ranker()
+    assert not default_ranker().semantic
     assert serve_app(backend).state.server.engine.ranker is None
     with pytest.raises(TypeError, match="ranker= ranks the tools of shortlist=K; give shortlist= too"):
         serve_app(backend, ranker=bm25_scores)
@@ -82,12 +83,12 @@ def test_each_catalogue_is_indexed_once_and_again_when_its_tools_change(
     assert built == [len(TOOLS), len(changed)]  # once each: the change is a new index, then both kept
 
 
-#: A server made with a shortlist and the default ranker in a fresh interpreter with the
+#: A server made with a shortlist and the hybrid ranker in a fresh interpreter with the
 #: network refused, one request served in process (Starlette's test client, no socket); it
 #: prints the ranker, what was offered and the attempts refused.
 _OFFLINE_SERVER = """
 from starlette.testclient import TestClient
-from toolrouting import AsyncScriptedBackend
+from toolrouting import AsyncScriptedBackend, IndexedRanker
 from toolrouting._serve import serve_app
 tools = [
     {"type": "function", "function": {"name": name, "description": text}}
@@ -95,7 +96,7 @@ tools = [
                        ("play_music", "Play a song."), ("read_file", "Read a file.")]
 ]
 backend = AsyncScriptedBackend(['{"tool":"none"}', "Warm."])
-app = serve_app(backend, shortlist=2)
+app = serve_app(backend, shortlist=2, ranker=IndexedRanker(semantic=True))
 with TestClient(app) as client:
     question = [{"role": "user", "content": "How hot is it in Lisbon?"}]
     reply = client.post("/v1/chat/completions", json={"model": "m", "messages": question, "tools": tools})
@@ -114,7 +115,7 @@ def test_a_server_ranks_by_meanings_with_the_network_refused() -> None:
 @pytest.mark.parametrize(
     ("options", "said"),
     [
-        ((), "by the meaning of its words and BM25"),
+        ((), "by BM25 alone"),
         (("--ranker", "hybrid"), "by the meaning of its words and BM25"),
         (("--ranker", "bm25"), "by BM25 alone"),
     ],
@@ -135,17 +136,30 @@ def test_a_ranker_without_a_shortlist_is_a_usage_error(capsys: pytest.CaptureFix
     assert "argument --ranker: invalid choice: 'words'" in capsys.readouterr().err
 
 
-def test_without_the_extra_serve_says_it_ranks_by_bm25_alone_and_why(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_and_bm25_are_the_processs_one_ranker_and_hybrid_is_asked_for() -> None:
+    from toolrouting._cli.serve import _ranker
+
+    assert _ranker(None, 3) is default_ranker()
+    assert _ranker("bm25", 3) is default_ranker()
+    assert _ranker(None, None) is None
+    hybrid = _ranker("hybrid", 3)
+    assert hybrid is not None
+    assert hybrid.semantic
+
+
+def test_without_the_extra_the_hybrid_is_a_usage_error_that_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fault injection: the extra's table made to look uninstalled."""
     import importlib.util
 
-    from toolrouting._cli.serve import _ranked_by
+    from toolrouting._cli.arguments import UsageError
+    from toolrouting._cli.serve import _ranked_by, _ranker
 
     real = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "wordllama" else real(name, *a)
     )
-    assert _ranked_by(3, IndexedRanker()) == (
-        "a request of more than 3 tools is offered the 3 ranked best by BM25 alone "
-        "(wordllama not installed: pip install 'toolrouting[semantic]')"
+    with pytest.raises(UsageError, match=r"--ranker hybrid: .*pip install 'toolrouting\[semantic\]'"):
+        _ranker("hybrid", 3)
+    assert _ranked_by(3, _ranker(None, 3)) == (
+        "a request of more than 3 tools is offered the 3 ranked best by BM25 alone"
     )

@@ -1,5 +1,6 @@
-"""The indexed ranker: each catalogue indexed once, keyed on its bytes; the hybrid score of
-meanings and words; the static embeddings loaded from the installed wheel without the network."""
+"""The indexed ranker: each catalogue indexed once, keyed on its bytes; the default, BM25 alone
+whatever is installed; the hybrid score of meanings and words on request; the static embeddings
+loaded from the installed wheel without the network."""
 
 from __future__ import annotations
 
@@ -44,11 +45,20 @@ def _names(tools: Sequence[Mapping[str, Any]]) -> list[str]:
     return [tool["function"]["name"] for tool in tools]
 
 
-def test_the_semantic_extra_is_installed_where_the_tests_run() -> None:
-    """scripts/setup.sh installs it, so the default the tests drive is the hybrid."""
+def test_the_default_ranks_by_bm25_alone_though_the_semantic_extra_is_installed() -> None:
+    """scripts/setup.sh installs the extra, so the hybrid tests below run; the default is BM25
+    all the same, one ranker a process."""
     assert semantic_missing() is None
-    assert default_ranker().semantic
-    assert default_ranker() is default_ranker()
+    ranker = default_ranker()
+    assert ranker is default_ranker()
+    assert not ranker.semantic
+    assert ranker.fallback is None
+    assert not IndexedRanker().semantic  # the constructor's default is the default ranker's
+    for query in ("Is it going to rain in Lisbon? Send me the weather.", "how hot is it out there?"):
+        assert ranker(CATALOGUE, query) == bm25_scores(CATALOGUE, query)
+    assert _names(shortlist(CATALOGUE, "mail the files", 2)) == _names(
+        shortlist(CATALOGUE, "mail the files", 2, ranker=bm25_scores)
+    )
 
 
 def test_the_hybrid_score_is_the_cosine_plus_the_weighted_share_of_the_best_bm25() -> None:
@@ -190,7 +200,7 @@ def test_the_table_loads_from_the_installed_wheel_with_the_network_refused() -> 
     assert done.stdout.splitlines() == ["3 True", "False []"]
 
 
-def test_without_the_extra_the_default_is_bm25_and_asking_for_meanings_names_the_extra(
+def test_without_the_extra_none_falls_back_to_bm25_and_asking_for_meanings_names_the_extra(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Fault injection: the extra's packages made to look uninstalled."""
@@ -203,7 +213,7 @@ def test_without_the_extra_the_default_is_bm25_and_asking_for_meanings_names_the
 
     monkeypatch.setattr(importlib.util, "find_spec", hidden)
     assert semantic_missing() == "wordllama not installed: pip install 'toolrouting[semantic]'"
-    fallback = IndexedRanker()
+    fallback = IndexedRanker(semantic=None)
     assert not fallback.semantic
     assert fallback.fallback == semantic_missing()
     assert fallback(CATALOGUE, "weather email") == bm25_scores(CATALOGUE, "weather email")

@@ -138,7 +138,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         type=positive,
         metavar="K",
         help="offer each round only the K tools ranked best for the question and the results read "
-        "(by the default ranker), and the tools the run has called, when the tools are more than K "
+        "(by BM25), and the tools the run has called, when the tools are more than K "
         "(default: every tool)",
     )
     parser.add_argument(

@@ -34,7 +34,7 @@ __all__ = ["KEY_VARIABLE", "SECRET_VARIABLE", "add_serve"]
 #: The environment variable read for the key clients must send, when ``--require-key`` is absent.
 KEY_VARIABLE = "TOOLROUTING_SERVE_KEY"
 #: What ``--ranker`` takes.
-RANKERS = ("hybrid", "bm25")
+RANKERS = ("bm25", "hybrid")
 #: The environment variable read for the secret the server signs its thoughts with (a thinking
 #: block's signature, a reasoning item's ``encrypted_content``): set, signatures stay valid
 #: across restarts and between processes that share it; unset, each process draws its own.
@@ -102,9 +102,9 @@ def add_serve(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--ranker",
         choices=RANKERS,
-        help="what ranks a --shortlist, each catalogue indexed once: hybrid, the meaning of the words "
-        "beside BM25 (the semantic extra), or bm25, the words alone (default: hybrid where the "
-        "semantic extra is installed, bm25 where not)",
+        help="what ranks a --shortlist, each catalogue indexed once: bm25, the words alone, or hybrid, "
+        "the meaning of the words beside BM25 (the semantic extra); among bm25's K the model chose "
+        "the right tool more often (default: bm25)",
     )
     parser.add_argument(
         "--abstain",
@@ -228,13 +228,14 @@ def _server_tags(args: argparse.Namespace) -> ReasoningTags | None:
 
 
 def _ranker(name: str | None, shortlist: int | None) -> IndexedRanker | None:
-    """The ranker ``--ranker`` names (``None``: the default), or a usage error that says why not."""
+    """The ranker ``--ranker`` names (``None`` and ``bm25``: the process's default, BM25 alone),
+    or a usage error that says why not."""
     if name is not None and shortlist is None:
         raise UsageError("--ranker ranks the tools of --shortlist K; give --shortlist too")
-    if name is None or shortlist is None:
-        return default_ranker() if shortlist is not None else None
-    if name == "bm25":
-        return IndexedRanker(semantic=False)
+    if shortlist is None:
+        return None
+    if name != "hybrid":
+        return default_ranker()
     try:
         return IndexedRanker(semantic=True)
     except ImportError as error:
@@ -242,12 +243,11 @@ def _ranker(name: str | None, shortlist: int | None) -> IndexedRanker | None:
 
 
 def _ranked_by(shortlist: int, ranker: IndexedRanker | None) -> str:
-    """What the server's shortlist offers and what ranks it: the fallback said, and why."""
+    """What the server's shortlist offers and what ranks it."""
     offered = f"a request of more than {shortlist} tools is offered the {shortlist} ranked best"
-    if ranker is None or ranker.semantic:
+    if ranker is not None and ranker.semantic:
         return f"{offered} by the meaning of its words and BM25"
-    reason = f" ({ranker.fallback})" if ranker.fallback else ""
-    return f"{offered} by BM25 alone{reason}"
+    return f"{offered} by BM25 alone"
 
 
 def _listener(host: str, port: int) -> socket.socket:

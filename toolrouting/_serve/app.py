@@ -68,8 +68,8 @@ def serve_app(
     of more than K tools only the K ranked best for its conversation, in the instructions and
     the route (docs/serve-design.md, "Large catalogues"); ``None`` offers every tool. ``ranker`` ranks
     them (given only with ``shortlist``): ``None`` is :func:`default_ranker`, which indexes each
-    catalogue once, keyed on its bytes, and ranks by meanings and BM25 where the ``semantic``
-    extra is installed, by BM25 alone where not; any :class:`Ranker` may replace it.
+    catalogue once, keyed on its bytes, and ranks by BM25 alone (``IndexedRanker(semantic=True)``
+    ranks by meanings and BM25); any :class:`Ranker` may replace it.
     ``abstain="grounding"`` answers a decision under ``tool_choice`` auto whose required
     arguments the conversation does not give, saying what was missing, instead of handing out its
     call (docs/serve-design.md, "Abstention"). ``reasoning_secret`` signs the thoughts a reply carries, so a

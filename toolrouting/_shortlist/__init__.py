@@ -4,8 +4,8 @@
 (``tool_text``); ``query`` reads a conversation as the query (``shortlist_query``); ``bm25``
 is BM25 on SQLite FTS5 (``bm25_scores``, and the table an index keeps); ``embeddings`` the
 static word embeddings a text's meaning is read with; ``ranker`` the ranker that indexes each
-catalogue once, keyed on its bytes, and ranks by meaning and words (``IndexedRanker``, and the
-process's ``default_ranker``); ``shortlist`` holds the :class:`Ranker` seam and
+catalogue once, keyed on its bytes, and ranks by words (BM25: the process's ``default_ranker``)
+or on request by meaning and words (``IndexedRanker``); ``shortlist`` holds the :class:`Ranker` seam and
 :func:`shortlist`, which keeps the best K in catalogue order.
 ``fit`` reads off the ranker's scores how well a question fits the tool a decision chose,
 against the other tools and ``none`` (``tool_fit``: a second signal beside grounding, built

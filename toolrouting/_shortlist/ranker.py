@@ -1,5 +1,5 @@
-"""The ranker that indexes each catalogue once: BM25 and, where the ``semantic`` extra is
-installed, the meaning of the words.
+"""The ranker that indexes each catalogue once: BM25, and on request (``semantic=True``, the
+``semantic`` extra) the meaning of the words beside it.
 
 A catalogue's index (:class:`CatalogueIndex`) is built the first time the catalogue is ranked
 and kept, keyed on its bytes (the declarations pickled, hashed), so a loop's rounds and a server's
@@ -13,6 +13,11 @@ A tool's hybrid score is the cosine of its vector and the query's, plus
 shares with a tool still count, and a tool that shares none is found by what the words mean.
 The weight was fitted on half the decision cases and the recall reported on the other half
 (docs/benchmarks/catalogues.md, "Large catalogues: a ranker that reads meanings").
+
+The default ranker is BM25 alone, whatever is installed: the hybrid keeps more of a case's tools,
+but the look-alikes it adds are what the model then picks, and among BM25's eight the model chose
+the right tool more often (docs/benchmarks/catalogues.md, "The default ranker, chosen by
+decisions").
 """
 
 from __future__ import annotations
@@ -151,15 +156,15 @@ class IndexedRanker:
     """A :class:`Ranker` that indexes each catalogue once, keyed on its bytes, and ranks each
     query against the index.
 
-    ``semantic``: ``True`` ranks by the hybrid score (an :class:`ImportError` naming the
-    ``semantic`` extra where it is not installed), ``False`` by BM25 alone, ``None`` (the
-    default) by the hybrid score where the extra is installed and by BM25 where it is not;
-    :attr:`semantic` says which, and :attr:`fallback` why not. The scores are the same as an
-    unindexed ranking's: BM25 alone scores as :func:`bm25_scores` does. It may be called from
-    several threads at once.
+    ``semantic``: ``False`` (the default, as :func:`default_ranker`'s) ranks by BM25 alone,
+    ``True`` by the hybrid score (an :class:`ImportError` naming the ``semantic`` extra where it
+    is not installed), ``None`` by the hybrid score where the extra is installed and by BM25
+    where it is not; :attr:`semantic` says which, and :attr:`fallback` why not. The scores are
+    the same as an unindexed ranking's: BM25 alone scores as :func:`bm25_scores` does. It may be
+    called from several threads at once.
     """
 
-    def __init__(self, *, semantic: bool | None = None, catalogues: int = INDEXED_CATALOGUES) -> None:
+    def __init__(self, *, semantic: bool | None = False, catalogues: int = INDEXED_CATALOGUES) -> None:
         if semantic is not None and not isinstance(semantic, bool):
             raise TypeError(f"semantic is True, False or None, not {type(semantic).__name__}")
         if isinstance(catalogues, bool) or not isinstance(catalogues, int) or catalogues < 1:
@@ -213,9 +218,11 @@ _default_lock = threading.Lock()
 
 def default_ranker() -> IndexedRanker:
     """The ranker :func:`shortlist` uses when given none, one a process, so every caller shares
-    its indexes: the hybrid where the ``semantic`` extra is installed, BM25 alone where not."""
+    its indexes: BM25 alone, whatever extras are installed, because among its K the model chose
+    the right tool more often than among the hybrid's (docs/benchmarks/catalogues.md, "The
+    default ranker, chosen by decisions"); ``IndexedRanker(semantic=True)`` is the hybrid."""
     global _default
     with _default_lock:
         if _default is None:
-            _default = IndexedRanker()
+            _default = IndexedRanker(semantic=False)
         return _default

@@ -19,10 +19,10 @@ _Tool = TypeVar("_Tool", bound=Mapping[str, Any])
 class Ranker(Protocol):
     """Scores a catalogue against a query: one number a tool, in catalogue order, higher is better.
 
-    The default is :func:`default_ranker`'s :class:`IndexedRanker` (the hybrid of meanings and
-    BM25 where the ``semantic`` extra is installed, BM25 alone where not); :func:`bm25_scores`
-    is BM25 unindexed. Any callable of this shape can replace it; :func:`shortlist` keeps the
-    best K, ties going to the earlier tool.
+    The default is :func:`default_ranker`'s :class:`IndexedRanker`, BM25 alone (the hybrid of
+    meanings and BM25 is ``IndexedRanker(semantic=True)``, with the ``semantic`` extra);
+    :func:`bm25_scores` is BM25 unindexed. Any callable of this shape can replace it;
+    :func:`shortlist` keeps the best K, ties going to the earlier tool.
     """
 
     def __call__(self, tools: Sequence[Mapping[str, Any]], query: str, /) -> Sequence[float]: ...
