@@ -12,10 +12,12 @@ the loop's defaults (native_ways.py's ``Routed``), per way, all ways of a case i
 - ``own``: the case's own tools alone, no distractors;
 - ``full``: the whole catalogue of a size, what ``RoutingLoop`` sends (``catalogue_prompt``
   under its default budget, and the route grammar of every tool);
-- ``K=8`` (each of ``--ks``): ``shortlist(tools, shortlist_query(messages), K)``, what the
-  first round of ``RoutingLoop(shortlist=K)`` offers, ranked by the default ranker (the hybrid
-  where the semantic extra is installed);
-- ``K=8 BM25`` (with ``--bm25``): the same with ``ranker=bm25_scores``, the default before.
+- ``K=8`` (each of ``--ks``): ``shortlist(tools, shortlist_query(messages), K, ranker=R)``, what
+  the first round of ``RoutingLoop(shortlist=K, ranker=R)`` offers, R the hybrid of meanings and
+  BM25 (``IndexedRanker(semantic=True)``, the semantic extra), the default ranker before;
+- ``K=8 BM25`` (with ``--bm25``): the same with ``ranker=bm25_scores``, which scores as the
+  default ranker does now (docs/benchmarks/catalogues.md, "The default ranker, chosen by
+  decisions").
 
 ``--no-full`` leaves the full catalogue out (its prompt is the dearest at 300 distractors), for
 a run that compares rankers only.
@@ -35,6 +37,7 @@ spread over the set), a chart of a decision's prompt tokens and seconds against 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -54,10 +57,10 @@ from benchmarks.quality.native_ways import Routed
 from toolrouting import (
     DEFAULT_ROUTING_CAP,
     EmbeddedLlama,
+    IndexedRanker,
     Ranker,
     Settings,
     bm25_scores,
-    default_ranker,
     shortlist,
     shortlist_query,
 )
@@ -79,12 +82,19 @@ def offered(way: str, tools: list[Tool], case: Case) -> list[Tool]:
     """What the way offers of a size's catalogue."""
     if way.startswith("K="):
         k, _, ranker = way[2:].partition(" ")
-        return shortlist(tools, shortlist_query(case.messages), int(k), ranker=RANKERS[ranker])
+        return shortlist(tools, shortlist_query(case.messages), int(k), ranker=way_ranker(ranker))
     return tools
 
 
-#: The ranker of a way by the word after its K: none is the default ranker.
-RANKERS: dict[str, Ranker | None] = {"": None, "BM25": bm25_scores}
+def way_ranker(name: str) -> Ranker:
+    """The ranker of a way by the word after its K: none is the hybrid, one a process; BM25 is
+    ``bm25_scores``."""
+    return bm25_scores if name == "BM25" else _hybrid()
+
+
+@functools.cache
+def _hybrid() -> IndexedRanker:
+    return IndexedRanker(semantic=True)
 
 
 def measure(args: argparse.Namespace, out: Path) -> dict[str, Any]:
@@ -103,7 +113,7 @@ def measure(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         "threads": args.threads,
         "sizes": args.sizes,
         "ways": ways,
-        "ranker": repr(default_ranker()),
+        "ranker": repr(_hybrid()),
         "cap": DEFAULT_ROUTING_CAP,
         "tools": {
             str(size): statistics.mean(len(by_case[c.id]) for c in cases)

