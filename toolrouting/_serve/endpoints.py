@@ -1,7 +1,7 @@
 """The server's route table: ``/health``, ``/v1/models``, every front's endpoints (``chat``,
 ``responses``, ``messages``), and the handlers that answer every error in the shape of the front
-whose path the request is under (each front's ``FRONT`` gives its error writer), OpenAI's where
-no front's.
+whose endpoints reach the request's path (each front's ``FRONT`` gives its endpoints and its
+error writer), OpenAI's where no front's do.
 
 ``error_replies`` is the one table from the error tree to those answers; Starlette's
 ``exception_handlers`` apply it once, so no endpoint catches an error of its own. A fourth front

@@ -1,32 +1,41 @@
-"""What a front gives the server's route table: its endpoints, the path they live under, and its
-error writer, so that an error of a request under that path is answered in the front's own shape
-(a path no front holds, ``/health`` or one no route takes, is answered in OpenAI's)."""
+"""What a front gives the server's route table: its endpoints and its error writer. An error of a
+request one of those endpoints takes, or of a path below one of them, is answered in the front's
+own shape; a path no front's endpoint reaches (``/health``, ``/v1/chat/other``) is answered in
+OpenAI's. Which front a path is comes from the front's routes alone, so a new endpoint carries its
+error shape with it and no table of prefixes is kept beside the routes."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+
+from starlette.routing import Route
 
 from .error_replies import ErrorReply
 
-if TYPE_CHECKING:
-    from starlette.routing import BaseRoute
-
 __all__ = ["Front"]
+
+
+def _reaches(route: Route, path: str) -> bool:
+    """Whether ``route`` takes ``path`` in some method, or ``path`` lies below its fixed part
+    (``/v1/messages/batches`` below ``/v1/messages``, ``/v1/responses/x/y`` below
+    ``/v1/responses/{response_id}``)."""
+    if route.path_regex.match(path):
+        return True
+    fixed = route.path.split("{", 1)[0].rstrip("/")
+    return path.startswith(f"{fixed}/")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Front:
     """One API's front, as the route table takes it."""
 
-    path: str
-    """Where the front's endpoints live: a request to it or below it is the front's to answer."""
-    endpoints: Sequence[BaseRoute]
+    endpoints: Sequence[Route]
     error_body: Callable[[ErrorReply], Mapping[str, object]]
     """The front's error writer: an error's body in the API's shape (a stream's is its writer's
     ``failed``)."""
 
     def holds(self, path: str) -> bool:
-        """Whether a request to ``path`` is the front's."""
-        return path == self.path or path.startswith(f"{self.path}/")
+        """Whether a request to ``path`` is the front's: one of its endpoints takes it, or it lies
+        below one of them."""
+        return any(_reaches(route, path) for route in self.endpoints)

@@ -33,7 +33,6 @@ async def _chat_completions(request: Request) -> Response:
 
 #: The chat completions front: its endpoint, and errors in OpenAI's shape.
 FRONT = Front(
-    path="/v1/chat/completions",
     endpoints=[Route("/v1/chat/completions", _chat_completions, methods=["POST"])],
     error_body=openai_error_body,
 )

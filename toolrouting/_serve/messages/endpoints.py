@@ -3,9 +3,9 @@
 An endpoint translates and holds no routing logic: the body is read within its limit
 (``transport``), read into the core's request (``reader``), served (``engine``) and written
 back in Anthropic's shapes (``writer``). ``anthropic-version`` and ``anthropic-beta`` are
-accepted and change nothing. An error under :data:`MESSAGES_PATH` is answered by the handlers
-the server's ``endpoints`` registers, in the error shape the front gives them (:data:`FRONT`):
-Anthropic's.
+accepted and change nothing. An error of a request to these endpoints, or to a path below them
+(``/v1/messages/batches``), is answered by the handlers the server's ``endpoints`` registers, in
+the error shape the front gives them (:data:`FRONT`): Anthropic's.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from .writer import MessageWriter, count_body, message_error_body
 
 __all__ = ["FRONT", "MESSAGES_PATH"]
 
-#: Where the front's endpoints live: an error under it is answered in Anthropic's shape.
+#: The Messages endpoint's path; ``count_tokens`` lies below it.
 MESSAGES_PATH = "/v1/messages"
 
 
@@ -57,7 +57,6 @@ async def _count_tokens(request: Request) -> Response:
 
 #: The Messages front: its endpoints, and errors in Anthropic's shape.
 FRONT = Front(
-    path=MESSAGES_PATH,
     endpoints=[
         Route(MESSAGES_PATH, _messages, methods=["POST"]),
         Route(f"{MESSAGES_PATH}/count_tokens", _count_tokens, methods=["POST"]),

@@ -86,7 +86,6 @@ async def _stored_response(request: Request) -> Response:
 
 #: The Responses front: its endpoints, and errors in OpenAI's shape.
 FRONT = Front(
-    path="/v1/responses",
     endpoints=[
         Route("/v1/responses", _create, methods=["POST"]),
         Route("/v1/responses/{response_id}", _stored_response, methods=["GET", "DELETE"]),
