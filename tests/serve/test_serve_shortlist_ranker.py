@@ -134,32 +134,3 @@ def test_a_ranker_without_a_shortlist_is_a_usage_error(capsys: pytest.CaptureFix
     assert "--ranker ranks the tools of --shortlist K; give --shortlist too" in capsys.readouterr().err
     assert main(["serve", "--shortlist", "2", "--ranker", "words", "--port", "0"]) == 2
     assert "argument --ranker: invalid choice: 'words'" in capsys.readouterr().err
-
-
-def test_the_default_and_bm25_are_the_processs_one_ranker_and_hybrid_is_asked_for() -> None:
-    from toolrouting._cli.serve import _ranker
-
-    assert _ranker(None, 3) is default_ranker()
-    assert _ranker("bm25", 3) is default_ranker()
-    assert _ranker(None, None) is None
-    hybrid = _ranker("hybrid", 3)
-    assert hybrid is not None
-    assert hybrid.semantic
-
-
-def test_without_the_extra_the_hybrid_is_a_usage_error_that_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fault injection: the extra's table made to look uninstalled."""
-    import importlib.util
-
-    from toolrouting._cli.arguments import UsageError
-    from toolrouting._cli.serve import _ranked_by, _ranker
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "wordllama" else real(name, *a)
-    )
-    with pytest.raises(UsageError, match=r"--ranker hybrid: .*pip install 'toolrouting\[semantic\]'"):
-        _ranker("hybrid", 3)
-    assert _ranked_by(3, _ranker(None, 3)) == (
-        "a request of more than 3 tools is offered the 3 ranked best by BM25 alone"
-    )

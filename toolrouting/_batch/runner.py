@@ -31,6 +31,7 @@ from .._loop import (
     RunResult,
 )
 from .._provider import AsyncToolProvider, ToolOutput, ToolProvider
+from .._shortlist import Ranker
 from .folder import BatchFolder
 from .jobs import RunJob, Tracing, drive, is_async_backend
 from .questions import BatchQuestion, read_questions
@@ -87,6 +88,7 @@ def run_batch(
     answer: bool = False,
     max_calls: int = 1,
     shortlist: int | None = None,
+    ranker: Ranker | None = None,
     abstain: AbstainPolicy = "off",
     on_progress: Callable[[BatchProgress], object] | None = None,
     on_event: Callable[[str, Event], object] | None = None,
@@ -111,6 +113,7 @@ def run_batch(
             answer=answer,
             max_calls=max_calls,
             shortlist=shortlist,
+            ranker=ranker,
             abstain=abstain,
             on_progress=on_progress,
             on_event=on_event,
@@ -134,6 +137,7 @@ async def arun_batch(
     answer: bool = False,
     max_calls: int = 1,
     shortlist: int | None = None,
+    ranker: Ranker | None = None,
     abstain: AbstainPolicy = "off",
     on_progress: Callable[[BatchProgress], object] | None = None,
     on_event: Callable[[str, Event], object] | None = None,
@@ -148,7 +152,7 @@ async def arun_batch(
     ``out/ID.jsonl``, and its result ``out/ID.result.json`` once it ends. Questions finished
     before are skipped; a run a kill cut short is resumed from its transcript; a failed one is
     run again from the start only with ``retry_failed=True``. ``cap``, ``limits``,
-    ``retries``, ``answer``, ``max_calls``, ``shortlist`` and ``abstain`` are every run's, as
+    ``retries``, ``answer``, ``max_calls``, ``shortlist``, ``ranker`` and ``abstain`` are every run's, as
     :class:`RoutingLoop` takes them.
     ``on_progress`` gets the counts each time a run starts or ends; ``on_event`` every run's
     events with its question's id, from the thread that drives the run. ``trace`` makes each
@@ -167,6 +171,8 @@ async def arun_batch(
         options["max_calls"] = max_calls
     if shortlist is not None:  # every tool offered is the loop's default
         options["shortlist"] = shortlist
+    if ranker is not None:  # BM25 on SQLite FTS5 is the loop's default
+        options["ranker"] = ranker
     if abstain != "off":  # never abstaining is the loop's default
         options["abstain"] = abstain
     # A bad backend or option is refused before any run.

@@ -29,6 +29,7 @@ from .._provider import ToolProvider
 from .arguments import Subparsers, UsageError, positive
 from .exits import DONE, FAILED
 from .http_backend import api_key, explained_refusal, redact
+from .ranking import ranker_of
 from .run import add_model_options, async_model_backend, demo_store, system_prompt
 from .tools import add_tool_options, run_tools, uses_tools
 
@@ -77,6 +78,7 @@ def _batch(args: argparse.Namespace) -> int:
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise UsageError(f"--out {args.out}: not a folder")
     questions = read_questions(args.questions, system=system_prompt(args))
+    ranker = ranker_of(args)
     bar = None if args.quiet else ProgressBar(sys.stderr, functools.partial(redact, args=args))
     with contextlib.ExitStack() as stack:
         tools: Callable[[], ToolProvider]
@@ -101,6 +103,7 @@ def _batch(args: argparse.Namespace) -> int:
                 answer=args.answer,
                 max_calls=args.max_calls,
                 shortlist=args.shortlist,
+                ranker=ranker,
                 abstain=args.abstain,
                 on_progress=bar,
             )

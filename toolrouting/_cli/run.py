@@ -40,6 +40,7 @@ from .arguments import (
 from .exits import DONE
 from .http_backend import add_http_backend_options, api_key, explained_refusal, redact
 from .progress import AnswerPrinter, Progress
+from .ranking import add_shortlist_options, ranker_of
 from .tools import add_tool_options, run_tools, uses_tools
 
 if TYPE_CHECKING:
@@ -133,13 +134,10 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         help="tool calls one decision may make, run in order, each answered on its own; --max-rounds "
         "then counts calls (default: %(default)s)",
     )
-    parser.add_argument(
-        "--shortlist",
-        type=positive,
-        metavar="K",
-        help="offer each round only the K tools ranked best for the question and the results read "
-        "(by BM25), and the tools the run has called, when the tools are more than K "
-        "(default: every tool)",
+    add_shortlist_options(
+        parser,
+        offered="offer each round only the K tools ranked best for the question and the results read, "
+        "and the tools the run has called, when the tools are more than K (default: every tool)",
     )
     parser.add_argument(
         "--abstain",
@@ -173,6 +171,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.resume:
         _check_resume(args)
     messages = None if args.resume else _messages(args)
+    ranker = ranker_of(args)  # a --ranker without --shortlist is refused before the model loads
     progress = None if args.quiet else Progress(sys.stderr, functools.partial(redact, args=args))
     with contextlib.ExitStack() as stack:
         if uses_tools(args):
@@ -192,6 +191,7 @@ def _run(args: argparse.Namespace) -> int:
             max_rounds=args.max_rounds,
             max_calls=args.max_calls,
             shortlist=args.shortlist,
+            ranker=ranker,
             abstain=args.abstain,
             answer=args.answer,
             stream_answer=streamed is not None,

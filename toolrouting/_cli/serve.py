@@ -23,18 +23,16 @@ from .._errors import BackendError
 from .._grounding import ABSTAIN_POLICIES
 from .._limits import DEFAULT_MAX_REPEATS, DEFAULT_ROUTING_CAP
 from .._serve import SERVE_ANSWER_TOKENS, RequestRecord
-from .._shortlist import IndexedRanker, default_ranker
 from .arguments import Subparsers, UsageError, add_decoding_options, positive, whole_number
 from .exits import DONE
 from .http_backend import add_http_backend_options, api_key, redact
+from .ranking import add_shortlist_options, ranked_by, ranker_of
 from .run import async_model_backend
 
 __all__ = ["KEY_VARIABLE", "SECRET_VARIABLE", "add_serve"]
 
 #: The environment variable read for the key clients must send, when ``--require-key`` is absent.
 KEY_VARIABLE = "TOOLROUTING_SERVE_KEY"
-#: What ``--ranker`` takes.
-RANKERS = ("bm25", "hybrid")
 #: The environment variable read for the secret the server signs its thoughts with (a thinking
 #: block's signature, a reasoning item's ``encrypted_content``): set, signatures stay valid
 #: across restarts and between processes that share it; unset, each process draws its own.
@@ -92,19 +90,10 @@ def add_serve(subparsers: Subparsers) -> None:
         help="tool calls one decision may make unless a request asks for one (parallel_tool_calls "
         "false; disable_parallel_tool_use true on /v1/messages) (default: %(default)s)",
     )
-    parser.add_argument(
-        "--shortlist",
-        type=positive,
-        metavar="K",
-        help="offer a request of more than K tools only the K ranked best for its conversation "
+    add_shortlist_options(
+        parser,
+        offered="offer a request of more than K tools only the K ranked best for its conversation "
         "(its user messages and tool results), after its tool_choice narrows them (default: every tool)",
-    )
-    parser.add_argument(
-        "--ranker",
-        choices=RANKERS,
-        help="what ranks a --shortlist, each catalogue indexed once: bm25, the words alone, or hybrid, "
-        "the meaning of the words beside BM25 (the semantic extra); among bm25's K the model chose "
-        "the right tool more often (default: bm25)",
     )
     parser.add_argument(
         "--abstain",
@@ -155,7 +144,7 @@ def _serve(args: argparse.Namespace) -> int:
     except ImportError as error:
         raise UsageError(f"toolrouting serve needs pip install 'toolrouting[serve]' ({error})") from None
     require_key = args.require_key or os.environ.get(KEY_VARIABLE) or None
-    ranker = _ranker(args.ranker, args.shortlist)
+    ranker = ranker_of(args)
     listener = _listener(args.host, args.port)
     try:
         tags = _server_tags(args)
@@ -184,7 +173,7 @@ def _serve(args: argparse.Namespace) -> int:
         # Said even with --quiet: with --port 0 it is the only place the port is told.
         print(f"toolrouting: serving http://{host}:{port}/v1", file=sys.stderr, flush=True)
         if args.shortlist is not None and not args.quiet:
-            print(f"toolrouting: {_ranked_by(args.shortlist, ranker)}", file=sys.stderr, flush=True)
+            print(f"toolrouting: {ranked_by(args.shortlist, ranker)}", file=sys.stderr, flush=True)
         asyncio.run(uvicorn.Server(config).serve(sockets=[listener]))
     finally:
         listener.close()
@@ -225,29 +214,6 @@ def _server_tags(args: argparse.Namespace) -> ReasoningTags | None:
             file=sys.stderr,
         )
     return tags
-
-
-def _ranker(name: str | None, shortlist: int | None) -> IndexedRanker | None:
-    """The ranker ``--ranker`` names (``None`` and ``bm25``: the process's default, BM25 alone),
-    or a usage error that says why not."""
-    if name is not None and shortlist is None:
-        raise UsageError("--ranker ranks the tools of --shortlist K; give --shortlist too")
-    if shortlist is None:
-        return None
-    if name != "hybrid":
-        return default_ranker()
-    try:
-        return IndexedRanker(semantic=True)
-    except ImportError as error:
-        raise UsageError(f"--ranker hybrid: {error}") from None
-
-
-def _ranked_by(shortlist: int, ranker: IndexedRanker | None) -> str:
-    """What the server's shortlist offers and what ranks it."""
-    offered = f"a request of more than {shortlist} tools is offered the {shortlist} ranked best"
-    if ranker is not None and ranker.semantic:
-        return f"{offered} by the meaning of its words and BM25"
-    return f"{offered} by BM25 alone"
 
 
 def _listener(host: str, port: int) -> socket.socket:
