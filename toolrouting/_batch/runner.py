@@ -25,13 +25,13 @@ from .._loop import (
     AsyncRoutingLoop,
     Event,
     LoopOptions,
+    Ranker,
     RepairRequested,
     RoutingLoop,
     RunLimits,
     RunResult,
 )
 from .._provider import AsyncToolProvider, ToolOutput, ToolProvider
-from .._shortlist import Ranker
 from .folder import BatchFolder
 from .jobs import RunJob, Tracing, drive, is_async_backend
 from .questions import BatchQuestion, read_questions

@@ -38,7 +38,7 @@ from .events import (
     RunFinished,
     ToolReturned,
 )
-from .options import AbstainPolicy, LoopOptions
+from .options import AbstainPolicy, LoopOptions, Ranker
 from .result import Action, EndReason, LimitName, RoundUsage, RunResult
 from .run import RoutingLoop
 from .run_limits import RunLimits
@@ -62,6 +62,7 @@ __all__ = [
     "LimitName",
     "LimitReached",
     "LoopOptions",
+    "Ranker",
     "RecordedOffer",
     "RepairRequested",
     "ReplyReceived",

@@ -18,7 +18,7 @@ from .events import Event
 from .run_limits import RunLimits
 from .system_instructions import Instructions
 
-__all__ = ["AbstainPolicy", "LoopOptions", "checked_names", "limits_of"]
+__all__ = ["AbstainPolicy", "LoopOptions", "Ranker", "checked_names", "limits_of"]
 
 
 class LoopOptions(TypedDict, total=False):
