@@ -138,9 +138,9 @@ def _port(text: str) -> int:
 def _serve(args: argparse.Namespace) -> int:
     # Imported here: the server's packages are the serve extra's, and other commands need none.
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  # the extra's, said as a usage error where it is missing
 
-        from .._serve import serve_app, server_config
+        from .._serve import serve_app, server_config, stopping_server
     except ImportError as error:
         raise UsageError(f"toolrouting serve needs pip install 'toolrouting[serve]' ({error})") from None
     require_key = args.require_key or os.environ.get(KEY_VARIABLE) or None
@@ -174,7 +174,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"toolrouting: serving http://{host}:{port}/v1", file=sys.stderr, flush=True)
         if args.shortlist is not None and not args.quiet:
             print(f"toolrouting: {ranked_by(args.shortlist, ranker)}", file=sys.stderr, flush=True)
-        asyncio.run(uvicorn.Server(config).serve(sockets=[listener]))
+        asyncio.run(stopping_server(config).serve(sockets=[listener]))
     finally:
         listener.close()
     return DONE

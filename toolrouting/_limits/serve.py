@@ -15,6 +15,7 @@ __all__ = [
     "SERVE_REASONING_EFFORTS",
     "SERVE_RETRY_AFTER",
     "SERVE_ROUTE_CACHE",
+    "SERVE_STOP_GRACE",
     "SERVE_STORED_RESPONSES",
     "SERVE_UPSTREAM_RETRY_AFTER",
 ]
@@ -48,6 +49,13 @@ SERVE_RETRY_AFTER = 2
 #: named no wait of its own. A busy local server drains its queue in seconds, and the openai
 #: SDK's two retries then span about ten seconds of it rather than one.
 SERVE_UPSTREAM_RETRY_AFTER = 5
+
+#: Seconds a request in flight is given to finish once ``toolrouting serve`` begins to stop
+#: (Ctrl-C, SIGTERM); one still running then is answered 503 ``server_stopping`` in its API's
+#: shape. uvicorn waits two seconds more before it cancels what is left, time for those answers
+#: to go out. A routed decision on the embedded model takes about a second; a long answer or a
+#: model's cold prompt is what a stop cuts short.
+SERVE_STOP_GRACE = 3
 
 #: Catalogues (with their tool_choice) whose rendered instructions and route ``toolrouting serve``
 #: keeps. A client sends its whole catalogue with every request; building the route and the

@@ -30,7 +30,7 @@ imports no front and nothing above it, and only the route table and the app impo
 """
 
 from .._limits import SERVE_ANSWER_TOKENS
-from .app import serve_app, server_config
+from .app import serve_app, server_config, stopping_server
 from .chat import read_chat_request
 from .core import (
     Conversation,
@@ -69,4 +69,5 @@ __all__ = [
     "read_responses_request",
     "serve_app",
     "server_config",
+    "stopping_server",
 ]

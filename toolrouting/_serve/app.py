@@ -1,5 +1,5 @@
-"""The server as two calls: the Starlette application over a backend, and the uvicorn
-configuration it runs under.
+"""The server as three calls: the Starlette application over a backend, the uvicorn
+configuration it runs under, and the uvicorn server that tells it when it begins to stop.
 
 Starlette and uvicorn are the ``serve`` extra's: they are imported when these are called, so
 ``import toolrouting`` needs neither, and a missing one is an ImportError that names the extra.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
+from types import FrameType
 from typing import TYPE_CHECKING
 
 from .._backends import AsyncBackend, AsyncEmbeddedLlama
@@ -22,6 +23,7 @@ from .._limits import (
     SERVE_EMBEDDED_QUEUE,
     SERVE_MAX_BODY_BYTES,
     SERVE_MAX_IN_FLIGHT,
+    SERVE_STOP_GRACE,
 )
 from .._shortlist import Ranker
 from .core import RoutedEngine
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     import uvicorn
     from starlette.applications import Starlette
 
-__all__ = ["serve_app", "server_config"]
+__all__ = ["serve_app", "server_config", "stopping_server"]
 
 
 def serve_app(
@@ -143,9 +145,32 @@ def server_config(app: Starlette, *, host: str, port: int, log_level: str = "war
         log_level=log_level,
         access_log=False,
         lifespan="on",
-        timeout_graceful_shutdown=5,
+        # The requests still running past SERVE_STOP_GRACE are answered 503 (``stopping``); the
+        # two seconds more are for those answers to go out before uvicorn cancels what is left.
+        timeout_graceful_shutdown=SERVE_STOP_GRACE + 2,
         h11_max_incomplete_event_size=SERVE_MAX_BODY_BYTES,
     )
+
+
+def stopping_server(config: uvicorn.Config) -> uvicorn.Server:
+    """uvicorn's server for ``config``, whose exit signals (Ctrl-C, SIGTERM) tell the application
+    first that it is stopping: a request still running :data:`SERVE_STOP_GRACE` seconds later is
+    answered 503 ``server_stopping`` in its API's shape, where uvicorn alone would cancel it into a
+    bare 500 and a traceback."""
+    import uvicorn
+
+    from .server_state import ServerState
+
+    state = getattr(getattr(config.app, "state", None), "server", None)
+    stopping = state.stopping if isinstance(state, ServerState) else None
+
+    class _Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if stopping is not None:
+                stopping.begin()
+            super().handle_exit(sig, frame)
+
+    return _Server(config)
 
 
 def _without_extra(error: ImportError) -> ImportError:

@@ -102,7 +102,13 @@ def error_reply(error: BaseException, secrets: Sequence[str] = ()) -> ErrorReply
     message = redacted(str(error), secrets)
     headers: dict[str, str] = {}
     if isinstance(error, ChatRequestError):
-        kind: ErrorType = "rate_limit_error" if error.status == 429 else "invalid_request_error"
+        kind: ErrorType = (
+            "rate_limit_error"
+            if error.status == 429
+            else "server_error"
+            if error.status >= 500  # a stopping server's 503: no fault of the request
+            else "invalid_request_error"
+        )
         if error.retry_after is not None:
             headers["Retry-After"] = str(int(error.retry_after))
         return ErrorReply(

@@ -13,6 +13,7 @@ from starlette.responses import Response
 
 from .core import Conversation, ReplyWriter, RoutedEngine, ServeRequest
 from .reasoning import Signer
+from .stopping import Stopping
 from .transport import Admission, answer, check_key
 
 __all__ = ["ServerState", "checked_state", "state_of"]
@@ -31,6 +32,8 @@ class ServerState:
     secrets: tuple[str, ...]
     signer: Signer = dataclasses.field(default_factory=Signer)
     """Signs the thoughts the replies carry, and checks those sent back."""
+    stopping: Stopping = dataclasses.field(default_factory=Stopping)
+    """Told when the server begins to stop: a request still running past the grace is answered 503."""
     omitted: set[str] = dataclasses.field(default_factory=set)
     """The hosted tool types left out of an offer so far: each is logged once."""
 
@@ -50,7 +53,9 @@ class ServerState:
     ) -> Response:
         """The reply to ``asked``, whole or streamed, in ``writer``'s shapes; ``built`` is its
         conversation where the front built it already."""
-        return await answer(request, self.admission, self.engine, asked, writer, self.secrets, built)
+        return await answer(
+            request, self.admission, self.engine, asked, writer, self.secrets, built, self.stopping
+        )
 
 
 def state_of(request: Request) -> ServerState:

@@ -24,6 +24,7 @@ from .._limits import SERVE_MAX_BODY_BYTES, SERVE_RETRY_AFTER
 from .core import Conversation, Piece, Reply, ReplyWriter, RoutedEngine, ServeRequest, body_too_large
 from .error_replies import error_reply
 from .request_log import CLIENT_LEFT, RequestRecord, record_of
+from .stopping import Stopping, until_stopped
 
 __all__ = [
     "REASONING_HEADER",
@@ -134,14 +135,17 @@ async def _watch(receive: Receive, scope: anyio.CancelScope) -> None:
     scope.cancel()
 
 
-async def unless_gone(request: Request, work: Callable[[], Awaitable[T]]) -> T | None:
-    """``work()``'s result, or ``None`` once the client disconnects, which cancels the work."""
+async def unless_gone(
+    request: Request, work: Callable[[], Awaitable[T]], stopping: Stopping | None = None
+) -> T | None:
+    """``work()``'s result, or ``None`` once the client disconnects, which cancels the work (as
+    the server's stop does once its grace is past, raising :meth:`Stopping.error`)."""
     outcome: list[T] = []
     failure: list[Exception] = []
     async with anyio.create_task_group() as group:
         group.start_soon(_watch, request.receive, group.cancel_scope)
         try:
-            outcome.append(await work())
+            outcome.append(await until_stopped(stopping, work))
         except Exception as error:  # raised below, outside the group, so no ExceptionGroup wraps it
             failure.append(error)
         finally:
@@ -157,11 +161,13 @@ async def whole_reply(
     work: Callable[[], Awaitable[T]],
     body: Callable[[T], Mapping[str, object]],
     headers: Callable[[T], dict[str, str]] | None = None,
+    stopping: Stopping | None = None,
 ) -> Response:
     """``work()``'s reply, made holding a place in ``admission`` and written as JSON by ``body``,
-    with the ``headers`` it has; a client gone by then gets none."""
+    with the ``headers`` it has; a client gone by then gets none, and one the server's stop cut
+    short the error it raises."""
     with admission.place():
-        reply = await unless_gone(request, work)
+        reply = await unless_gone(request, work, stopping)
     if reply is None:
         return gone()
     return JSONResponse(body(reply), headers=None if headers is None else headers(reply))
@@ -180,10 +186,12 @@ async def answer(
     writer: ReplyWriter,
     secrets: Sequence[str],
     built: Conversation | None = None,
+    stopping: Stopping | None = None,
 ) -> Response:
     """The reply ``engine`` makes to ``asked``, whole or streamed as it asks, in ``writer``'s
     shapes; ``secrets`` never appear in an error written into the stream; ``built`` is the
-    request's conversation where its front built it already. The headers say what
+    request's conversation where its front built it already; ``stopping`` cuts it short once the
+    server has been stopping for its grace. The headers say what
     was served otherwise than asked: the tools withheld, a reasoning budget served within the cap.
     The request's record (``request_log``) is told what it asked and what it was answered, and
     notes the tools withheld."""
@@ -191,7 +199,7 @@ async def answer(
     record.asked(tools=len(asked.tools), stream=asked.stream)
     if asked.stream:
         pieces = engine.stream(asked, record, built)
-        response = await event_stream(request, admission, pieces, writer, secrets, record)
+        response = await event_stream(request, admission, pieces, writer, secrets, record, stopping)
     else:
 
         def withheld(reply: Reply) -> dict[str, str]:
@@ -200,7 +208,7 @@ async def answer(
         async def work() -> Reply:
             return await engine.reply(asked, record, built)
 
-        response = await whole_reply(request, admission, work, writer.whole, withheld)
+        response = await whole_reply(request, admission, work, writer.whole, withheld, stopping)
     reasoning = asked.reasoning
     if reasoning is not None and reasoning.asked is not None and response.status_code != CLIENT_LEFT:
         response.headers[REASONING_HEADER] = f"served={reasoning.budget} asked={reasoning.asked}"
@@ -232,9 +240,11 @@ async def event_stream(
     writer: ReplyWriter,
     secrets: Sequence[str],
     record: RequestRecord | None = None,
+    stopping: Stopping | None = None,
 ) -> Response:
     """A reply streamed as the events ``writer`` writes of its pieces, holding a place in
-    ``admission`` until the stream ends; ``record`` is told of a failure that ends it.
+    ``admission`` until the stream ends; ``record`` is told of a failure that ends it, the
+    server's stop past its grace included.
 
     The first piece is awaited before the status goes out, so a request that fails early is
     answered with its own status (a piece is never ``None``); a client gone by then gets none.
@@ -242,7 +252,7 @@ async def event_stream(
     """
     release = admission.take()
     try:
-        opened = await unless_gone(request, lambda: _opening(pieces))
+        opened = await unless_gone(request, lambda: _opening(pieces), stopping)
     except BaseException:
         release()
         await pieces.aclose()
@@ -253,7 +263,8 @@ async def event_stream(
         return gone()
     first, withheld, abstained = opened
     record = record or RequestRecord(api="")
-    response = EventStream(_held(_written(first, pieces, writer, secrets, record), pieces, release))
+    events = _written(first, pieces, writer, secrets, record, stopping)
+    response = EventStream(_held(events, pieces, release))
     response.headers.update(_withheld(withheld, record) | _abstained(abstained))
     return response
 
@@ -277,6 +288,7 @@ async def _written(
     writer: ReplyWriter,
     secrets: Sequence[str],
     record: RequestRecord,
+    stopping: Stopping | None = None,
 ) -> AsyncGenerator[bytes]:
     """The stream's events, the one loop every front's stream is written by; a failure after the
     status went out is the writer's events of the failure, which end it."""
@@ -289,7 +301,7 @@ async def _written(
             # alone, as no header can follow the status.
             for event in [] if piece.abstained is not None else writer.of(piece):
                 yield event
-            piece = await anext(pieces, None)
+            piece = await until_stopped(stopping, lambda: anext(pieces, None))
         for event in writer.closing():
             yield event
     except ToolRoutingError as error:
