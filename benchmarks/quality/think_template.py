@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Refused", "rendered", "thinking_variant"]
+__all__ = ["Refused", "reasoning_variant", "rendered"]
 
 #: Rebinds ``messages`` before the template runs. Reasoning between <think> and </think>: an
 #: assistant turn keeps what follows its last </think>, as Qwen3's and DeepSeek-R1's templates do.
@@ -36,15 +36,15 @@ __all__ = ["Refused", "rendered", "thinking_variant"]
 _PREAMBLE = (
     "{# Reasoning is written between <think> and </think>; an earlier assistant turn keeps what "
     "follows its last </think>. #}"
-    "{% set _thinking = namespace(messages=[]) %}"
+    "{% set _reasoning = namespace(messages=[]) %}"
     "{% for _message in messages %}"
     "{% if _message['role'] == 'assistant' and _message['content'] is string "
     "and '</think>' in _message['content'] %}"
-    "{% set _thinking.messages = _thinking.messages + "
+    "{% set _reasoning.messages = _reasoning.messages + "
     "[dict(_message, content=_message['content'].split('</think>')[-1].lstrip())] %}"
-    "{% else %}{% set _thinking.messages = _thinking.messages + [_message] %}{% endif %}"
+    "{% else %}{% set _reasoning.messages = _reasoning.messages + [_message] %}{% endif %}"
     "{% endfor %}"
-    "{% set messages = _thinking.messages %}"
+    "{% set messages = _reasoning.messages %}"
 )
 
 _TOOLS: list[dict[str, Any]] = [
@@ -110,7 +110,7 @@ def rendered(template: str, messages: Sequence[dict[str, Any]], tools: list[dict
     return prompt
 
 
-def thinking_variant(template: str) -> str:
+def reasoning_variant(template: str) -> str:
     """``template`` with earlier assistant turns' reasoning cut (module docstring), checked to
     render a conversation without ``<think>`` byte-identically; :class:`Refused` where it cannot be."""
     if "<think>" in template or "</think>" in template:
@@ -170,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not template:
         parser.exit(2, f"think_template: {source} has no chat template (tokenizer.chat_template)\n")
     try:
-        variant = thinking_variant(template)
+        variant = reasoning_variant(template)
     except Refused as refused:
         parser.exit(2, f"think_template: {source}: {refused}\n")
     sys.stdout.write(variant)

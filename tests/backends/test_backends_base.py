@@ -69,8 +69,8 @@ def test_a_clone_carries_new_settings_and_leaves_the_original_alone(make: Make) 
         (
             _http,
             {"http_client": None, "seed": 1},
-            r"^OpenAICompatible\.clone takes api_key, base_url, dialect, model, reasoning_tags, settings, "
-            r"thinking, timeout, not http_client, seed$",
+            r"^OpenAICompatible\.clone takes api_key, base_url, dialect, model, reasoning_budget, "
+            r"reasoning_tags, settings, timeout, not http_client, seed$",
         ),
     ],
 )

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from support.model import TEST_THREADS
 from support.paths import ROOT
-from support.think_templates import STRIPS_THINKING
+from support.think_templates import STRIPS_REASONING
 
 from toolrouting import EmbeddedLlama, ReasoningTags, default_model_path
 
@@ -97,7 +97,7 @@ def test_a_tool_calling_template_renders_the_same_bytes_and_cuts_earlier_reasoni
 @pytest.mark.parametrize(
     ("template", "said"),
     [
-        (STRIPS_THINKING, "writes <think> or </think> already"),
+        (STRIPS_REASONING, "writes <think> or </think> already"),
         ("{{ 'no conversation at all' }}", "names no messages"),
         (
             "{% if messages | length > 1 %}{{ raise_exception('one question alone') }}{% endif %}"

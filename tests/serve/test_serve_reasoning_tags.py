@@ -1,5 +1,5 @@
 """Reasoning through serve on a model with its own ``<think>`` tags: each API's reasoning field
-spent in the model's tags (the embedded backend's ``thinking``), not in the route's slot.
+spent in the model's tags (the embedded backend's ``reasoning_budget``), not in the route's slot.
 
 The default model is served under a template with the tags (``support.think_templates``) and
 driven by the official SDKs on loopback. The backend records what each request asked and what
@@ -20,7 +20,7 @@ import openai
 import pytest
 from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
 from support.serve import TOOLS, served
-from support.think_templates import STRIPS_THINKING
+from support.think_templates import STRIPS_REASONING
 
 from toolrouting import AsyncEmbeddedLlama, Completion, EmbeddedLlama, Message, Settings, TextDelta
 from toolrouting._limits import SERVE_REASONING_EFFORTS
@@ -39,7 +39,7 @@ ANTHROPIC_TOOLS: list[Any] = [
 class Asked:
     messages: list[Message]
     settings: Settings
-    thinking: int | None
+    reasoning_budget: int | None
     reply: Completion
 
 
@@ -53,20 +53,20 @@ class Recording(AsyncEmbeddedLlama):
 
     async def complete(self, messages: Sequence[Message]) -> Completion:
         reply = await super().complete(messages)
-        self.asked.append(Asked(list(messages), self.settings, self.thinking, reply))
+        self.asked.append(Asked(list(messages), self.settings, self.reasoning_budget, reply))
         return reply
 
     async def stream(self, messages: Sequence[Message]) -> AsyncIterator[TextDelta | Completion]:
         async for item in super().stream(messages):
             if isinstance(item, Completion):
-                self.asked.append(Asked(list(messages), self.settings, self.thinking, item))
+                self.asked.append(Asked(list(messages), self.settings, self.reasoning_budget, item))
             yield item
 
 
 @pytest.fixture(scope="module")
-def served_thinking() -> Iterator[tuple[Recording, str]]:
+def served_reasoning() -> Iterator[tuple[Recording, str]]:
     settings = Settings(temperature=TEST_TEMPERATURE, seed=TEST_SEED, max_tokens=256)
-    model = EmbeddedLlama(settings=settings, n_threads=TEST_THREADS, chat_template=STRIPS_THINKING)
+    model = EmbeddedLlama(settings=settings, n_threads=TEST_THREADS, chat_template=STRIPS_REASONING)
     backend = Recording(model)
     try:
         with served(serve_app(backend)) as url:
@@ -76,8 +76,8 @@ def served_thinking() -> Iterator[tuple[Recording, str]]:
 
 
 @pytest.fixture
-def recording(served_thinking: tuple[Recording, str]) -> Recording:
-    backend = served_thinking[0]
+def recording(served_reasoning: tuple[Recording, str]) -> Recording:
+    backend = served_reasoning[0]
     backend.asked.clear()
     return backend
 
@@ -85,7 +85,7 @@ def recording(served_thinking: tuple[Recording, str]) -> Recording:
 def decided(backend: Recording, budget: int) -> Asked:
     """The decision's request: spent in the tags within ``budget``, on a route with no slot."""
     decision = backend.asked[0]
-    assert decision.thinking == budget
+    assert decision.reasoning_budget == budget
     assert decision.reply.raw is not None
     assert decision.reply.raw["reasoning_tokens"] <= budget
     schema = decision.settings.json_schema
@@ -97,9 +97,9 @@ def decided(backend: Recording, budget: int) -> Asked:
 
 
 def test_messages_thinking_is_the_models_own_and_comes_back_between_its_tags(
-    recording: Recording, served_thinking: tuple[Recording, str]
+    recording: Recording, served_reasoning: tuple[Recording, str]
 ) -> None:
-    root = served_thinking[1].removesuffix("/v1")
+    root = served_reasoning[1].removesuffix("/v1")
     ask: dict[str, Any] = {
         "model": "claude-sonnet-5-5",
         "max_tokens": 1024,
@@ -130,7 +130,7 @@ def test_messages_thinking_is_the_models_own_and_comes_back_between_its_tags(
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_chat_reasoning_content_is_the_thought_the_model_wrote(
-    recording: Recording, served_thinking: tuple[Recording, str], stream: bool
+    recording: Recording, served_reasoning: tuple[Recording, str], stream: bool
 ) -> None:
     asked: Any = {
         "model": "m",
@@ -139,7 +139,7 @@ def test_chat_reasoning_content_is_the_thought_the_model_wrote(
         "tool_choice": "required",
         "reasoning_effort": "minimal",
     }
-    with openai.OpenAI(base_url=served_thinking[1], api_key="unused", max_retries=0) as client:
+    with openai.OpenAI(base_url=served_reasoning[1], api_key="unused", max_retries=0) as client:
         if stream:
             chunks = list(client.chat.completions.create(**asked, stream=True))
             read = "".join(
@@ -155,10 +155,10 @@ def test_chat_reasoning_content_is_the_thought_the_model_wrote(
 
 
 def test_responses_reasoning_item_is_the_thought_the_model_wrote(
-    recording: Recording, served_thinking: tuple[Recording, str]
+    recording: Recording, served_reasoning: tuple[Recording, str]
 ) -> None:
     tools: list[Any] = [{"type": "function", **tool["function"]} for tool in TOOLS]
-    with openai.OpenAI(base_url=served_thinking[1], api_key="unused", max_retries=0) as client:
+    with openai.OpenAI(base_url=served_reasoning[1], api_key="unused", max_retries=0) as client:
         response = client.responses.create(
             model="m", input=QUESTION, tools=tools, tool_choice="required", reasoning={"effort": "low"}
         )

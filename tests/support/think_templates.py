@@ -12,7 +12,7 @@ from typing import Any
 
 from toolrouting import Completion, Message, ReasoningTags, parse_route
 
-__all__ = ["ASKED", "OPENS_THINKING", "STRIPS_THINKING", "THINK", "WEATHER", "reasoned_then_routed"]
+__all__ = ["ASKED", "OPENS_REASONING", "STRIPS_REASONING", "THINK", "WEATHER", "reasoned_then_routed"]
 
 THINK = ReasoningTags("<think>", "</think>")
 ASKED: list[Message] = [{"role": "user", "content": "What is the weather in Paris?"}]
@@ -52,10 +52,10 @@ def _template(generation: str) -> str:
 
 
 #: The generation prompt opens the reasoning: ``<|im_start|>assistant\n<think>\n``.
-OPENS_THINKING = _template("<|im_start|>assistant\\n<think>\\n")
+OPENS_REASONING = _template("<|im_start|>assistant\\n<think>\\n")
 
 #: The generation prompt is the plain one; ``<think>`` is written only where earlier turns' is dropped.
-STRIPS_THINKING = _template("<|im_start|>assistant\\n")
+STRIPS_REASONING = _template("<|im_start|>assistant\\n")
 
 
 def reasoned_then_routed(reply: Completion, budget: int, context: str) -> None:

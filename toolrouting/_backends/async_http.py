@@ -54,11 +54,11 @@ class AsyncOpenAICompatible(EndpointBackend, AsyncBaseBackend):
     async def complete(self, messages: Sequence[Message]) -> Completion:
         """Send ``messages`` with this backend's settings; every failure is a :class:`BackendError`.
 
-        Cloned with ``thinking``, the reply is reasoned first in the model's tags, on llama-server's
+        Cloned with ``reasoning_budget``, the reply is reasoned first in the model's tags, on llama-server's
         native endpoints, as :meth:`OpenAICompatible.complete` does."""
         endpoint, settings = self._opened(), self._settings
-        if self._tags is not None and self._thinking is not None:
-            steps = reasoning_posts(endpoint, messages, settings, self._tags, self._thinking)
+        if self._tags is not None and self._reasoning_budget is not None:
+            steps = reasoning_posts(endpoint, messages, settings, self._tags, self._reasoning_budget)
             step: Post | Completion = next(steps)
             while isinstance(step, Post):
                 step = advanced(steps, await self._post(step.endpoint, *step.endpoint.encoded(step.body)))
@@ -82,9 +82,9 @@ class AsyncOpenAICompatible(EndpointBackend, AsyncBaseBackend):
 
         The same limits and errors as :meth:`OpenAICompatible.stream`; leave one early with
         ``contextlib.aclosing``, so that its connection closes at once. Reasoned first
-        (``thinking``), the thought and the reply each come whole, once written.
+        (``reasoning_budget``), the thought and the reply each come whole, once written.
         """
-        if self._tags is not None and self._thinking is not None:
+        if self._tags is not None and self._reasoning_budget is not None:
             for item in whole_pieces(await self.complete(messages)):
                 yield item
             return

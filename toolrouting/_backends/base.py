@@ -84,7 +84,8 @@ class Completion:
     """The server's decoded response body, for what this object does not carry."""
     reasoning: str | None = None
     """What the model reasoned in its own syntax (its chat template's ``<think>`` tags) before
-    ``text``, ``None`` where it was not asked to: only a backend cloned with ``thinking`` writes one."""
+    ``text``, ``None`` where it was not asked to: only a backend cloned with ``reasoning_budget``
+    writes one."""
 
     def __post_init__(self) -> None:
         # Every reader (both loops, the answer request, a stream's last item, a tracer) reads

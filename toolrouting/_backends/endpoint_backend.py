@@ -2,7 +2,7 @@
 
 Beside the endpoint, a backend may know the tags its server's model reasons between
 (``reasoning_tags=``, llama-server only: :mod:`server_reasoning` reasons there) and carry a
-``thinking`` budget, set by ``clone(thinking=N)``.
+``reasoning_budget``, set by ``clone(reasoning_budget=N)``.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import httpx
 
 from .._settings import Settings
 from .endpoint import Endpoint
-from .reasoning_tags import ReasoningTags, checked_thinking
+from .reasoning_tags import ReasoningTags, checked_reasoning_budget
 
 __all__ = ["EndpointBackend"]
 
-#: How an HTTP backend is given its model's reasoning tags, for the error of a thinking without them.
+#: How an HTTP backend is given its model's reasoning tags, for the error of a budget without them.
 _GIVE_TAGS = "reasoning_tags= (served_reasoning_tags reads a llama-server's)"
 
 
@@ -26,13 +26,22 @@ class EndpointBackend:
     """What both HTTP backends show of their endpoint, and how they clone: built anew, sharing the pool."""
 
     clone_keys: ClassVar[frozenset[str]] = frozenset(
-        {"base_url", "model", "api_key", "dialect", "timeout", "settings", "reasoning_tags", "thinking"}
+        {
+            "base_url",
+            "model",
+            "api_key",
+            "dialect",
+            "timeout",
+            "settings",
+            "reasoning_tags",
+            "reasoning_budget",
+        }
     )
     _endpoint: Endpoint
     _client: httpx.Client | httpx.AsyncClient
     _settings: Settings
     _tags: ReasoningTags | None = None
-    _thinking: int | None = None
+    _reasoning_budget: int | None = None
 
     def _reasons(self, tags: ReasoningTags | None) -> None:
         """Take the model's reasoning tags, which only llama-server's native endpoints serve."""
@@ -51,9 +60,9 @@ class EndpointBackend:
         return self._tags
 
     @property
-    def thinking(self) -> int | None:
+    def reasoning_budget(self) -> int | None:
         """The most tokens the model reasons in its tags before each reply; ``None``: it does not."""
-        return self._thinking
+        return self._reasoning_budget
 
     @property
     def dialect(self) -> str:
@@ -93,8 +102,8 @@ class EndpointBackend:
             reasoning_tags=changes.get("reasoning_tags", self._tags),
             http_client=self._client,
         )
-        built._thinking = checked_thinking(
-            changes.get("thinking", self._thinking),
+        built._reasoning_budget = checked_reasoning_budget(
+            changes.get("reasoning_budget", self._reasoning_budget),
             built.reasoning_tags,
             _GIVE_TAGS,
         )

@@ -58,12 +58,12 @@ class OpenAICompatible(EndpointBackend, BaseBackend):
     def complete(self, messages: Sequence[Message]) -> Completion:
         """Send ``messages`` with this backend's settings; every failure is a :class:`BackendError`.
 
-        Cloned with ``thinking``, the reply is reasoned first in the model's tags, on llama-server's
+        Cloned with ``reasoning_budget``, the reply is reasoned first in the model's tags, on llama-server's
         native endpoints (:mod:`~toolrouting._backends.server_reasoning`)."""
         settings = self._settings
         endpoint = self._opened()
-        if self._tags is not None and self._thinking is not None:
-            steps = reasoning_posts(endpoint, messages, settings, self._tags, self._thinking)
+        if self._tags is not None and self._reasoning_budget is not None:
+            steps = reasoning_posts(endpoint, messages, settings, self._tags, self._reasoning_budget)
             step: Post | Completion = next(steps)
             while isinstance(step, Post):
                 step = advanced(steps, self._post(step.endpoint, *step.endpoint.encoded(step.body)))
@@ -77,9 +77,9 @@ class OpenAICompatible(EndpointBackend, BaseBackend):
         The last item is the whole :class:`Completion`; the same limits hold (the timeout bounds
         the whole stream) and the same errors are raised, a stream cut short as
         :class:`BackendConnectError`. Read it to the end or close it: it holds a connection.
-        Reasoned first (``thinking``), the thought and the reply each come whole, once written.
+        Reasoned first (``reasoning_budget``), the thought and the reply each come whole, once written.
         """
-        if self._tags is not None and self._thinking is not None:
+        if self._tags is not None and self._reasoning_budget is not None:
             yield from whole_pieces(self.complete(messages))
             return
         endpoint, settings = self._opened(), self._settings

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-__all__ = ["ReasoningTags", "checked_thinking", "reasoning_tags"]
+__all__ = ["ReasoningTags", "checked_reasoning_budget", "reasoning_tags"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,16 +51,19 @@ def reasoning_tags(template: str) -> ReasoningTags | None:
     return None
 
 
-def checked_thinking(thinking: object, tags: ReasoningTags | None, give: str) -> int | None:
-    """The ``thinking`` a backend is cloned with: ``None``, or the most tokens of a thought where its
-    model has reasoning tags (``tags``); else a ValueError that says to give them (``give``: how)."""
-    if thinking is None:
+def checked_reasoning_budget(budget: object, tags: ReasoningTags | None, give: str) -> int | None:
+    """The ``reasoning_budget`` a backend is cloned with: ``None``, or the most tokens of a thought
+    where its model has reasoning tags (``tags``); else a ValueError that says to give them
+    (``give``: how)."""
+    if budget is None:
         return None
-    if isinstance(thinking, bool) or not isinstance(thinking, int) or thinking < 1:
-        raise ValueError(f"thinking is the most tokens of a thought, an int of at least 1, not {thinking!r}")
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ValueError(
+            f"reasoning_budget is the most tokens of a thought, an int of at least 1, not {budget!r}"
+        )
     if tags is None:
         raise ValueError(
-            "thinking asks the model to reason in its chat template's tags, and this model's template "
-            f"has none (no <think> and </think>); give one with {give}"
+            "reasoning_budget asks the model to reason in its chat template's tags, and this model's "
+            f"template has none (no <think> and </think>); give one with {give}"
         )
-    return thinking
+    return budget

@@ -2,7 +2,7 @@
 
 The server applies its model's chat template (``POST /apply-template``) and completes a raw
 prompt (``POST /completion``) under a ``json_schema`` or a GBNF ``grammar``, so the embedded
-backend's ``thinking`` (:mod:`~toolrouting._backends.embedded.reasoning`) is served there as three
+backend's ``reasoning_budget`` (:mod:`~toolrouting._backends.embedded.reasoning`) is served there as three
 requests: the conversation as the server's template writes it; that prompt opened with the
 open tag (unless the template opened it) and completed for at most ``N`` tokens, stopped at the
 close tag; then the prompt with the thought closed (``\\n</think>\\n\\n``), completed under the
@@ -66,9 +66,11 @@ def reasoning_posts(
     prompt = _text_field(templated, _json_body(templated, answer, settings, "a templated prompt"), "prompt")
     prompt += tags.opening(prompt)
     completing = _at(endpoint, _COMPLETION_PATH)
-    thinking = settings.clone(max_tokens=budget, stop=(tags.close,), json_schema=None)
-    answer = yield Post(completing, _completion_body(endpoint, prompt, thinking))
-    thought = _completed(completing, _json_body(completing, answer, thinking, "a completion"), thinking)
+    thought_settings = settings.clone(max_tokens=budget, stop=(tags.close,), json_schema=None)
+    answer = yield Post(completing, _completion_body(endpoint, prompt, thought_settings))
+    thought = _completed(
+        completing, _json_body(completing, answer, thought_settings, "a completion"), thought_settings
+    )
     prompt += tags.closing(thought.text)
     answer = yield Post(completing, _completion_body(endpoint, prompt, settings))
     body = _json_body(completing, answer, settings, "a completion")

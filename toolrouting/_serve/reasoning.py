@@ -1,5 +1,6 @@
-"""Thinking and reasoning as every front asks for them, read into one :class:`Reasoning`, and the
-signature a thought goes out with and is checked by when a client sends it back.
+"""Reasoning as every front asks for it (Anthropic's ``thinking``, OpenAI's ``reasoning``), read
+into one :class:`Reasoning`, and the signature a thought goes out with and is checked by when a
+client sends it back.
 
 Three fields ask for reasoning before a decision: Anthropic's ``thinking`` (``enabled`` with
 ``budget_tokens``, ``adaptive`` with ``output_config.effort``, ``disabled``), the Responses API's
@@ -7,8 +8,8 @@ Three fields ask for reasoning before a decision: Anthropic's ``thinking`` (``en
 (the request's own, or ``SERVE_REASONING_EFFORTS`` of the effort it names), at most
 ``SERVE_REASONING_CAP``: a budget is a maximum, so a larger one is served as the cap, and the
 response's ``x-toolrouting-reasoning-budget`` header says so. The core serves it as the route's
-``thought`` slot. A request that asks
-for none gets none: the server adds no budget by itself.
+``thought`` slot, or in the model's own tags where it has them (a backend's ``reasoning_budget``).
+A request that asks for none gets none: the server adds no budget by itself.
 
 A thought goes back to the client with a signature (Messages' ``signature``, the Responses
 ``encrypted_content``): the thought's text and an HMAC of it under the server's secret, so a
@@ -32,7 +33,7 @@ from .._limits import SERVE_REASONING_CAP, SERVE_REASONING_EFFORTS
 from .core import Reasoning
 from .fields import json_kind, shown_value
 
-__all__ = ["EFFORTS", "Signer", "budget_reasoning", "effort_reasoning", "thinking_reasoning"]
+__all__ = ["EFFORTS", "Signer", "budget_reasoning", "effort_reasoning", "messages_reasoning"]
 
 #: The effort levels OpenAI's APIs name, ``none`` among them (no reasoning).
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -73,10 +74,11 @@ def budget_reasoning(budget: object, at: str, max_tokens: int | None, *, shown: 
     return Reasoning(budget=budget, shown=shown)
 
 
-def thinking_reasoning(body: Mapping[str, object], max_tokens: int | None) -> Reasoning | None:
-    """The reasoning Anthropic's ``thinking`` asks for: ``enabled`` its ``budget_tokens``,
-    ``adaptive`` the budget of ``output_config.effort`` (``high`` unnamed, Anthropic's default),
-    ``disabled`` (or no ``thinking``) none. ``display: "omitted"`` writes the thought's signature alone."""
+def messages_reasoning(body: Mapping[str, object], max_tokens: int | None) -> Reasoning | None:
+    """The reasoning a Messages request asks for in Anthropic's ``thinking``: ``enabled`` its
+    ``budget_tokens``, ``adaptive`` the budget of ``output_config.effort`` (``high`` unnamed,
+    Anthropic's default), ``disabled`` (or no ``thinking``) none. ``display: "omitted"`` writes
+    the thought's signature alone."""
     thinking = body.get("thinking")
     if thinking is None:
         return None

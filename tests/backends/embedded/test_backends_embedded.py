@@ -127,8 +127,10 @@ def test_clone_shares_the_model_and_leaves_the_original_alone() -> None:
 
 
 @pytest.mark.model
-def test_clone_takes_settings_and_thinking_and_checks_them(backend: EmbeddedLlama) -> None:
-    with pytest.raises(TypeError, match=r"^EmbeddedLlama\.clone takes settings, thinking, not n_ctx$"):
+def test_clone_takes_settings_and_a_reasoning_budget_and_checks_them(backend: EmbeddedLlama) -> None:
+    with pytest.raises(
+        TypeError, match=r"^EmbeddedLlama\.clone takes reasoning_budget, settings, not n_ctx$"
+    ):
         backend.clone(n_ctx=8)
     with pytest.raises(TypeError, match=r"^settings is a toolrouting\.Settings, not dict$"):
         backend.clone(settings={"max_tokens": 3})

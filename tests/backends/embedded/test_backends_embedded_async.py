@@ -201,7 +201,7 @@ async def test_closing(model: EmbeddedLlama) -> None:
         assert (await owner.complete(POEM)).usage.completion_tokens <= SAMPLING_CAP
     with pytest.raises(BackendError, match="closed"):
         await owner.complete(POEM)
-    with pytest.raises(TypeError, match="clone takes settings, thinking, not seed"):
+    with pytest.raises(TypeError, match="clone takes reasoning_budget, settings, not seed"):
         owner.clone(seed=1)
     routed_action(routed_backend(model, SCHEMA, CAP).complete(ROUTING))  # the model the clone shared is open
 

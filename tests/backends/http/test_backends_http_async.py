@@ -110,8 +110,8 @@ async def test_clones_share_the_pool_and_only_the_original_closes_it(server: Fau
         await routed.complete(MESSAGES)
     with pytest.raises(
         TypeError,
-        match="clone takes api_key, base_url, dialect, model, reasoning_tags, settings, thinking, timeout, "
-        "not seed",
+        match="clone takes api_key, base_url, dialect, model, reasoning_budget, reasoning_tags, settings, "
+        "timeout, not seed",
     ):
         backend.clone(seed=1)
 

@@ -38,7 +38,7 @@ class AsyncEmbeddedLlama(AsyncBaseBackend):
     the event loop starts, or in a thread: loading blocks for a second or two.
     """
 
-    #: As :class:`EmbeddedLlama`'s: ``thinking`` is the wrapped backend's.
+    #: As :class:`EmbeddedLlama`'s: ``reasoning_budget`` is the wrapped backend's.
     clone_keys: ClassVar[frozenset[str]] = EmbeddedLlama.clone_keys
 
     def __init__(self, backend: EmbeddedLlama) -> None:
@@ -62,12 +62,12 @@ class AsyncEmbeddedLlama(AsyncBaseBackend):
         return self._backend.reasoning_tags
 
     @property
-    def thinking(self) -> int | None:
-        """:attr:`EmbeddedLlama.thinking` of the wrapped backend."""
-        return self._backend.thinking
+    def reasoning_budget(self) -> int | None:
+        """:attr:`EmbeddedLlama.reasoning_budget` of the wrapped backend."""
+        return self._backend.reasoning_budget
 
     def _clone(self, changes: Mapping[str, Any]) -> Self:
-        inner = self._backend.clone(**changes)  # a bad thinking is refused before anything changes
+        inner = self._backend.clone(**changes)  # a bad reasoning_budget is refused before anything changes
         twin = super()._clone(changes)
         twin._backend = inner
         return twin

@@ -21,7 +21,7 @@ from ..._json import plain
 from ..._limits import EMBEDDED_PROMPT_BLOCK, EMBEDDED_PROMPT_CACHE_DIR_MB, GRAMMAR_CACHE_SIZE
 from ..._settings import GrammarChoice, Settings
 from ..base import BaseBackend, Completion, Message, TextDelta, quoted_cause
-from ..reasoning_tags import ReasoningTags, checked_thinking
+from ..reasoning_tags import ReasoningTags, checked_reasoning_budget
 from .chat_prompt import ChatPrompt
 from .context_size import ContextChoice, model_context
 from .decoding import Decoding, GrammarSampler, Sampling
@@ -101,8 +101,8 @@ class EmbeddedLlama(BaseBackend):
 
     The chat template is the GGUF's own, or ``chat_template`` (a Jinja chat template's text) in its
     place. A template with reasoning tags (``<think>``, :attr:`reasoning_tags`) lets a clone
-    reason in them first: ``clone(thinking=N)`` samples a thought of at most ``N`` tokens between
-    the tags before each reply, returned as :attr:`Completion.reasoning`
+    reason in them first: ``clone(reasoning_budget=N)`` samples a thought of at most ``N`` tokens
+    between the tags before each reply, returned as :attr:`Completion.reasoning`
     (:mod:`~toolrouting._backends.embedded.reasoning`). A request with ``settings.json_schema`` is decoded
     under a grammar: ours (:func:`~toolrouting.route_grammar`, compact and, with
     ``settings.bounded``, bounded) or, with ``settings.grammar="server"``, the schema as the
@@ -141,8 +141,8 @@ class EmbeddedLlama(BaseBackend):
     that clone.
     """
 
-    #: ``thinking``: the most tokens of the thought before each reply (``None``: none).
-    clone_keys: ClassVar[frozenset[str]] = frozenset({"settings", "thinking"})
+    #: ``reasoning_budget``: the most tokens of the thought before each reply (``None``: none).
+    clone_keys: ClassVar[frozenset[str]] = frozenset({"settings", "reasoning_budget"})
 
     def __init__(
         self,
@@ -235,7 +235,7 @@ class EmbeddedLlama(BaseBackend):
             chat=chat,
         )
         self._seed = seed
-        self._thinking: int | None = None
+        self._reasoning_budget: int | None = None
 
     @property
     def model_path(self) -> Path:
@@ -259,9 +259,9 @@ class EmbeddedLlama(BaseBackend):
         return None if chat is None else chat.tags
 
     @property
-    def thinking(self) -> int | None:
+    def reasoning_budget(self) -> int | None:
         """The most tokens the model reasons in its tags before each reply; ``None``: it does not."""
-        return self._thinking
+        return self._reasoning_budget
 
     @property
     def n_ctx(self) -> int:
@@ -308,8 +308,8 @@ class EmbeddedLlama(BaseBackend):
         ``stream=True``: its completion tokens are counted, one per piece (llama-cpp-python's
         stream reports none), and its prompt tokens are 0. The model is held from the first
         piece to the last: read the stream to the end or close it before this thread sends
-        another request or closes the backend. Cloned with ``thinking``, the thought's pieces come
-        first, each a ``TextDelta(reasoning=True)``.
+        another request or closes the backend. Cloned with ``reasoning_budget``, the thought's
+        pieces come first, each a ``TextDelta(reasoning=True)``.
         """
         yield from self._decode(messages, stream=True)
 
@@ -323,7 +323,7 @@ class EmbeddedLlama(BaseBackend):
         with model.lock:
             self._check_open()
             try:
-                if self._thinking is not None and model.chat is not None:
+                if self._reasoning_budget is not None and model.chat is not None:
                     yield from thought_then_reply(
                         model.decoding,
                         model.chat,
@@ -331,7 +331,7 @@ class EmbeddedLlama(BaseBackend):
                         conversation,
                         compiled,
                         sampling,
-                        budget=self._thinking,
+                        budget=self._reasoning_budget,
                         stream=stream,
                     )
                 else:
@@ -340,11 +340,11 @@ class EmbeddedLlama(BaseBackend):
                 model.prompts.write_behind()  # answered: its states go to disk now
 
     def _clone(self, changes: Mapping[str, Any]) -> Self:
-        thinking = checked_thinking(
-            changes.get("thinking", self._thinking), self.reasoning_tags, "chat_template="
+        budget = checked_reasoning_budget(
+            changes.get("reasoning_budget", self._reasoning_budget), self.reasoning_tags, "chat_template="
         )
         twin = super()._clone(changes)
-        twin._thinking = thinking
+        twin._reasoning_budget = budget
         return twin
 
     def _check_open(self) -> None:

@@ -5,7 +5,7 @@ There are two ways, each a :class:`Decoding`: forced tokens with llguidance, the
 grammar sampler (:class:`GrammarSampler`, here). A way has one method to compile (a request's
 schema into what it decodes under; the backend keeps the compiled ones in its grammar cache) and
 one to run (one request, piece by piece), from a conversation or from the tokens of a prompt
-already formatted (a reply that goes on after the model's reasoning, ``thinking``).
+already formatted (a reply that goes on after the model's reasoning, ``reasoning_budget``).
 :class:`Sampling` is the one place where a request's settings become what either way samples with.
 """
 

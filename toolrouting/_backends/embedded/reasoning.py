@@ -1,6 +1,6 @@
 """A reply the model reasons before, in its own syntax: its chat template's ``<think>`` tags.
 
-A backend cloned with ``thinking=N`` on a model whose template has reasoning tags
+A backend cloned with ``reasoning_budget=N`` on a model whose template has reasoning tags
 (:attr:`ChatPrompt.tags`) decodes one reply in two runs over one context. First the thought: the
 prompt opened with the open tag (where the template's generation prompt does not open it already),
 then free text sampled for at most ``N`` tokens, stopped at the close tag or the end of the turn.
@@ -37,7 +37,7 @@ def thought_then_reply(
 ) -> Pieces:
     """The thought's pieces, the reply's, then the whole :class:`Completion` (module docstring)."""
     tags = chat.tags
-    assert tags is not None, "thinking is refused on a model without reasoning tags"
+    assert tags is not None, "a reasoning budget is refused on a model without reasoning tags"
     formatted = chat.format(conversation)
     # The conversation's own length is what is refused, as a request without a thought counts it.
     checked_fit(len(formatted.tokens), llama.n_ctx())
@@ -45,10 +45,10 @@ def thought_then_reply(
     opened = formatted.tokens + opening
     # The thought ends at the close tag or the turn's end, and the request's stop strings are
     # the reply's: a stop string in the thought would cut the reasoning, not the answer.
-    thinking = dataclasses.replace(sampling, max_tokens=budget, stop=())
+    thought_sampling = dataclasses.replace(sampling, max_tokens=budget, stop=())
     thought = None
     asked = FormattedPrompt(tokens=opened, stops=[tags.close, *formatted.stops])
-    for item in decoding.run_tokens(llama, asked, None, thinking, stream):
+    for item in decoding.run_tokens(llama, asked, None, thought_sampling, stream):
         if isinstance(item, Completion):
             thought = item
         elif item.text:

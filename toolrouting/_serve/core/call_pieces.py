@@ -203,8 +203,7 @@ def _head(call_id: str, name: str) -> Piece:
 
 def cut_thought(text: str, spaced: bool) -> str | None:
     """The thought of a reply the cap cut, when the thought itself was whole."""
-    thinking = ThoughtStream(spaced=spaced)
-    parts, rest = thinking.feed(text)
+    parts, rest = ThoughtStream(spaced=spaced).feed(text)
     return "".join(parts) if rest else None
 
 

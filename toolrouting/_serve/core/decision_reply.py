@@ -3,7 +3,7 @@ decision's thought.
 
 The thought is the route's ``thought`` slot where the decision has one, or what the model
 reasoned in its own tags (``Completion.reasoning``) where the backend reasons so
-(``Decision.thinking``). A reply that is no valid action is the backend's failure: a
+(``Decision.reasoning_budget``). A reply that is no valid action is the backend's failure: a
 :class:`BackendResponseError` that quotes it and says what was wrong.
 """
 
@@ -101,6 +101,6 @@ def accepted_calls(
 def _thought(decision: Decision, completion: Completion, slot: str | None) -> str | None:
     """The decision's thought: the model's own reasoning where it reasoned in its tags, the
     route's slot (``slot``) where the decision has one, else none."""
-    if decision.thinking is not None:
+    if decision.reasoning_budget is not None:
         return completion.reasoning or ""
     return slot if decision.thought is not None else None

@@ -92,7 +92,7 @@ class RoutedEngine:
         self.ranker = served_ranker(ranker, self.shortlist)
         self.answer_tokens = answer_tokens
         self.spaced = bool(getattr(backend.settings, "spaced", False))
-        # A model with reasoning tags of its own reasons in them (the embedded backend's ``thinking``).
+        # A model with reasoning tags of its own reasons in them (a backend's ``reasoning_budget``).
         self.tags: ReasoningTags | None = getattr(backend, "reasoning_tags", None)
         # The one cache: each catalogue and choice a client sends, built once.
         self._routes = functools.lru_cache(maxsize=SERVE_ROUTE_CACHE)(self._route)
@@ -183,7 +183,7 @@ class RoutedEngine:
             # the conversation: a call begun cannot be taken back.
             stream = CallStream(decision.names, call_id, spaced=self.spaced)
             live = self.abstain == "off" or not decision.handoff
-            thinking = ThoughtStream(spaced=self.spaced) if decision.thought is not None else None
+            thoughts = ThoughtStream(spaced=self.spaced) if decision.thought is not None else None
             completion = None
             try:
                 async for item in backend_pieces(decider, list(decision.messages)):
@@ -191,8 +191,8 @@ class RoutedEngine:
                         yield Piece(thought=item.text)  # the model's own reasoning, in its tags
                     elif isinstance(item, TextDelta):
                         text = item.text
-                        if thinking is not None:
-                            parts, text = thinking.feed(text)
+                        if thoughts is not None:
+                            parts, text = thoughts.feed(text)
                             for part in parts:
                                 yield Piece(thought=part)
                         for piece in stream.feed(text) if live else ():
@@ -206,7 +206,7 @@ class RoutedEngine:
             held = held_answer(decision, completion, spaced=self.spaced)
             if held is not None:
                 content, truncated, thought = held
-                for part in [] if thinking is None else thinking.finish(thought):
+                for part in [] if thoughts is None else thoughts.finish(thought):
                     yield Piece(thought=part)
                 yield Piece(text=content, first=True)
                 yield Piece(finish_reason="length" if truncated else "stop")
@@ -216,7 +216,7 @@ class RoutedEngine:
             calls, thought = accepted_calls(
                 decision, completion, conversation, cap=self.cap, spaced=self.spaced
             )
-            for part in [] if thinking is None else thinking.finish(thought):
+            for part in [] if thoughts is None else thoughts.finish(thought):
                 yield Piece(thought=part)
             abstained = self._abstained(decision, calls, conversation)
             if calls and abstained is None:
@@ -311,8 +311,10 @@ class RoutedEngine:
                 cap += request.max_tokens or self.answer_tokens
             if cap != self.cap:
                 routed = routed.clone(max_tokens=cap)
-            if decision.thinking is not None:
-                return decision, self.backend.clone(settings=routed, thinking=decision.thinking)
+            if decision.reasoning_budget is not None:
+                return decision, self.backend.clone(
+                    settings=routed, reasoning_budget=decision.reasoning_budget
+                )
             return decision, self.backend.clone(settings=routed)
         except RecursionError:
             # A catalogue the checks accept can still nest past what copying its route allows.

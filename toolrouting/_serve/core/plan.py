@@ -104,7 +104,7 @@ class Decision:
     """Whether the route's ``none`` holds the answer (``tool_choice`` auto and a ``response_format``)."""
     thought: int | None = None
     """The characters of the route's ``thought`` slot, when the request asks for reasoning."""
-    thinking: int | None = None
+    reasoning_budget: int | None = None
     """The tokens the model reasons in its own tags before the route, when the request asks for
     reasoning and the backend's model has reasoning tags (then the route has no ``thought`` slot)."""
     withheld: tuple[str, ...] = ()
@@ -146,7 +146,7 @@ def decision_of(
     if shortlist is not None and len(request.tools) > shortlist:
         asked = [shortlisted_tools(request, conversation, shortlist, ranker, chosen), choice.mode, None]
     answer = request.response_format if choice.mode == "auto" else None
-    thinking = None if request.reasoning is None or not tags else request.reasoning.budget
+    reasoning_budget = None if request.reasoning is None or not tags else request.reasoning.budget
     thought = None if tags else thought_chars(request)
     # One call's key, without an answer's schema or a thought, stays the key it always was.
     if max_calls > 1 or answer is not None or thought is not None:
@@ -171,7 +171,7 @@ def decision_of(
         max_calls=calls,
         answers=offer.answers,
         thought=thought,
-        thinking=thinking,
+        reasoning_budget=reasoning_budget,
         withheld=withheld,
     )
 

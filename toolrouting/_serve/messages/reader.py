@@ -23,7 +23,7 @@ from ..._errors import ChatRequestError
 from ..._json import is_count
 from .. import fields
 from ..core import OutputFormat, ServeRequest, ToolChoice, checked_tools
-from ..reasoning import Signer, thinking_reasoning
+from ..reasoning import Signer, messages_reasoning
 from .turns import read_turns, referenced_tools
 
 __all__ = ["read_messages_request"]
@@ -85,7 +85,7 @@ def read_messages_request(
         include_usage=True,
         # _tool_choice checked that the flag, when sent, is a boolean.
         parallel_tool_calls=not (isinstance(choice, Mapping) and choice.get("disable_parallel_tool_use")),
-        reasoning=thinking_reasoning(body, max_tokens),
+        reasoning=messages_reasoning(body, max_tokens),
     )
 
 

@@ -91,11 +91,11 @@ def message_body(reply: Reply, ids: ReplyIds, signer: Signer | None = None, *, s
     ]
     content = blocks or [{"type": "text", "text": reply.content or ""}]
     if reply.thought and signer is not None:
-        content = [_thinking(reply.thought, signer, shown), *content]
+        content = [_thinking_block(reply.thought, signer, shown), *content]
     return _message(ids, content, _STOP_REASONS[reply.finish_reason], reply.usage)
 
 
-def _thinking(thought: str, signer: Signer, shown: bool) -> ThinkingBlock:
+def _thinking_block(thought: str, signer: Signer, shown: bool) -> ThinkingBlock:
     return {"type": "thinking", "thinking": thought if shown else "", "signature": signer.sign(thought)}
 
 

@@ -22,7 +22,7 @@ from ..front import Front
 from ..request_log import record_of
 from ..server_state import checked_state
 from ..transport import read_body
-from .output import Thinking, deleted_body
+from .output import ReasoningOutput, deleted_body
 from .reader import read_responses_request
 from .shapes import ResponseObject
 from .store import ResponseStore, StoredResponse, continued
@@ -45,8 +45,8 @@ async def _create(request: Request) -> Response:
         store.keep(StoredResponse(body=body, conversation=continued(asked.history, reply)))
 
     ids = ReplyIds.new(asked.request.model or state.model)
-    thinking = Thinking(summary=asked.summary, signer=state.signer if asked.encrypted else None)
-    writer = ResponseWriter(ids, asked.echo, keep if asked.store else None, asked.namespaces, thinking)
+    reasoning = ReasoningOutput(summary=asked.summary, signer=state.signer if asked.encrypted else None)
+    writer = ResponseWriter(ids, asked.echo, keep if asked.store else None, asked.namespaces, reasoning)
     response = await state.answer(request, asked.request, writer, asked.conversation)
     if asked.omitted:
         omitted = ", ".join(dict.fromkeys(asked.omitted))

@@ -34,7 +34,7 @@ from .shapes import (
 
 __all__ = [
     "Namespaces",
-    "Thinking",
+    "ReasoningOutput",
     "call_item",
     "call_item_id",
     "deleted_body",
@@ -112,7 +112,7 @@ def call_item(
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class Thinking:
+class ReasoningOutput:
     """How a reply's thought is written: with its ``summary`` too (``reasoning.summary`` asked),
     and its signature as ``encrypted_content`` (``include`` asked for it), by ``signer``."""
 
@@ -121,26 +121,28 @@ class Thinking:
 
 
 def reasoning_item(
-    ids: ReplyIds, thought: str, thinking: Thinking, status: ItemStatus = "completed"
+    ids: ReplyIds, thought: str, reasoning: ReasoningOutput, status: ItemStatus = "completed"
 ) -> ReasoningItem:
     """The reasoning item of a thought: its text as ``reasoning_text``, the summary when asked (the
     bounded thought is its own summary), the signed thought when asked."""
     item: ReasoningItem = {
         "id": f"rs_{ids.item}",
         "type": "reasoning",
-        "summary": [{"type": "summary_text", "text": thought}] if thinking.summary and thought else [],
+        "summary": [{"type": "summary_text", "text": thought}] if reasoning.summary and thought else [],
         "content": [{"type": "reasoning_text", "text": thought}] if thought else [],
         "status": status,
     }
-    if thinking.signer is not None:
-        item["encrypted_content"] = thinking.signer.sign(thought)
+    if reasoning.signer is not None:
+        item["encrypted_content"] = reasoning.signer.sign(thought)
     return item
 
 
-def _output(reply: Reply, ids: ReplyIds, namespaces: Namespaces, thinking: Thinking) -> list[OutputItem]:
+def _output(
+    reply: Reply, ids: ReplyIds, namespaces: Namespaces, reasoning: ReasoningOutput
+) -> list[OutputItem]:
     """The reply's output items: its reasoning first when it has a thought, then one for each of
     its calls, in order, or its answer as one message."""
-    first: list[OutputItem] = [] if reply.thought is None else [reasoning_item(ids, reply.thought, thinking)]
+    first: list[OutputItem] = [] if reply.thought is None else [reasoning_item(ids, reply.thought, reasoning)]
     if reply.calls:
         return [
             *first,
@@ -155,7 +157,7 @@ def response_body(
     echo: ResponseEcho,
     reply: Reply | None,
     namespaces: Namespaces | None = None,
-    thinking: Thinking | None = None,
+    reasoning: ReasoningOutput | None = None,
 ) -> ResponseObject:
     """A ``response`` object, with the request's fields it ``echo`` es: in progress (no reply yet,
     no output), or the reply's, ``incomplete`` when the answer was cut at its cap; a call of a
@@ -172,7 +174,9 @@ def response_body(
         "error": None,
         "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
         "model": ids.model,
-        "output": [] if reply is None else _output(reply, ids, namespaces or {}, thinking or Thinking()),
+        "output": []
+        if reply is None
+        else _output(reply, ids, namespaces or {}, reasoning or ReasoningOutput()),
         "reasoning": echo["reasoning"],
         "usage": None if reply is None else _usage(reply.usage, reply.thought),
         "user": None,

@@ -16,7 +16,7 @@ from ..core import Piece, Reply, ReplyIds, ToolCall, server_sent_event
 from ..error_replies import ErrorReply
 from .output import (
     Namespaces,
-    Thinking,
+    ReasoningOutput,
     call_item,
     call_item_id,
     message_item,
@@ -72,13 +72,13 @@ class ResponseWriter:
         echo: ResponseEcho,
         keep: Callable[[ResponseObject, Reply], None] | None = None,
         namespaces: Namespaces | None = None,
-        thinking: Thinking | None = None,
+        reasoning: ReasoningOutput | None = None,
     ) -> None:
         self.ids = ids
         self.echo = echo
         self.keep = keep
         self.namespaces = namespaces or {}
-        self.thinking = thinking or Thinking()
+        self.reasoning = reasoning or ReasoningOutput()
         self.thought: list[str] | None = None
         """The thought's parts so far, once its reasoning item is added."""
         self.offset = 0
@@ -94,7 +94,7 @@ class ResponseWriter:
 
     def whole(self, reply: Reply) -> ResponseObject:
         """The ``response`` object, kept when the request asked to store it."""
-        body = response_body(self.ids, self.echo, reply, self.namespaces, self.thinking)
+        body = response_body(self.ids, self.echo, reply, self.namespaces, self.reasoning)
         if self.keep is not None:
             self.keep(body, reply)
         return body
@@ -153,20 +153,20 @@ class ResponseWriter:
 
     def _events(self, piece: Piece) -> list[StreamEvent]:
         if piece.thought is not None:
-            return self._thinking(piece.thought)
-        events = self._thinking_done() if self.thought is not None and self.offset == 0 else []
+            return self._reasoning(piece.thought)
+        events = self._reasoning_done() if self.thought is not None and self.offset == 0 else []
         return [*events, *self._reply_events(piece)]
 
-    def _thinking(self, part: str) -> list[StreamEvent]:
+    def _reasoning(self, part: str) -> list[StreamEvent]:
         """A part of the thought: the reasoning item added with the first, then its text's delta
         (and its summary's, when one is asked)."""
         events: list[StreamEvent] = []
         item_id = f"rs_{self.ids.item}"
         if self.thought is None:
             self.thought = []
-            item = reasoning_item(self.ids, "", Thinking(), "in_progress")
+            item = reasoning_item(self.ids, "", ReasoningOutput(), "in_progress")
             events.append(self._item("response.output_item.added", 0, item))
-            if self.thinking.summary:
+            if self.reasoning.summary:
                 events.append(self._summary_part("response.reasoning_summary_part.added", ""))
         self.thought.append(part)
         events.append(
@@ -179,7 +179,7 @@ class ResponseWriter:
                 "delta": part,
             }
         )
-        if self.thinking.summary:
+        if self.reasoning.summary:
             events.append(
                 {
                     "type": "response.reasoning_summary_text.delta",
@@ -204,7 +204,7 @@ class ResponseWriter:
             "part": part,
         }
 
-    def _thinking_done(self) -> list[StreamEvent]:
+    def _reasoning_done(self) -> list[StreamEvent]:
         """The reasoning item's text done and the item done, once the reply's own pieces begin."""
         self.offset = 1
         text = "".join(self.thought or [])
@@ -219,7 +219,7 @@ class ResponseWriter:
                 "text": text,
             }
         ]
-        if self.thinking.summary:
+        if self.reasoning.summary:
             events.append(
                 {
                     "type": "response.reasoning_summary_text.done",
@@ -231,7 +231,7 @@ class ResponseWriter:
                 }
             )
             events.append(self._summary_part("response.reasoning_summary_part.done", text))
-        item = reasoning_item(self.ids, text, self.thinking)
+        item = reasoning_item(self.ids, text, self.reasoning)
         return [*events, self._item("response.output_item.done", 0, item)]
 
     def _reply_events(self, piece: Piece) -> list[StreamEvent]:
@@ -310,7 +310,7 @@ class ResponseWriter:
         ]
 
     def _closing(self, reply: Reply) -> list[StreamEvent]:
-        body = self.body = response_body(self.ids, self.echo, reply, self.namespaces, self.thinking)
+        body = self.body = response_body(self.ids, self.echo, reply, self.namespaces, self.reasoning)
         if reply.calls:
             events = self._call_done()
         else:

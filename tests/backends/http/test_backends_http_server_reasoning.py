@@ -1,5 +1,5 @@
 """Reasoning in the model's own tags on llama.cpp's ``llama-server``: ``served_reasoning_tags``,
-``OpenAICompatible(reasoning_tags=...)`` and ``clone(thinking=N)``, on the real server.
+``OpenAICompatible(reasoning_tags=...)`` and ``clone(reasoning_budget=N)``, on the real server.
 
 The cached ``llama-server`` runs the default model under a template with ``<think>`` tags
 (``support.think_templates``, given with ``--chat-template-file``). Each test asserts what the
@@ -24,7 +24,7 @@ from support.llama_server import running_llama_server
 from support.model import TEST_SEED, TEST_TEMPERATURE
 from support.processes import ROOT, stop
 from support.serve import TOOLS, served
-from support.think_templates import ASKED, STRIPS_THINKING, THINK, WEATHER, reasoned_then_routed
+from support.think_templates import ASKED, STRIPS_REASONING, THINK, WEATHER, reasoned_then_routed
 
 from toolrouting import (
     AsyncOpenAICompatible,
@@ -46,18 +46,18 @@ SETTINGS = Settings(temperature=TEST_TEMPERATURE, seed=TEST_SEED, max_tokens=160
 
 
 @pytest.fixture(scope="module")
-def thinking_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def reasoning_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The cached llama-server with the default model under a template with ``<think>`` tags."""
-    folder = tmp_path_factory.mktemp("thinking_server")
+    folder = tmp_path_factory.mktemp("reasoning_server")
     template = folder / "think.jinja"
-    template.write_text(STRIPS_THINKING, encoding="utf-8")
+    template.write_text(STRIPS_REASONING, encoding="utf-8")
     with running_llama_server(folder, ["--jinja", "--chat-template-file", str(template)]) as url:
         yield url
 
 
-def test_the_servers_template_names_its_tags(thinking_server: str, llama_server: str) -> None:
-    assert served_reasoning_tags(thinking_server) == THINK
-    assert served_reasoning_tags(f"{thinking_server}/v1") == THINK
+def test_the_servers_template_names_its_tags(reasoning_server: str, llama_server: str) -> None:
+    assert served_reasoning_tags(reasoning_server) == THINK
+    assert served_reasoning_tags(f"{reasoning_server}/v1") == THINK
     assert served_reasoning_tags(llama_server) is None  # the GGUF's own template has none
 
 
@@ -70,11 +70,11 @@ def held_to_its_grammar_after_its_thought(reply: Completion, budget: int) -> Non
 @pytest.mark.parametrize("grammar", ["ours", "server"])
 @pytest.mark.parametrize("budget", [1, 24])
 def test_a_thought_within_its_budget_then_the_route_under_its_grammar(
-    thinking_server: str, grammar: Any, budget: int
+    reasoning_server: str, grammar: Any, budget: int
 ) -> None:
     routed = SETTINGS.clone(json_schema=route_schema(WEATHER), grammar=grammar)
-    with OpenAICompatible(thinking_server, dialect="llama.cpp", reasoning_tags=THINK) as backend:
-        reasoned = backend.clone(settings=routed, thinking=budget)
+    with OpenAICompatible(reasoning_server, dialect="llama.cpp", reasoning_tags=THINK) as backend:
+        reasoned = backend.clone(settings=routed, reasoning_budget=budget)
         held_to_its_grammar_after_its_thought(reasoned.complete(ASKED), budget)
         *pieces, last = reasoned.stream(ASKED)
     assert isinstance(last, Completion)
@@ -85,13 +85,15 @@ def test_a_thought_within_its_budget_then_the_route_under_its_grammar(
     assert "".join(piece.text for piece in deltas if not piece.reasoning) == last.text
 
 
-def test_the_async_backend_reasons_alike(thinking_server: str) -> None:
+def test_the_async_backend_reasons_alike(reasoning_server: str) -> None:
     async def asked() -> tuple[Completion, list[TextDelta | Completion]]:
         async with AsyncOpenAICompatible(
-            thinking_server, dialect="llama.cpp", reasoning_tags=THINK
+            reasoning_server, dialect="llama.cpp", reasoning_tags=THINK
         ) as backend:
-            reasoned = backend.clone(settings=SETTINGS.clone(json_schema=route_schema(WEATHER)), thinking=8)
-            assert reasoned.thinking == 8
+            reasoned = backend.clone(
+                settings=SETTINGS.clone(json_schema=route_schema(WEATHER)), reasoning_budget=8
+            )
+            assert reasoned.reasoning_budget == 8
             return await reasoned.complete(ASKED), [item async for item in reasoned.stream(ASKED)]
 
     whole, items = anyio.run(asked)
@@ -101,18 +103,18 @@ def test_the_async_backend_reasons_alike(thinking_server: str) -> None:
     held_to_its_grammar_after_its_thought(last, 8)
 
 
-def test_thinking_is_refused_by_name_where_it_cannot_be_served(llama_cpp_server: str) -> None:
+def test_a_reasoning_budget_is_refused_by_name_where_it_cannot_be_served(llama_cpp_server: str) -> None:
     with pytest.raises(ValueError, match=r"reasoning_tags needs dialect='llama\.cpp', not 'openai'"):
         OpenAICompatible(llama_cpp_server, reasoning_tags=THINK)
     with OpenAICompatible(llama_cpp_server, dialect="llama.cpp") as plain:
         with pytest.raises(
             ValueError, match=r"has none \(no <think> and </think>\); give one with reasoning_tags="
         ):
-            plain.clone(thinking=8)
-        with pytest.raises(ValueError, match="thinking is the most tokens of a thought"):
-            plain.clone(reasoning_tags=THINK, thinking=0)
+            plain.clone(reasoning_budget=8)
+        with pytest.raises(ValueError, match="reasoning_budget is the most tokens of a thought"):
+            plain.clone(reasoning_tags=THINK, reasoning_budget=0)
         # llama-cpp-python's server has no /apply-template: the 404 is named, with what to do.
-        reasoned = plain.clone(reasoning_tags=THINK, thinking=8)
+        reasoned = plain.clone(reasoning_tags=THINK, reasoning_budget=8)
         with pytest.raises(
             BackendResponseError, match=r"/apply-template answered HTTP 404: .*leave reasoning_tags"
         ):
@@ -122,20 +124,20 @@ def test_thinking_is_refused_by_name_where_it_cannot_be_served(llama_cpp_server:
 
 
 class Recorded(AsyncOpenAICompatible):
-    """The HTTP backend, recording each completion a clone with ``thinking`` returned."""
+    """The HTTP backend, recording each completion a clone with ``reasoning_budget`` returned."""
 
     replies: ClassVar[list[Completion]] = []
 
     async def complete(self, messages: Sequence[Message]) -> Completion:
         reply = await super().complete(messages)
-        if self.thinking is not None:
+        if self.reasoning_budget is not None:
             Recorded.replies.append(reply)
         return reply
 
 
-def test_serve_spends_a_requests_reasoning_in_the_servers_tags(thinking_server: str) -> None:
+def test_serve_spends_a_requests_reasoning_in_the_servers_tags(reasoning_server: str) -> None:
     Recorded.replies.clear()
-    backend = Recorded(thinking_server, dialect="llama.cpp", settings=SETTINGS, reasoning_tags=THINK)
+    backend = Recorded(reasoning_server, dialect="llama.cpp", settings=SETTINGS, reasoning_tags=THINK)
     # owned: the server closes the backend's client in the event loop that used it.
     with (
         served(serve_app(backend, owned=True)) as url,
@@ -171,8 +173,8 @@ def _serve_lines(upstream: str) -> list[str]:
     return lines
 
 
-def test_the_command_line_reads_the_servers_tags_or_says_why_not(thinking_server: str) -> None:
-    assert _serve_lines(thinking_server) == [
+def test_the_command_line_reads_the_servers_tags_or_says_why_not(reasoning_server: str) -> None:
+    assert _serve_lines(reasoning_server) == [
         "toolrouting: the server's chat template reasons between <think> and </think>: "
         "a request's reasoning goes there\n"
     ]

@@ -1,5 +1,5 @@
 """The embedded model reasoning in its own tags: ``chat_template=``, ``reasoning_tags`` and
-``clone(thinking=N)``, driven through the real default model under templates with ``<think>``.
+``clone(reasoning_budget=N)``, driven through the real default model under templates with ``<think>``.
 
 Each model test asserts what the code guarantees whatever the model writes: the thought is at
 most ``N`` tokens and holds no close tag, the reply after it keeps its grammar (a valid route,
@@ -19,8 +19,8 @@ from support.model import TEST_SEED, TEST_TEMPERATURE, TEST_THREADS
 from support.paths import ROOT
 from support.think_templates import (
     ASKED,
-    OPENS_THINKING,
-    STRIPS_THINKING,
+    OPENS_REASONING,
+    STRIPS_REASONING,
     THINK,
     WEATHER,
     reasoned_then_routed,
@@ -57,7 +57,7 @@ def test_a_template_has_reasoning_tags_when_it_writes_both(
 
 
 @pytest.fixture(scope="module", params=["forced", "grammar"])
-def thinking_models(request: pytest.FixtureRequest) -> Iterator[dict[str, EmbeddedLlama]]:
+def reasoning_models(request: pytest.FixtureRequest) -> Iterator[dict[str, EmbeddedLlama]]:
     settings = Settings(temperature=TEST_TEMPERATURE, seed=TEST_SEED, max_tokens=CAP)
     models = {
         name: EmbeddedLlama(
@@ -66,7 +66,7 @@ def thinking_models(request: pytest.FixtureRequest) -> Iterator[dict[str, Embedd
             forced_tokens=request.param == "forced",
             chat_template=template,
         )
-        for name, template in (("opens", OPENS_THINKING), ("strips", STRIPS_THINKING))
+        for name, template in (("opens", OPENS_REASONING), ("strips", STRIPS_REASONING))
     }
     yield models
     for model in models.values():
@@ -85,14 +85,14 @@ def context_text(backend: EmbeddedLlama) -> str:
 @pytest.mark.parametrize("layout", ["opens", "strips"])
 @pytest.mark.parametrize("budget", [1, 24])
 def test_the_thought_is_within_its_budget_and_the_route_after_it_keeps_its_grammar(
-    thinking_models: dict[str, EmbeddedLlama], layout: str, budget: int
+    reasoning_models: dict[str, EmbeddedLlama], layout: str, budget: int
 ) -> None:
-    model = thinking_models[layout]
+    model = reasoning_models[layout]
     assert model.reasoning_tags == THINK
     settings = model.settings.clone(json_schema=route_schema(WEATHER))
-    thinking = model.clone(settings=settings, thinking=budget)
-    reply = thinking.complete(ASKED)
-    reasoned_then_routed(reply, budget, context_text(thinking))
+    reasoned = model.clone(settings=settings, reasoning_budget=budget)
+    reply = reasoned.complete(ASKED)
+    reasoned_then_routed(reply, budget, context_text(reasoned))
     assert reply.raw is not None
     # The usage counts the thought and the tags as the reply's tokens.
     assert reply.usage.completion_tokens >= reply.raw["reasoning_tokens"] + 3
@@ -100,11 +100,13 @@ def test_the_thought_is_within_its_budget_and_the_route_after_it_keeps_its_gramm
 
 @pytest.mark.model
 def test_a_streamed_thought_and_reply_make_up_the_completion(
-    thinking_models: dict[str, EmbeddedLlama],
+    reasoning_models: dict[str, EmbeddedLlama],
 ) -> None:
-    model = thinking_models["strips"]
-    thinking = model.clone(settings=model.settings.clone(json_schema=route_schema(WEATHER)), thinking=16)
-    *pieces, last = thinking.stream(ASKED)
+    model = reasoning_models["strips"]
+    reasoned = model.clone(
+        settings=model.settings.clone(json_schema=route_schema(WEATHER)), reasoning_budget=16
+    )
+    *pieces, last = reasoned.stream(ASKED)
     assert isinstance(last, Completion)
     assert all(isinstance(piece, TextDelta) for piece in pieces)
     deltas: list[Any] = pieces
@@ -113,9 +115,9 @@ def test_a_streamed_thought_and_reply_make_up_the_completion(
 
 
 @pytest.mark.model
-def test_a_free_reply_after_the_thought_keeps_its_cap(thinking_models: dict[str, EmbeddedLlama]) -> None:
-    model = thinking_models["opens"]
-    reply = model.clone(settings=model.settings.clone(max_tokens=8), thinking=8).complete(ASKED)
+def test_a_free_reply_after_the_thought_keeps_its_cap(reasoning_models: dict[str, EmbeddedLlama]) -> None:
+    model = reasoning_models["opens"]
+    reply = model.clone(settings=model.settings.clone(max_tokens=8), reasoning_budget=8).complete(ASKED)
     assert reply.raw is not None
     assert reply.raw["reasoning_tokens"] <= 8
     assert reply.usage.completion_tokens <= 8 + 8 + 3 + 3  # thought, tags (open, close), reply
@@ -123,28 +125,28 @@ def test_a_free_reply_after_the_thought_keeps_its_cap(thinking_models: dict[str,
 
 
 @pytest.mark.model
-def test_without_thinking_the_reply_has_no_reasoning_and_the_template_given_is_used(
-    thinking_models: dict[str, EmbeddedLlama],
+def test_without_a_reasoning_budget_the_reply_has_no_reasoning_and_the_template_given_is_used(
+    reasoning_models: dict[str, EmbeddedLlama],
 ) -> None:
-    model = thinking_models["opens"]
+    model = reasoning_models["opens"]
     reply = model.clone(settings=model.settings.clone(json_schema=route_schema(WEATHER))).complete(ASKED)
     assert reply.reasoning is None
     assert "<|im_start|>assistant\n<think>\n" in context_text(model)  # the template given, not the GGUF's
 
 
 @pytest.mark.model
-def test_thinking_is_refused_by_name_where_it_cannot_be_served(
-    thinking_models: dict[str, EmbeddedLlama],
+def test_a_reasoning_budget_is_refused_by_name_where_it_cannot_be_served(
+    reasoning_models: dict[str, EmbeddedLlama],
 ) -> None:
-    model = thinking_models["opens"]
+    model = reasoning_models["opens"]
     for bad in (0, -1, True, 1.5, "8"):
-        with pytest.raises(ValueError, match="thinking is the most tokens of a thought"):
-            model.clone(thinking=bad)
+        with pytest.raises(ValueError, match="reasoning_budget is the most tokens of a thought"):
+            model.clone(reasoning_budget=bad)
     plain = EmbeddedLlama(n_threads=TEST_THREADS)
     try:
         assert plain.reasoning_tags is None
         with pytest.raises(ValueError, match=r"template has none \(no <think> and </think>\); give one"):
-            plain.clone(thinking=8)
+            plain.clone(reasoning_budget=8)
     finally:
         plain.close()
     with pytest.raises(ValueError, match="chat_template is a Jinja chat template's text"):
@@ -152,18 +154,18 @@ def test_thinking_is_refused_by_name_where_it_cannot_be_served(
 
 
 @pytest.mark.model
-def test_the_async_backend_reasons_as_the_one_it_wraps(thinking_models: dict[str, EmbeddedLlama]) -> None:
-    wrapped = AsyncEmbeddedLlama(thinking_models["strips"].clone())
+def test_the_async_backend_reasons_as_the_one_it_wraps(reasoning_models: dict[str, EmbeddedLlama]) -> None:
+    wrapped = AsyncEmbeddedLlama(reasoning_models["strips"].clone())
     assert wrapped.reasoning_tags == THINK
-    assert wrapped.thinking is None
-    thinking = wrapped.clone(thinking=4)
-    assert thinking.thinking == 4
-    assert thinking.backend.thinking == 4
-    reply = anyio.run(thinking.complete, ASKED)
+    assert wrapped.reasoning_budget is None
+    reasoned = wrapped.clone(reasoning_budget=4)
+    assert reasoned.reasoning_budget == 4
+    assert reasoned.backend.reasoning_budget == 4
+    reply = anyio.run(reasoned.complete, ASKED)
     assert reply.raw is not None
     assert reply.raw["reasoning_tokens"] <= 4
-    with pytest.raises(ValueError, match="thinking is the most tokens"):
-        wrapped.clone(thinking=0)
+    with pytest.raises(ValueError, match="reasoning_budget is the most tokens"):
+        wrapped.clone(reasoning_budget=0)
 
 
 @pytest.mark.model
@@ -175,7 +177,7 @@ def test_the_command_line_gives_the_template_and_names_a_file_it_cannot_read(
     from toolrouting._cli.run import model_backend
 
     template = tmp_path / "think.jinja"
-    template.write_text(OPENS_THINKING, encoding="utf-8")
+    template.write_text(OPENS_REASONING, encoding="utf-8")
     argv = ["run", "hello", "--threads", str(TEST_THREADS), "--quiet", "--chat-template"]
     backend = model_backend(build_parser().parse_args([*argv, str(template)]))
     assert isinstance(backend, EmbeddedLlama)
