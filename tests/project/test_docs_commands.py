@@ -5,10 +5,11 @@ Each block of lines a reader follows runs here as a session (tests/support/docs_
 its lines in order through ``bash -c`` in a fresh working folder, with a HOME of its own and
 ``toolrouting`` the entry point beside the running Python, under a hard limit each; an
 ``export`` reaches the lines after it; ``toolrouting serve`` and ``llama-server`` start on a free
-port, answer a real request, and are stopped as Ctrl-C stops them at the block's next server
-line or its end. What each command guarantees is checked (an exit status, a transcript of JSON
-lines, one result per question, a schema with its ``none``, the parsed action, the served
-model listed), never which tool a model picks. A page's placeholders are put in place by
+port, answer a real request, and run until the block's next of their kind or its end (serve is
+then stopped as Ctrl-C stops it, and must end with the status for that). What each command
+guarantees is checked (an exit status, a transcript of JSON lines, one result per question, a
+schema with its ``none``, the parsed action, the served model listed), never which tool a
+model picks. A page's placeholders are put in place by
 :data:`PLACEHOLDERS`, one table: a file of the placeholder's name in the working folder, or the
 text put in its place; the page's addresses (``http://127.0.0.1:8000``, ``:8080``,
 ``gpu-node``) are replaced by those of the servers the test starts, and every serve line's port

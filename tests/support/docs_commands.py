@@ -5,9 +5,10 @@ folder, with a HOME of its own (so ``~`` is the test's, and no user's settings a
 ``toolrouting`` the entry point beside the running Python on the PATH, under a hard limit each.
 An ``export`` line's variables reach the lines after it in the block. A server line
 (``toolrouting serve``, ``llama-server``) starts the server on a free port, checks it answers
-a real request, and leaves it running for the block's later lines until the block's next
-server line or its end, when it is stopped as Ctrl-C stops it. Each other line's exit status and
-what the command guarantees are checked; never which tool a model picks.
+a real request, and leaves it running for the block's later lines until the block's next line
+that starts a server of its kind, or the block's end; serve is then stopped as Ctrl-C stops it,
+and must end with the status docs/cli.md gives for that (130). Each other line's exit status
+and what the command guarantees are checked; never which tool a model picks.
 
 The placeholders a line has are put in place by the caller's table (``stand_ins``): a stand-in
 either puts a file of the placeholder's name in the working folder (the line then runs as
@@ -209,7 +210,7 @@ class Session:
     # The servers.
 
     def _start_serve(self, text: str) -> None:
-        self._stop_servers()
+        self._stop_serve()
         text = self.prepared(text)
         text = (
             _PORT.sub("--port 0", text)
@@ -233,7 +234,7 @@ class Session:
             self.served.wait_served(START_LIMIT)
             self._check_served(key)
         except BaseException:
-            self._stop_servers()
+            self._stop_serve()
             raise
 
     def _models(self, key: str | None) -> list[dict[str, Any]]:
@@ -267,7 +268,7 @@ class Session:
         assert all(call["function"]["name"] == "get_weather" for call in calls), reply.text
 
     def _start_llama_server(self, text: str) -> None:
-        self._stop_servers()
+        self._stop_llama_server()
         text = self.prepared(text)
         assert _PORT.search(text), text
 
@@ -315,8 +316,8 @@ class Session:
         assert done.returncode == 0 or bounded, said
         assert any(line.startswith("toolrouting: messages ") for line in self.served.lines[before:]), said
 
-    def _stop_servers(self) -> None:
-        """Stop the block's servers as Ctrl-C stops them: serve must end with its status for it."""
+    def _stop_serve(self) -> None:
+        """Stop the block's serve as Ctrl-C stops it: it must end with the status for that."""
         served, self.served = self.served, None
         if served is not None:
             running = served.process.poll() is None
@@ -326,12 +327,18 @@ class Session:
                     served.process.wait(timeout=STOP_LIMIT)
             served.close()
             assert not running or served.process.returncode == INTERRUPTED, "".join(served.lines[-20:])
+
+    def _stop_llama_server(self) -> None:
         own, self.own_llama = self.own_llama, None
         if own is not None:
             stop(own[0], grace=15)
 
     def close(self) -> None:
-        self._stop_servers()
+        """Stop the servers the block started."""
+        try:
+            self._stop_serve()
+        finally:
+            self._stop_llama_server()
 
 
 def _after(text: str, command: str, added: str) -> str:
