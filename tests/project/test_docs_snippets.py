@@ -5,11 +5,12 @@ reader copies: each is run by a test, here or in the test a page's section names
 (``RUN_ELSEWHERE``), and a snippet no test runs fails here. A snippet that talks to
 ``toolrouting serve`` runs against a server on loopback over the scripted backend, with its
 address put in place of the page's ``http://127.0.0.1:8000``; one that loads the default model
-runs it (``-m model``). The shell snippets name commands of machines and servers this suite does
-not have (a GPU node, a GGUF of the reader's, Claude Code), so their lines are checked instead:
-each ``toolrouting ...`` line parses with the command line's own parser, each ``pip install``
-names extras the package declares and distributions the venv has, and each script and ``make``
-target is in the tree. The JSON, TOML and YAML blocks parse.
+runs it (``-m model``). The shell lines run in tests/project/test_docs_commands.py (each
+block as a reader runs it, or another test named there, or left out by a rule that says why);
+here each is checked besides: each ``toolrouting ...`` line parses with the command line's own
+parser, each ``pip install`` names extras the package declares (from a checkout, ``'.[x]'``:
+toolrouting is on no package index) and distributions the venv has, and each script and
+``make`` target is in the tree. The JSON, TOML and YAML blocks parse.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.docs import PAGES
+from support.docs import PAGES, shell_lines
 from support.paths import ROOT
 
 #: Where the pages' snippets say toolrouting serve listens.
@@ -178,22 +179,8 @@ def test_the_mcp_pages_snippet_runs_the_time_server(
 
 # The shell snippets: each line checked.
 
-
-def _shell_lines() -> Iterator[tuple[str, list[str]]]:
-    """Each command of the pages' shell blocks, as words (comments and ``VAR=value`` left out)."""
-    for page in PAGES:
-        text = page.read_text(encoding="utf-8")
-        for body in re.findall(r"^```(?:sh|bash)\n(.*?)^```$", text, re.MULTILINE | re.DOTALL):
-            for line in body.replace("\\\n", " ").splitlines():
-                for command in re.split(r"\s(?:&&|\|\||;|\|)\s", line):
-                    words = shlex.split(command, comments=True)
-                    while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
-                        words.pop(0)
-                    if words:
-                        yield page.name, words
-
-
-SHELL = list(_shell_lines())
+#: Each command of the pages' shell blocks, as words (comments and ``VAR=value`` left out), by page.
+SHELL = [(Path(line.page).name, words) for line in shell_lines() for words in line.commands()]
 
 
 def _parses(words: list[str]) -> str | None:
@@ -224,9 +211,10 @@ def _distribution(requirement: str) -> str:
 
 
 def test_every_pip_install_names_declared_extras_and_installed_distributions() -> None:
-    """``pip install '.[x,y]'`` (or ``toolrouting[x]``) names extras pyproject.toml declares; any
-    other requirement is a distribution the venv the tests run in has, so the snippets after it
-    run with what it installs."""
+    """``pip install '.[x,y]'`` names extras pyproject.toml declares (``toolrouting[x]`` would ask
+    a package index for a distribution that is on none: it is only for a comment, once
+    toolrouting is installed); any other requirement is a distribution the venv the tests run in
+    has, so the snippets after it run with what it installs."""
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
         "optional-dependencies"
     ]
@@ -235,7 +223,10 @@ def test_every_pip_install_names_declared_extras_and_installed_distributions() -
     wrong = []
     for page, words in installs:
         for requirement in (word for word in words if not word.startswith("-")):
-            own = re.fullmatch(r"(?:\.|toolrouting)\[([\w,-]+)\]", requirement)
+            if _distribution(requirement) == "toolrouting":
+                wrong.append(f"{page}: {requirement}, on no package index: '.[extras]' in a checkout")
+                continue
+            own = re.fullmatch(r"\.\[([\w,-]+)\]", requirement)
             if own:
                 wrong += [f"{page}: extra {name}" for name in own[1].split(",") if name not in extras]
                 continue

@@ -322,13 +322,19 @@ def _command(line: str, binary: Path, env: dict[str, str]) -> tuple[list[str], d
 
 
 def run_claude(
-    claude: Path, url: str, workdir: Path, home: Path, *options: str, timeout: float = CLI_TIMEOUT
+    claude: Path,
+    url: str,
+    workdir: Path,
+    home: Path,
+    *options: str,
+    timeout: float = CLI_TIMEOUT,
+    command: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """docs/serve.md's Claude Code command in ``workdir``, its ``ANTHROPIC_BASE_URL`` serve's
-    root at ``url``, and telemetry off; ``options`` after the documented ones (``--max-turns``)."""
-    argv, variables = _command(
-        documented("Claude Code")["sh"].strip(), claude, {"ANTHROPIC_BASE_URL": url.removesuffix("/v1")}
-    )
+    """docs/serve.md's Claude Code command (or another page's ``command``, its variables before
+    it) in ``workdir``, its ``ANTHROPIC_BASE_URL`` serve's root at ``url``, and telemetry off;
+    ``options`` after the documented ones (``--max-turns``)."""
+    line = command if command is not None else documented("Claude Code")["sh"].strip()
+    argv, variables = _command(line, claude, {"ANTHROPIC_BASE_URL": url.removesuffix("/v1")})
     return _run(
         [*argv, *options],
         workdir,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import shlex
+from dataclasses import dataclass
 
 from support.paths import ROOT
 
@@ -32,3 +34,41 @@ def _code(text: str) -> list[str]:
     prose = re.sub(r"^```.*?^```", "", text, flags=re.DOTALL | re.MULTILINE)
     shown = [re.sub(r"\s#.*", "", body) for language, body in blocks if language != "python"]  # no comments
     return shown + re.findall(r"`([^`\n]+)`", prose)
+
+
+@dataclass(frozen=True)
+class ShellLine:
+    """One command line of a page's ``sh`` or ``bash`` block, as a reader copies it: ``page`` its
+    path from the checkout's root, ``block`` the block's 0-based index on the page, ``text`` the
+    line with its continuations joined (comments kept: a shell ignores them)."""
+
+    page: str
+    block: int
+    text: str
+
+    def commands(self) -> list[list[str]]:
+        """The line's commands (split at ``&&``, ``||``, ``;`` and ``|``), each as words, with
+        comments and leading ``VAR=value`` assignments left out; a line of assignments alone has none."""
+        found = []
+        for command in re.split(r"\s(?:&&|\|\||;|\|)\s", self.text):
+            words = shlex.split(command, comments=True)
+            while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
+                words.pop(0)
+            if words:
+                found.append(words)
+        return found
+
+
+def shell_lines() -> list[ShellLine]:
+    """Every line of every ``sh`` and ``bash`` block of README.md and docs/, in page order."""
+    lines = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        name = page.relative_to(ROOT).as_posix()
+        for index, body in enumerate(
+            re.findall(r"^```(?:sh|bash)\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
+        ):
+            for line in re.sub(r"\\\n\s*", " ", body).splitlines():
+                if line.strip():
+                    lines.append(ShellLine(name, index, line.strip()))
+    return lines
