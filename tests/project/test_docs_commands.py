@@ -33,7 +33,7 @@ import pytest
 from support.docs import ShellLine, shell_lines
 from support.docs_commands import KEY, QUESTION, Session, StandIn
 from support.paths import ROOT
-from support.think_templates import OPENS_THINKING
+from support.think_templates import OPENS_REASONING
 
 from toolrouting._backends import default_model_path
 
@@ -93,7 +93,7 @@ PLACEHOLDERS: dict[str, StandIn] = {
     "notes.txt": _written(NOTES),
     # A template with reasoning tags: the default model's own, its generation prompt opening
     # <think> (tests/support/think_templates.py).
-    "think.jinja": _written(OPENS_THINKING),
+    "think.jinja": _written(OPENS_REASONING),
     # A llama-server: the block's own where a line started one, else the cached binary that
     # `make llama-server` builds, on the default model (tests/support/llama_server.py).
     "http://127.0.0.1:8080": _llama_server,
