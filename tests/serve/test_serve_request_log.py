@@ -256,7 +256,9 @@ def test_a_client_that_leaves_is_logged_499(
         )
     [record] = records.wait()
     assert (record.api, record.status, record.stream, record.decision) == ("chat", 499, stream, None)
-    assert record.seconds >= 0.5
+    # The client's 0.5 s read timeout starts before the server's clock does (the body is still on
+    # its way), so the record counts a little less than the wait, and far more than no wait.
+    assert record.seconds >= 0.25
 
 
 def test_an_abstention_is_logged_as_one() -> None:
