@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from support.docs import ShellLine, shell_lines
+from support.docs import ShellLine, pip_installs, shell_lines
 from support.docs_commands import KEY, QUESTION, Session, StandIn
 from support.paths import ROOT
 from support.think_templates import OPENS_REASONING
@@ -125,6 +125,8 @@ RUN_ELSEWHERE = {
     "make test": ".ci/run",
     CLAUDE_CODE: "tests/serve/test_serve_agent_clis.py",
     CODEX: "tests/serve/test_serve_agent_clis.py",
+    # Every other install, in one clean venv, as the pages have them.
+    **{re.sub(r"\s+#\s.*$", "", line.text): "tests/project/test_docs_installs.py" for line in pip_installs()},
 }
 
 BENCHMARK = (
@@ -151,17 +153,6 @@ NOT_RUN: list[tuple[str, str]] = [
         r"docs/development\.md: (for seed |TOOLROUTING_TEST_SEED=|done; done).*",
         "the model tests ten times over (five seeds, one and two threads; about 12 minutes): the "
         "suite runs them once",
-    ),
-    (
-        r".*: pip install '\.\[(embedded|mcp)\]' .*",
-        "an install from PyPI into the reader's environment: tests/project/test_install.py runs the "
-        "form with the most extras, '.[serve,embedded]'; tests/project/test_docs_snippets.py checks "
-        "the extras named are declared",
-    ),
-    (
-        r".*: pip install [^'.].*",
-        "a third-party install from PyPI: tests/project/test_docs_snippets.py checks the venv the "
-        "snippets run in has each distribution",
     ),
 ]
 

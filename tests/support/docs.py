@@ -72,3 +72,19 @@ def shell_lines() -> list[ShellLine]:
                 if line.strip():
                     lines.append(ShellLine(name, index, line.strip()))
     return lines
+
+
+#: The install tests/project/test_install.py runs, with the model's fetch and serve after it.
+RUN_BY_INSTALL = "pip install '.[serve,embedded]'"
+
+
+def pip_installs() -> list[ShellLine]:
+    """The pages' ``pip install`` lines but README's :data:`RUN_BY_INSTALL`, in page order: the
+    lines tests/project/test_docs_installs.py runs."""
+    return [
+        line
+        for line in shell_lines()
+        if line.commands()
+        and line.commands()[0][:2] == ["pip", "install"]
+        and re.sub(r"\s+#\s.*$", "", line.text) != RUN_BY_INSTALL
+    ]
