@@ -12,16 +12,17 @@ an application served otherwise is never told, and is stopped as uvicorn stops i
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
 import anyio
 
 from .._errors import ChatRequestError
 from .._limits import SERVE_RETRY_AFTER, SERVE_STOP_GRACE
 
-__all__ = ["Stopping", "until_stopped"]
+__all__ = ["Stopping", "raced", "until_stopped"]
 
 T = TypeVar("T")
 
@@ -62,9 +63,29 @@ class Stopping:
         )
 
 
-async def _stop(stopping: Stopping, scope: anyio.CancelScope, stopped: list[bool]) -> None:
+async def raced(
+    work: Callable[[], Awaitable[T]], watch: Callable[[anyio.CancelScope], Coroutine[Any, Any, None]]
+) -> list[T]:
+    """``[work()]``, or ``[]`` where ``watch`` (given the scope the work runs in) cancelled the
+    work first; an exception of the work's is raised as itself, never in an ExceptionGroup. What
+    a request's work is raced against: its client's going, the server's stop."""
+    outcome: list[T] = []
+    failure: list[Exception] = []
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch, group.cancel_scope)
+        try:
+            outcome.append(await work())
+        except Exception as error:  # raised below, outside the group
+            failure.append(error)
+        finally:
+            group.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
+    return outcome
+
+
+async def _stop(stopping: Stopping, scope: anyio.CancelScope) -> None:
     await stopping.graced()
-    stopped.append(True)
     scope.cancel()
 
 
@@ -73,19 +94,7 @@ async def until_stopped(stopping: Stopping | None, work: Callable[[], Awaitable[
     its grace, which cancels the work."""
     if stopping is None:
         return await work()
-    outcome: list[T] = []
-    failure: list[Exception] = []
-    stopped: list[bool] = []
-    async with anyio.create_task_group() as group:
-        group.start_soon(_stop, stopping, group.cancel_scope, stopped)
-        try:
-            outcome.append(await work())
-        except Exception as error:  # raised below, outside the group, so no ExceptionGroup wraps it
-            failure.append(error)
-        finally:
-            group.cancel_scope.cancel()
-    if failure:
-        raise failure[0]
-    if stopped and not outcome:
+    outcome = await raced(work, functools.partial(_stop, stopping))
+    if not outcome:
         raise Stopping.error()
     return outcome[0]

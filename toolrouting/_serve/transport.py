@@ -10,6 +10,7 @@ server-sent events by the front's writer (``protocol.ReplyWriter``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hmac
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
@@ -24,7 +25,7 @@ from .._limits import SERVE_MAX_BODY_BYTES, SERVE_RETRY_AFTER
 from .core import Conversation, Piece, Reply, ReplyWriter, RoutedEngine, ServeRequest, body_too_large
 from .error_replies import error_reply
 from .request_log import CLIENT_LEFT, RequestRecord, record_of
-from .stopping import Stopping, until_stopped
+from .stopping import Stopping, raced, until_stopped
 
 __all__ = [
     "REASONING_HEADER",
@@ -140,18 +141,7 @@ async def unless_gone(
 ) -> T | None:
     """``work()``'s result, or ``None`` once the client disconnects, which cancels the work (as
     the server's stop does once its grace is past, raising :meth:`Stopping.error`)."""
-    outcome: list[T] = []
-    failure: list[Exception] = []
-    async with anyio.create_task_group() as group:
-        group.start_soon(_watch, request.receive, group.cancel_scope)
-        try:
-            outcome.append(await until_stopped(stopping, work))
-        except Exception as error:  # raised below, outside the group, so no ExceptionGroup wraps it
-            failure.append(error)
-        finally:
-            group.cancel_scope.cancel()
-    if failure:
-        raise failure[0]
+    outcome = await raced(lambda: until_stopped(stopping, work), functools.partial(_watch, request.receive))
     return outcome[0] if outcome else None
 
 
