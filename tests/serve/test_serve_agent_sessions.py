@@ -35,6 +35,11 @@ WEATHER = "The weather in Paris: sunny, 21 C."
 #: The statuses docs/serve-reference.md's "Errors" names for a client's error that a session may meet; a
 #: 5xx is never one a session should see from the embedded model.
 DOCUMENTED = {200, 400, 401, 404, 405, 413, 429}
+#: What the request log writes for a request whose client hung up before its last byte: no answer
+#: of serve's, the CLI's own choice. In one run, Codex 0.171.0 hung up two streams whose decision
+#: was a goal tool the model had not called before (`create_goal`, `update_goal`), asked again,
+#: and finished the session with exit 0.
+CLIENT_LEFT = 499
 #: Claude Code's own bound on a session's turns (a session that reaches it ends with exit status
 #: 1 and says so, the CLI's own stop, not a protocol error); Codex has none. Two turns: the
 #: decision, and the one after its tool's result, which the model may answer or call again.
@@ -114,7 +119,7 @@ def _session(
     assert done.returncode == 0 or bounded or full or gave_up, _explained(done, served)
     assert (done.stdout + done.stderr).strip(), _explained(done, served)
     assert records, _explained(done, served)
-    assert {r["status"] for r in records} <= DOCUMENTED, _explained(done, served)
+    assert {r["status"] for r in records} <= DOCUMENTED | {CLIENT_LEFT}, _explained(done, served)
     assert _decisions(records), _explained(done, served)
     # A decision's line says what it decided; a 200 whose stream then failed failed only as a
     # decision that is no valid action.
