@@ -126,7 +126,7 @@ RUN_ELSEWHERE = {
     CLAUDE_CODE: "tests/serve/test_serve_agent_clis.py",
     CODEX: "tests/serve/test_serve_agent_clis.py",
     # Every other install, in one clean venv, as the pages have them.
-    **{re.sub(r"\s+#\s.*$", "", line.text): "tests/project/test_docs_installs.py" for line in pip_installs()},
+    **{line.bare: "tests/project/test_docs_installs.py" for line in pip_installs()},
 }
 
 BENCHMARK = (
@@ -161,14 +161,9 @@ RUNNABLE = {"export", "claude", "llama-server"}
 TOOLROUTING_VERBS = {"run", "batch", "serve", "models", "schema", "parse", "preflight"}
 
 
-def _bare(line: ShellLine) -> str:
-    """The line without its comment."""
-    return re.sub(r"\s+#\s.*$", "", line.text)
-
-
 def _left(line: ShellLine) -> list[str]:
     """What claims ``line`` besides this module: the test that runs it, the rules that leave it out."""
-    claims = [RUN_ELSEWHERE[_bare(line)]] if _bare(line) in RUN_ELSEWHERE else []
+    claims = [RUN_ELSEWHERE[line.bare]] if line.bare in RUN_ELSEWHERE else []
     where = f"{line.page}: {line.text} "
     return claims + [reason for rule, reason in NOT_RUN if re.fullmatch(rule, where)]
 
@@ -190,7 +185,7 @@ def test_every_shell_line_is_run_or_left_out_by_a_rule() -> None:
     assert [f"{line.page}: {line.text}" for line, by in claims.items() if not by] == []
     assert {f"{line.page}: {line.text}": by for line, by in claims.items() if len(by) > 1} == {}
     assert all(any(re.fullmatch(rule, f"{line.page}: {line.text} ") for line in LINES) for rule, _ in NOT_RUN)
-    assert set(RUN_ELSEWHERE) <= {_bare(line) for line in LINES}
+    assert set(RUN_ELSEWHERE) <= {line.bare for line in LINES}
     used = {
         placeholder
         for line in LINES

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.docs import ShellLine, pip_installs
+from support.docs import ShellLine, distribution, pip_installs
 from support.paths import ROOT
 
 import toolrouting
@@ -36,7 +36,7 @@ def _named(line: ShellLine) -> list[str]:
     for word in line.commands()[0][2:]:
         if word.startswith("-"):
             continue
-        names.append("toolrouting" if word.startswith(".") else re.split(r"[\[=<>!~ ]", word, maxsplit=1)[0])
+        names.append("toolrouting" if word.startswith(".") else distribution(word))
     return names
 
 

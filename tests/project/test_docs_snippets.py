@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.docs import PAGES, shell_lines
+from support.docs import PAGES, distribution, shell_lines
 from support.paths import ROOT
 
 #: Where the pages' snippets say toolrouting serve listens.
@@ -206,10 +206,6 @@ def test_every_toolrouting_command_line_parses() -> None:
     assert {line: error for line, error in wrong.items() if error} == {}
 
 
-def _distribution(requirement: str) -> str:
-    return re.split(r"[\[=<>!~ ]", requirement, maxsplit=1)[0]
-
-
 def test_every_pip_install_names_declared_extras_and_installed_distributions() -> None:
     """``pip install '.[x,y]'`` names extras pyproject.toml declares (``toolrouting[x]`` would ask
     a package index for a distribution that is on none: it is only for a comment, once
@@ -223,7 +219,7 @@ def test_every_pip_install_names_declared_extras_and_installed_distributions() -
     wrong = []
     for page, words in installs:
         for requirement in (word for word in words if not word.startswith("-")):
-            if _distribution(requirement) == "toolrouting":
+            if distribution(requirement) == "toolrouting":
                 wrong.append(f"{page}: {requirement}, on no package index: '.[extras]' in a checkout")
                 continue
             own = re.fullmatch(r"\.\[([\w,-]+)\]", requirement)
@@ -231,7 +227,7 @@ def test_every_pip_install_names_declared_extras_and_installed_distributions() -
                 wrong += [f"{page}: extra {name}" for name in own[1].split(",") if name not in extras]
                 continue
             try:
-                importlib.metadata.version(_distribution(requirement))
+                importlib.metadata.version(distribution(requirement))
             except importlib.metadata.PackageNotFoundError:
                 wrong.append(f"{page}: {requirement}, not installed")
     assert wrong == []

@@ -46,6 +46,11 @@ class ShellLine:
     block: int
     text: str
 
+    @property
+    def bare(self) -> str:
+        """The line without its comment."""
+        return re.sub(r"\s+#\s.*$", "", self.text)
+
     def commands(self) -> list[list[str]]:
         """The line's commands (split at ``&&``, ``||``, ``;`` and ``|``), each as words, with
         comments and leading ``VAR=value`` assignments left out; a line of assignments alone has none."""
@@ -84,7 +89,10 @@ def pip_installs() -> list[ShellLine]:
     return [
         line
         for line in shell_lines()
-        if line.commands()
-        and line.commands()[0][:2] == ["pip", "install"]
-        and re.sub(r"\s+#\s.*$", "", line.text) != RUN_BY_INSTALL
+        if line.commands() and line.commands()[0][:2] == ["pip", "install"] and line.bare != RUN_BY_INSTALL
     ]
+
+
+def distribution(requirement: str) -> str:
+    """The distribution a pip requirement names (``pydantic-ai-slim[openai]``: ``pydantic-ai-slim``)."""
+    return re.split(r"[\[=<>!~ ]", requirement, maxsplit=1)[0]
