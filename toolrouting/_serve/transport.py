@@ -25,7 +25,7 @@ from .._limits import SERVE_MAX_BODY_BYTES, SERVE_RETRY_AFTER
 from .core import Conversation, Piece, Reply, ReplyWriter, RoutedEngine, ServeRequest, body_too_large
 from .error_replies import error_reply
 from .request_log import CLIENT_LEFT, RequestRecord, record_of
-from .stopping import Stopping, raced, until_stopped
+from .stopping import Stopping, cut_short, raced
 
 __all__ = [
     "REASONING_HEADER",
@@ -141,7 +141,11 @@ async def unless_gone(
 ) -> T | None:
     """``work()``'s result, or ``None`` once the client disconnects, which cancels the work (as
     the server's stop does once its grace is past, raising :meth:`Stopping.error`)."""
-    outcome = await raced(lambda: until_stopped(stopping, work), functools.partial(_watch, request.receive))
+    outcome: list[T] = []
+    with cut_short(stopping) as stopped:
+        outcome = await raced(work, functools.partial(_watch, request.receive))
+    if stopped and not outcome:
+        raise Stopping.error()
     return outcome[0] if outcome else None
 
 
@@ -253,8 +257,13 @@ async def event_stream(
         return gone()
     first, withheld, abstained = opened
     record = record or RequestRecord(api="")
-    events = _written(first, pieces, writer, secrets, record, stopping)
-    response = EventStream(_held(events, pieces, release))
+
+    def failed(error: ToolRoutingError) -> list[bytes]:
+        failure = error_reply(error, secrets)
+        record.failed(failure)
+        return writer.failed(failure)
+
+    response = EventStream(_held(_written(first, pieces, writer, failed), pieces, release), failed, stopping)
     response.headers.update(_withheld(withheld, record) | _abstained(abstained))
     return response
 
@@ -276,12 +285,10 @@ async def _written(
     first: Piece,
     pieces: AsyncGenerator[Piece],
     writer: ReplyWriter,
-    secrets: Sequence[str],
-    record: RequestRecord,
-    stopping: Stopping | None = None,
+    failed: Callable[[ToolRoutingError], list[bytes]],
 ) -> AsyncGenerator[bytes]:
     """The stream's events, the one loop every front's stream is written by; a failure after the
-    status went out is the writer's events of the failure, which end it."""
+    status went out is the writer's events of the failure (``failed``), which end it."""
     try:
         for event in writer.opening():
             yield event
@@ -291,13 +298,11 @@ async def _written(
             # alone, as no header can follow the status.
             for event in [] if piece.abstained is not None else writer.of(piece):
                 yield event
-            piece = await until_stopped(stopping, lambda: anext(pieces, None))
+            piece = await anext(pieces, None)
         for event in writer.closing():
             yield event
     except ToolRoutingError as error:
-        failure = error_reply(error, secrets)
-        record.failed(failure)
-        for event in writer.failed(failure):
+        for event in failed(error):
             yield event
 
 
@@ -321,10 +326,16 @@ class EventStream(Response):
     Starlette's ``StreamingResponse`` reads its iterator in a task of its own; the backends'
     streams hold locks that belong to the task that began them (the embedded model's turn),
     and the first piece was taken in the endpoint's. A client that leaves cancels the writing,
-    which closes the backend's stream.
+    which closes the backend's stream; the server's stop past its grace (``stopping``) cancels
+    it too, and ends the stream with ``failed``'s events of :meth:`Stopping.error`.
     """
 
-    def __init__(self, events: AsyncGenerator[bytes]) -> None:
+    def __init__(
+        self,
+        events: AsyncGenerator[bytes],
+        failed: Callable[[ToolRoutingError], list[bytes]],
+        stopping: Stopping | None = None,
+    ) -> None:
         # No Content-Length: the events are written as they come, in chunks.
         self.status_code = 200
         self.background = None
@@ -333,16 +344,26 @@ class EventStream(Response):
             (b"cache-control", b"no-cache"),
         ]
         self.events = events
+        self.failed = failed
+        self.stopping = stopping
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-        async with anyio.create_task_group() as group:
-            group.start_soon(_watch, receive, group.cancel_scope)
+
+        async def written() -> None:
+            async for event in self.events:
+                await send({"type": "http.response.body", "body": event, "more_body": True})
+
+        ended: list[None] = []
+        with cut_short(self.stopping) as stopped:
             try:
-                async for event in self.events:
-                    await send({"type": "http.response.body", "body": event, "more_body": True})
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                ended = await raced(written, functools.partial(_watch, receive))
             finally:
-                group.cancel_scope.cancel()
                 with anyio.CancelScope(shield=True):
                     await self.events.aclose()
+        if stopped and not ended:
+            for event in self.failed(Stopping.error()):
+                await send({"type": "http.response.body", "body": event, "more_body": True})
+            ended = [None]
+        if ended:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
